@@ -1,0 +1,79 @@
+# culeak: a GPU-memory leak debugger. `make` builds everything, `make test` runs the suite,
+# `make run` opens the console on a demo. SAN=1 builds with ASan+UBSan into build-san/.
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+CC        ?= cc
+ifeq ($(SAN),1)
+BUILD     ?= build-san
+SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+BUILD     ?= build
+SANFLAGS  :=
+endif
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Iinclude -I$(CUDA_HOME)/include
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
+LDFLAGS   += $(SANFLAGS)
+
+COMMON_SRC  := $(wildcard src/common/*.c)
+SHIM_SRC    := $(wildcard src/shim/*.c)
+MODEL_SRC   := $(wildcard src/model/*.c)
+CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CONSOLE_SRC := $(wildcard src/console/*.c)
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC))
+SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+CONSOLE_LIBS := -ldw -lelf -lreadline -lncursesw -ltinfo -lpthread -lm
+SHIM_LIBS    := -lunwind -ldl -lpthread
+
+.PHONY: all test run demo install uninstall clean lint bench fuzz
+all: $(BUILD)/libculeak.so $(BUILD)/culeak fakecuda
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
+	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
+
+$(BUILD)/culeak-lib.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/culeak: $(call obj,src/cli/main.c) $(BUILD)/culeak-lib.a
+	$(CC) -o $@ $^ $(LDFLAGS) $(CONSOLE_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) -lcmocka $(CONSOLE_LIBS) -ldl
+
+include tests/fakecuda/fakecuda.mk
+-include demo/demo.mk
+-include bench/bench.mk
+
+test: all $(UNIT_BIN)
+	BUILD=$(BUILD) tests/run.sh
+
+run: all
+	BUILD=$(BUILD) demo/run.sh
+
+lint:
+	mandoc -Tlint -Wwarning man/*.[0-9]
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,333 @@
+/* Incremental decoder of the culeak stream: framing, magic, and per-record fields. */
+#include "decode.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void culeak_decoder_init(struct culeak_decoder *d, const struct culeak_sink *sink, int expect_magic)
+{
+    memset(d, 0, sizeof *d);
+    d->sink = *sink;
+    d->expect_magic = expect_magic;
+}
+
+void culeak_decoder_free(struct culeak_decoder *d)
+{
+    free(d->buf);
+    free(d->scratch);
+    d->buf = d->scratch = NULL;
+}
+
+static int fail(struct culeak_decoder *d, uint64_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char what[160];
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(d->error, sizeof d->error, "corrupt stream at offset %llu: %s", (unsigned long long)at, what);
+    return -1;
+}
+
+/* Scratch space for the arrays a record decodes into; grows, never shrinks. */
+static void *scratch(struct culeak_decoder *d, size_t bytes)
+{
+    if (bytes > d->scratch_cap) {
+        void *p = realloc(d->scratch, bytes);
+        if (!p)
+            return NULL;
+        d->scratch = p;
+        d->scratch_cap = bytes;
+    }
+    return d->scratch;
+}
+
+static struct culeak_str get_str(struct culeak_cursor *c)
+{
+    struct culeak_str s;
+    s.p = culeak_get_s(c, &s.n);
+    return s;
+}
+
+static int decode_hello(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_hello h = {0};
+    h.version = culeak_get_u(c);
+    if (!c->bad && h.version > CULEAK_FORMAT_VERSION) {
+        snprintf(d->error, sizeof d->error,
+                 "stream format version %llu is newer than this culeak reads (%d): upgrade culeak",
+                 (unsigned long long)h.version, CULEAK_FORMAT_VERSION);
+        return -1;
+    }
+    h.pid = culeak_get_u(c);
+    h.ppid = culeak_get_u(c);
+    h.realtime_ns = culeak_get_u(c);
+    h.monotonic_ns = culeak_get_u(c);
+    h.host = get_str(c);
+    h.exe = get_str(c);
+    uint64_t argc = culeak_get_u(c);
+    /* every string takes at least one byte, so a count beyond the payload is corrupt */
+    if (c->bad || argc > (uint64_t)(c->end - c->p))
+        return fail(d, at, "bad HELLO argument count");
+    struct culeak_str *strs = scratch(d, (argc + 64) * sizeof *strs);
+    if (!strs)
+        return fail(d, at, "out of memory");
+    for (uint64_t i = 0; i < argc; i++)
+        strs[i] = get_str(c);
+    uint64_t nenv = culeak_get_u(c);
+    if (c->bad || nenv > 64)
+        return fail(d, at, "bad HELLO environment count");
+    for (uint64_t i = 0; i < nenv; i++)
+        strs[argc + i] = get_str(c);
+    h.depth_limit = culeak_get_u(c);
+    h.flags = culeak_get_u(c);
+    if (c->bad)
+        return fail(d, at, "truncated HELLO record");
+    h.argc = argc;
+    h.argv = strs;
+    h.nenv = nenv;
+    h.env = strs + argc;
+    d->t_last = h.monotonic_ns;
+    d->seen_hello = 1;
+    return d->sink.hello ? d->sink.hello(d->sink.ctx, &h) : 0;
+}
+
+static int decode_modules(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_modules m;
+    m.generation = culeak_get_u(c);
+    uint64_t count = culeak_get_u(c);
+    size_t left = (size_t)(c->end - c->p);
+    if (c->bad || count > left)
+        return fail(d, at, "bad MODULES count");
+    /* one allocation: modules first, then every segment; segments take >= 2 bytes each */
+    size_t bytes = count * sizeof(struct culeak_module) + (left / 2 + 1) * sizeof(struct culeak_segment);
+    struct culeak_module *mods = scratch(d, bytes);
+    if (!mods)
+        return fail(d, at, "out of memory");
+    struct culeak_segment *seg = (struct culeak_segment *)(mods + count);
+    for (uint64_t i = 0; i < count; i++) {
+        mods[i].path = get_str(c);
+        mods[i].base = culeak_get_u(c);
+        uint64_t nseg = culeak_get_u(c);
+        if (c->bad || nseg > (size_t)(c->end - c->p))
+            return fail(d, at, "bad MODULES segment count");
+        mods[i].nseg = nseg;
+        mods[i].seg = seg;
+        for (uint64_t s = 0; s < nseg; s++, seg++) {
+            seg->vaddr = culeak_get_u(c);
+            seg->memsz = culeak_get_u(c);
+        }
+    }
+    if (c->bad)
+        return fail(d, at, "truncated MODULES record");
+    m.count = count;
+    m.mod = mods;
+    return d->sink.modules ? d->sink.modules(d->sink.ctx, &m) : 0;
+}
+
+static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_event e;
+    e.seq = culeak_get_u(c);
+    d->t_last += culeak_get_u(c);
+    e.t_ns = d->t_last;
+    e.tid = culeak_get_u(c);
+    e.op = (uint32_t)culeak_get_u(c);
+    e.api = (uint32_t)culeak_get_u(c);
+    e.kind = (uint32_t)culeak_get_u(c);
+    e.device = (int32_t)culeak_get_z(c);
+    e.ctx = culeak_get_u(c);
+    e.size = culeak_get_u(c);
+    e.addr = culeak_get_u(c);
+    e.aux = culeak_get_u(c);
+    e.result = culeak_get_u(c);
+    e.stack = culeak_get_u(c);
+    e.flags = culeak_get_u(c);
+    if (c->bad)
+        return fail(d, at, "truncated EVENT record");
+    return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
+}
+
+static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *p, size_t n, uint64_t at)
+{
+    struct culeak_cursor c = {p, p + n, 0};
+    if (type < CULEAK_CMD_WATCH && type != CULEAK_REC_HELLO && !d->seen_hello && d->expect_magic)
+        return fail(d, at, "record type %u before HELLO", type);
+    switch (type) {
+    case CULEAK_REC_HELLO:
+        return decode_hello(d, &c, at);
+    case CULEAK_REC_MODULES:
+        return decode_modules(d, &c, at);
+    case CULEAK_REC_FRAME: {
+        uint64_t id = culeak_get_u(&c), parent = culeak_get_u(&c), ip = culeak_get_u(&c);
+        if (c.bad)
+            return fail(d, at, "truncated FRAME record");
+        return d->sink.frame ? d->sink.frame(d->sink.ctx, id, parent, ip) : 0;
+    }
+    case CULEAK_REC_EVENT:
+        return decode_event(d, &c, at);
+    case CULEAK_REC_MARK: {
+        struct culeak_mark m;
+        m.seq = culeak_get_u(&c);
+        d->t_last += culeak_get_u(&c);
+        m.t_ns = d->t_last;
+        m.tid = culeak_get_u(&c);
+        m.label = get_str(&c);
+        m.flags = culeak_get_u(&c);
+        if (c.bad)
+            return fail(d, at, "truncated MARK record");
+        return d->sink.mark ? d->sink.mark(d->sink.ctx, &m) : 0;
+    }
+    case CULEAK_REC_EXIT: {
+        struct culeak_exit x;
+        x.seq = culeak_get_u(&c);
+        d->t_last += culeak_get_u(&c);
+        x.t_ns = d->t_last;
+        x.reason = culeak_get_u(&c);
+        if (c.bad)
+            return fail(d, at, "truncated EXIT record");
+        return d->sink.exit ? d->sink.exit(d->sink.ctx, &x) : 0;
+    }
+    case CULEAK_REC_NOTE: {
+        struct culeak_str s = get_str(&c);
+        if (c.bad)
+            return fail(d, at, "truncated NOTE record");
+        return d->sink.note ? d->sink.note(d->sink.ctx, s) : 0;
+    }
+    default:
+        if (type >= CULEAK_CMD_WATCH && d->sink.command)
+            return d->sink.command(d->sink.ctx, type, p, n);
+        return 0; /* a kind this reader does not know: skipped by its length */
+    }
+}
+
+/* Decodes every complete record in b[0..n); returns bytes used, or -1/stop value via *rc. */
+static size_t decode_span(struct culeak_decoder *d, const uint8_t *b, size_t n, int *rc)
+{
+    size_t used = 0;
+    *rc = 0;
+    if (d->expect_magic && d->offset == 0 && d->records == 0) {
+        if (n < CULEAK_MAGIC_LEN) {
+            if (memcmp(b, CULEAK_MAGIC, n) != 0)
+                *rc = fail(d, 0, "not a culeak stream (bad magic)");
+            return 0;
+        }
+        if (memcmp(b, CULEAK_MAGIC, CULEAK_MAGIC_LEN) != 0) {
+            *rc = fail(d, 0, "not a culeak stream (bad magic)");
+            return 0;
+        }
+        used = CULEAK_MAGIC_LEN;
+        d->records = 1; /* the magic counts as the first record */
+    }
+    while (used < n) {
+        uint8_t type;
+        const uint8_t *payload;
+        size_t plen;
+        long got = culeak_next_record(b + used, n - used, &type, &payload, &plen);
+        if (got == 0)
+            break;
+        uint64_t at = d->offset + used;
+        if (got < 0) {
+            *rc = fail(d, at, "record length out of range");
+            return used;
+        }
+        int r = decode_record(d, type, payload, plen, at);
+        if (r) {
+            *rc = r;
+            return used + (r > 0 ? (size_t)got : 0);
+        }
+        used += (size_t)got;
+        d->records++;
+    }
+    return used;
+}
+
+int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
+{
+    const uint8_t *in = bytes;
+    int rc;
+    if (d->len == 0) {
+        size_t used = decode_span(d, in, len, &rc);
+        d->offset += used;
+        if (rc)
+            return rc;
+        in += used;
+        len -= used;
+        if (len == 0)
+            return 0;
+    }
+    /* carry the incomplete tail (or join it with what came now) */
+    if (d->len + len > d->cap) {
+        size_t cap = d->cap ? d->cap : 4096;
+        while (cap < d->len + len)
+            cap *= 2;
+        uint8_t *nb = realloc(d->buf, cap);
+        if (!nb) {
+            snprintf(d->error, sizeof d->error, "out of memory buffering a record");
+            return -1;
+        }
+        d->buf = nb;
+        d->cap = cap;
+    }
+    memcpy(d->buf + d->len, in, len);
+    d->len += len;
+    size_t used = decode_span(d, d->buf, d->len, &rc);
+    memmove(d->buf, d->buf + used, d->len - used);
+    d->len -= used;
+    d->offset += used;
+    return rc;
+}
+
+int culeak_decoder_finish(struct culeak_decoder *d)
+{
+    if (d->len == 0 && (d->records > 0 || !d->expect_magic))
+        return 0;
+    snprintf(d->error, sizeof d->error,
+             d->records == 0 ? "empty or cut-off stream: no header"
+                             : "stream cut off at offset %llu (%zu bytes of an incomplete record); "
+                               "everything before it was read",
+             (unsigned long long)d->offset, d->len);
+    return 1;
+}
+
+int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct culeak_decoder d;
+    culeak_decoder_init(&d, sink, 1);
+    static __thread uint8_t chunk[1 << 16];
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(d.error, sizeof d.error, "read error: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (n == 0) {
+            rc = culeak_decoder_finish(&d);
+            break;
+        }
+        rc = culeak_decoder_feed(&d, chunk, (size_t)n);
+        if (rc)
+            break;
+    }
+    if (rc)
+        snprintf(err, errlen, "%s: %s", path, d.error);
+    close(fd);
+    culeak_decoder_free(&d);
+    return rc < 0 ? -1 : rc;
+}

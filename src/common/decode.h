@@ -1,0 +1,97 @@
+/* Incremental decoder of the culeak stream (wire.h): feed it bytes as they arrive from a
+ * socket or a file, it calls back once per record. Strings point into the decoder's
+ * buffer and are valid during the callback only. */
+#ifndef CULEAK_DECODE_H
+#define CULEAK_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct culeak_str {
+    const char *p;
+    size_t n;
+};
+
+struct culeak_hello {
+    uint64_t version, pid, ppid, realtime_ns, monotonic_ns, depth_limit, flags;
+    struct culeak_str host, exe;
+    size_t argc, nenv;
+    const struct culeak_str *argv, *env;
+};
+
+struct culeak_segment {
+    uint64_t vaddr, memsz;
+};
+
+struct culeak_module {
+    struct culeak_str path;
+    uint64_t base;
+    size_t nseg;
+    const struct culeak_segment *seg;
+};
+
+struct culeak_modules {
+    uint64_t generation;
+    size_t count;
+    const struct culeak_module *mod;
+};
+
+struct culeak_event {
+    uint64_t seq, t_ns; /* t_ns: CLOCK_MONOTONIC of the traced process */
+    uint64_t tid;
+    uint32_t op, api, kind;
+    int32_t device;
+    uint64_t ctx, size, addr, aux, result, stack, flags;
+};
+
+struct culeak_mark {
+    uint64_t seq, t_ns, tid, flags;
+    struct culeak_str label;
+};
+
+struct culeak_exit {
+    uint64_t seq, t_ns, reason;
+};
+
+/* Each callback returns 0 to go on, non-zero to stop decoding (feed returns it). */
+struct culeak_sink {
+    void *ctx;
+    int (*hello)(void *ctx, const struct culeak_hello *h);
+    int (*modules)(void *ctx, const struct culeak_modules *m);
+    int (*frame)(void *ctx, uint64_t id, uint64_t parent, uint64_t ip);
+    int (*event)(void *ctx, const struct culeak_event *e);
+    int (*mark)(void *ctx, const struct culeak_mark *m);
+    int (*exit)(void *ctx, const struct culeak_exit *x);
+    int (*note)(void *ctx, struct culeak_str text);
+    /* console side: commands (types >= 64) arrive here raw; NULL skips them */
+    int (*command)(void *ctx, uint8_t type, const uint8_t *payload, size_t len);
+};
+
+struct culeak_decoder {
+    struct culeak_sink sink;
+    uint8_t *buf;           /* bytes of an incomplete record carried between feeds */
+    size_t len, cap;
+    uint64_t offset;        /* stream offset of buf[0] */
+    uint64_t records;       /* complete records decoded */
+    uint64_t t_last;
+    int expect_magic;       /* streams begin with MAGIC; command channels do not */
+    int seen_hello;
+    char error[256];        /* why decoding stopped, with the byte offset */
+    void *scratch;          /* arrays handed to callbacks (argv, modules) */
+    size_t scratch_cap;
+};
+
+void culeak_decoder_init(struct culeak_decoder *d, const struct culeak_sink *sink, int expect_magic);
+void culeak_decoder_free(struct culeak_decoder *d);
+/* 0: all bytes taken; -1: corrupt stream (d->error says where); >0: a callback's stop value. */
+int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len);
+/* At end of input: 0 if the stream ended on a record boundary, 1 if it was cut off
+ * mid-record (d->error says at which offset). */
+int culeak_decoder_finish(struct culeak_decoder *d);
+
+/* Reads a whole recording file through the decoder. Returns 0 on a clean end, 1 when
+ * the file was cut off (everything before the cut was delivered), -1 on an error
+ * (unreadable, corrupt, newer format); d->error holds the message. */
+int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,118 @@
+/* The culeak stream: one format for the socket and the recording file.
+ * Normative description: man/culeak-stream.5. Summary:
+ *
+ *   stream  := MAGIC record*
+ *   MAGIC   := "\x89CULEAK\n"                      (8 bytes)
+ *   record  := type:u8 length:uvarint payload[length]
+ *
+ * Integers in payloads are LEB128 unsigned varints ("u"), zig-zag varints ("z"),
+ * strings are u(length) + bytes (no NUL). A reader skips records of a type it does
+ * not know by their length, and ignores payload bytes past the fields it knows
+ * (fields are only ever appended). The first record of a stream is HELLO.
+ *
+ * Direction shim -> console:
+ *   HELLO   u version, u pid, u ppid, u realtime_ns, u monotonic_ns (at start),
+ *           s host, s exe, u argc, s argv[argc], u nenv, s env[nenv] ("KEY=VALUE",
+ *           rank variables only), u depth_limit, u flags (bit0: output is a file)
+ *   MODULES u generation, u count, count * { s path, u base, u nseg, nseg * { u vaddr, u memsz } }
+ *           a complete map of loaded modules; later MODULES records add to what the
+ *           reader knows (unloaded modules stay resolvable for old addresses).
+ *   FRAME   u id, u parent, u ip     -- trace-tree node: (parent, ip) interned to id.
+ *           ids start at 1 and grow by one; 0 is the root (empty stack). ip is the
+ *           address of the call instruction (return address - 1).
+ *   EVENT   u seq, u dt_ns (since previous EVENT/MARK time in this stream, first: since
+ *           HELLO's monotonic_ns), u tid, u op, u api, u kind, z device, u ctx,
+ *           u size, u addr, u aux (stream / handle / pool, 0 if none), u result,
+ *           u stack (leaf FRAME id), u flags (bit0 HELD: the shim waits for RELEASE)
+ *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
+ *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
+ *   NOTE    s text                    -- a message from the shim for the user
+ *
+ * Direction console -> shim (same framing, no MAGIC):
+ *   WATCH      u count, count * u stack  -- hold events whose stack is one of these
+ *   UNWATCH    (empty)                   -- forget every watched stack
+ *   HOLD_NEW   u on                      -- hold events whose stack is new to the console
+ *   HOLD_ALL   u on                      -- hold every allocation (`step`)
+ *   RELEASE    u seq                     -- let the held event `seq` return to the program
+ */
+#ifndef CULEAK_WIRE_H
+#define CULEAK_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CULEAK_MAGIC "\x89" "CULEAK\n"
+#define CULEAK_MAGIC_LEN 8
+#define CULEAK_FORMAT_VERSION 1
+/* A record longer than this is corrupt (the largest, MODULES, stays far below). */
+#define CULEAK_MAX_RECORD (16u << 20)
+
+enum culeak_record {
+    CULEAK_REC_HELLO = 1,
+    CULEAK_REC_MODULES = 2,
+    CULEAK_REC_FRAME = 3,
+    CULEAK_REC_EVENT = 4,
+    CULEAK_REC_MARK = 5,
+    CULEAK_REC_EXIT = 6,
+    CULEAK_REC_NOTE = 7,
+    /* console -> shim */
+    CULEAK_CMD_WATCH = 64,
+    CULEAK_CMD_UNWATCH = 65,
+    CULEAK_CMD_HOLD_NEW = 66,
+    CULEAK_CMD_HOLD_ALL = 67,
+    CULEAK_CMD_RELEASE = 68,
+};
+
+#define CULEAK_EVENT_HELD 1u
+#define CULEAK_MARK_PUSH 1u
+#define CULEAK_MARK_POP 2u
+
+/* ---- encoding: append to a caller-owned buffer; no allocation, no libc beyond memcpy ---- */
+
+/* Worst case sizes, for reserving room before encoding a record. */
+#define CULEAK_UVARINT_MAX 10
+
+static inline size_t culeak_put_u(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline uint64_t culeak_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t culeak_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static inline size_t culeak_put_z(uint8_t *p, int64_t v) { return culeak_put_u(p, culeak_zigzag(v)); }
+
+size_t culeak_put_s(uint8_t *p, const char *s, size_t len);
+
+/* A record under construction: the payload is built after a gap for the header,
+ * then culeak_rec_finish() writes type+length in front and returns the whole size. */
+#define CULEAK_REC_HEADROOM (1 + 5)
+size_t culeak_rec_finish(uint8_t *rec, uint8_t type, size_t payload_len);
+
+/* ---- decoding: a cursor over one record's payload ---- */
+
+struct culeak_cursor {
+    const uint8_t *p, *end;
+    int bad;  /* set once a read ran past the end or a varint was overlong */
+};
+
+uint64_t culeak_get_u(struct culeak_cursor *c);
+int64_t culeak_get_z(struct culeak_cursor *c);
+/* Points into the payload; *len gets the length. Returns NULL (and sets bad) on error. */
+const char *culeak_get_s(struct culeak_cursor *c, size_t *len);
+static inline int culeak_cursor_more(const struct culeak_cursor *c) { return !c->bad && c->p < c->end; }
+
+/* Splits the next record off buf[0..len). Returns
+ *   > 0  bytes consumed (type/payload set),
+ *     0  incomplete: need more bytes,
+ *    -1  corrupt (length beyond CULEAK_MAX_RECORD or an overlong varint). */
+long culeak_next_record(const uint8_t *buf, size_t len, uint8_t *type,
+                        const uint8_t **payload, size_t *payload_len);
+
+#endif

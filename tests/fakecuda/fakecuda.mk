@@ -1,0 +1,3 @@
+# The fake CUDA driver (a test double) and its client programs; owned by tests/fakecuda.
+.PHONY: fakecuda
+fakecuda:
