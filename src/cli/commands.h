@@ -1,0 +1,13 @@
+/* Subcommands of the culeak executable; each takes the arguments after its name
+ * (argv[0] is the subcommand) and returns the process exit status. */
+#ifndef CULEAK_COMMANDS_H
+#define CULEAK_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_open(int argc, char **argv);
+int cmd_console(int argc, char **argv); /* culeak [options] -- PROGRAM [ARGS] */
+
+#endif

@@ -1,0 +1,165 @@
+/* `culeak dump FILE`: the stream as JSON Lines, one object per record. */
+#include "apis.h"
+#include "commands.h"
+#include "decode.h"
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dump_state {
+    FILE *out;
+    uint64_t *parent, *ip; /* trace tree by node id, to print events' stacks */
+    size_t nframes, cap;
+};
+
+static int dump_hello(void *ctx, const struct culeak_hello *h)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"hello\",\"version\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64
+               ",\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64 ",\"host\":",
+            h->version, h->pid, h->ppid, h->realtime_ns, h->monotonic_ns);
+    json_write_str(f, h->host.p, h->host.n);
+    fputs(",\"exe\":", f);
+    json_write_str(f, h->exe.p, h->exe.n);
+    fputs(",\"argv\":[", f);
+    for (size_t i = 0; i < h->argc; i++) {
+        if (i)
+            putc(',', f);
+        json_write_str(f, h->argv[i].p, h->argv[i].n);
+    }
+    fputs("],\"env\":{", f);
+    for (size_t i = 0; i < h->nenv; i++) {
+        const char *eq = memchr(h->env[i].p, '=', h->env[i].n);
+        size_t kn = eq ? (size_t)(eq - h->env[i].p) : h->env[i].n;
+        if (i)
+            putc(',', f);
+        json_write_str(f, h->env[i].p, kn);
+        putc(':', f);
+        json_write_str(f, eq ? eq + 1 : "", eq ? h->env[i].n - kn - 1 : 0);
+    }
+    fprintf(f, "},\"depth_limit\":%" PRIu64 ",\"flags\":%" PRIu64 "}\n", h->depth_limit, h->flags);
+    return 0;
+}
+
+static int dump_modules(void *ctx, const struct culeak_modules *m)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"modules\",\"generation\":%" PRIu64 ",\"modules\":[", m->generation);
+    for (size_t i = 0; i < m->count; i++) {
+        fputs(i ? ",{\"path\":" : "{\"path\":", f);
+        json_write_str(f, m->mod[i].path.p, m->mod[i].path.n);
+        fprintf(f, ",\"base\":\"0x%" PRIx64 "\",\"segments\":[", m->mod[i].base);
+        for (size_t s = 0; s < m->mod[i].nseg; s++)
+            fprintf(f, "%s[\"0x%" PRIx64 "\",%" PRIu64 "]", s ? "," : "", m->mod[i].seg[s].vaddr,
+                    m->mod[i].seg[s].memsz);
+        fputs("]}", f);
+    }
+    fputs("]}\n", f);
+    return 0;
+}
+
+static int dump_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct dump_state *d = ctx;
+    fprintf(d->out, "{\"type\":\"frame\",\"id\":%" PRIu64 ",\"parent\":%" PRIu64 ",\"ip\":\"0x%" PRIx64 "\"}\n",
+            id, parent, ip);
+    if (id >= d->cap) {
+        size_t cap = d->cap ? d->cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        if (cap > (size_t)1 << 28)
+            return 0; /* absurd id: print it, do not index it */
+        uint64_t *np = realloc(d->parent, cap * sizeof *np), *ni;
+        if (!np)
+            return 0;
+        d->parent = np;
+        ni = realloc(d->ip, cap * sizeof *ni);
+        if (!ni)
+            return 0;
+        d->ip = ni;
+        memset(d->parent + d->cap, 0xff, (cap - d->cap) * sizeof *np);
+        d->cap = cap;
+    }
+    d->parent[id] = parent;
+    d->ip[id] = ip;
+    return 0;
+}
+
+static int dump_event(void *ctx, const struct culeak_event *e)
+{
+    struct dump_state *d = ctx;
+    FILE *f = d->out;
+    fprintf(f, "{\"type\":\"%s\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"tid\":%" PRIu64
+               ",\"api\":\"%s\",\"kind\":\"%s\",\"size\":%" PRIu64 ",\"addr\":\"0x%" PRIx64
+               "\",\"aux\":\"0x%" PRIx64 "\",\"device\":%d,\"ctx\":\"0x%" PRIx64 "\",\"result\":%" PRIu64
+               ",\"held\":%s,\"stack_id\":%" PRIu64 ",\"stack\":[",
+            culeak_op_name(e->op), e->seq, e->t_ns, e->tid, culeak_api_name(e->api),
+            culeak_kind_name(e->kind), e->size, e->addr, e->aux, e->device, e->ctx, e->result,
+            (e->flags & 1) ? "true" : "false", e->stack);
+    /* walk leaf -> root; the depth bound guards against a corrupt (cyclic) tree */
+    uint64_t id = e->stack;
+    for (int n = 0; id != 0 && id < d->cap && d->parent[id] != UINT64_MAX && n < 4096; n++) {
+        fprintf(f, "%s\"0x%" PRIx64 "\"", n ? "," : "", d->ip[id]);
+        id = d->parent[id];
+    }
+    fputs("]}\n", f);
+    return 0;
+}
+
+static int dump_mark(void *ctx, const struct culeak_mark *m)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"mark\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"label\":",
+            m->seq, m->t_ns, m->tid);
+    json_write_str(f, m->label.p, m->label.n);
+    fprintf(f, ",\"flags\":%" PRIu64 "}\n", m->flags);
+    return 0;
+}
+
+static int dump_exit(void *ctx, const struct culeak_exit *x)
+{
+    fprintf(((struct dump_state *)ctx)->out,
+            "{\"type\":\"exit\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"reason\":%" PRIu64 "}\n", x->seq,
+            x->t_ns, x->reason);
+    return 0;
+}
+
+static int dump_note(void *ctx, struct culeak_str s)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fputs("{\"type\":\"note\",\"text\":", f);
+    json_write_str(f, s.p, s.n);
+    fputs("}\n", f);
+    return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs("usage: culeak dump FILE...\n"
+              "Prints every record of culeak recordings as JSON Lines.\n",
+              argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    int status = 0;
+    for (int i = 1; i < argc; i++) {
+        struct dump_state st = {.out = stdout};
+        struct culeak_sink sink = {
+            .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
+            .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
+        };
+        char err[512];
+        int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);
+        fflush(stdout);
+        if (rc != 0) {
+            fprintf(stderr, "culeak: %s\n", err);
+            status = rc < 0 ? 1 : (status ? status : 3);
+        }
+        free(st.parent);
+        free(st.ip);
+    }
+    return status;
+}

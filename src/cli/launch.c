@@ -1,0 +1,119 @@
+/* Starting a program under the shim: finding libculeak.so and setting the environment. */
+#include "launch.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int exists(const char *p) { return access(p, R_OK) == 0; }
+
+const char *culeak_shim_path(void)
+{
+    static char path[PATH_MAX + 32];
+    const char *env = getenv("CULEAK_LIB");
+    if (env && *env)
+        return exists(env) ? env : NULL;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    snprintf(path, sizeof path, "%s/libculeak.so", exe);
+    if (exists(path))
+        return path;
+    snprintf(path, sizeof path, "%s/../lib/culeak/libculeak.so", exe);
+    if (exists(path))
+        return path;
+    return NULL;
+}
+
+int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth)
+{
+    const char *shim = culeak_shim_path();
+    if (!shim) {
+        fprintf(stderr, "culeak: cannot find libculeak.so (next to the culeak executable, in "
+                        "../lib/culeak, or named by CULEAK_LIB)\n");
+        return -1;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(shim, abs))
+        snprintf(abs, sizeof abs, "%s", shim);
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(abs) + (old ? strlen(old) : 0) + 2;
+    char *preload = malloc(len);
+    if (!preload)
+        return -1;
+    snprintf(preload, len, "%s%s%s", abs, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_PRELOAD", preload, 1);
+    free(preload);
+    if (output_file)
+        setenv("CULEAK_OUTPUT", output_file, 1);
+    else
+        unsetenv("CULEAK_OUTPUT");
+    if (socket_path)
+        setenv("CULEAK_SOCKET", socket_path, 1);
+    else
+        unsetenv("CULEAK_SOCKET");
+    if (depth > 0) {
+        char d[32];
+        snprintf(d, sizeof d, "%d", depth);
+        setenv("CULEAK_DEPTH", d, 1);
+    }
+    return 0;
+}
+
+int culeak_exit_code(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return 1;
+}
+
+int culeak_run_traced(char **argv, const char *output_file, int depth)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "culeak: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (culeak_setenv_for_child(output_file, NULL, depth) != 0)
+            _exit(127);
+        execvp(argv[0], argv);
+        fprintf(stderr, "culeak: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    /* The program owns the terminal's Ctrl-C: culeak waits for it to react. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, oldint, oldquit;
+    sigaction(SIGINT, &ign, &oldint);
+    sigaction(SIGQUIT, &ign, &oldquit);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGINT, &oldint, NULL);
+    sigaction(SIGQUIT, &oldquit, NULL);
+    return st;
+}
+
+long culeak_parse_count(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0)
+        return -1;
+    return v;
+}

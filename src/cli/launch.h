@@ -1,0 +1,27 @@
+/* Starting a program under the shim. */
+#ifndef CULEAK_LAUNCH_H
+#define CULEAK_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Path of libculeak.so: $CULEAK_LIB, else next to this executable, else
+ * <exe dir>/../lib/culeak/libculeak.so (installed layout). NULL if none exists. */
+const char *culeak_shim_path(void);
+
+/* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
+ * for a child about to exec. depth <= 0 keeps the shim's default. Returns 0, or -1
+ * with a message on stderr when the shim cannot be found. */
+int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth);
+
+/* fork+exec argv[0] (searched in PATH) with the environment set up as above; waits.
+ * Returns the wait status, or -1 (message on stderr) when it could not start. */
+int culeak_run_traced(char **argv, const char *output_file, int depth);
+
+/* Exit status of a shell for a wait status: the code, or 128+signal. */
+int culeak_exit_code(int wstatus);
+
+/* Parses "--depth N" style integers: returns -1 on garbage. */
+long culeak_parse_count(const char *s);
+
+#endif
