@@ -71,7 +71,7 @@ run: all
 	BUILD=$(BUILD) demo/run.sh
 
 lint:
-	mandoc -Tlint -Wwarning man/*.[0-9]
+	@set -e; for page in $(wildcard man/*.[0-9]); do mandoc -Tlint -Wwarning $$page; done
 
 clean:
 	rm -rf build build-san
