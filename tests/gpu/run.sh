@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Verifies culeak on a real GPU in one call, from the repository root of a machine with
+# an NVIDIA GPU, nvcc, compute-sanitizer and python3 (torch, cupy, jax):
+#   tests/gpu/run.sh            build/ (made with `make`) and .gpulibs/ (libunwind, libdw:
+#                               tests/gpu/carry-libs.sh fills it) must be present
+# Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
+# check passed.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-/tmp/culeak-gpu}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$ROOT/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+CULEAK=$ROOT/build/culeak
+W=$(mktemp -d)
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+fails=0
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+say "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$SUMMARY"
+nvcc --version | tail -n 2 | head -n 1 | tee -a "$SUMMARY"
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tee -a "$SUMMARY"
+ldd "$ROOT/build/libculeak.so" | grep -E 'not found' && { say "shim dependencies missing"; exit 1; }
+
+say "== build test programs"
+nvcc -g -lineinfo -o "$W/rt_static" tests/gpu/runtime_families.cu || fails=$((fails + 1))
+nvcc -g -lineinfo -cudart shared -o "$W/rt_shared" tests/gpu/runtime_families.cu || fails=$((fails + 1))
+gcc -std=c11 -g -I/usr/local/cuda/include -o "$W/drv" tests/gpu/driver_families.c \
+    -L/usr/local/cuda/lib64/stubs -lcuda || fails=$((fails + 1))
+nvcc -O2 -g -o "$W/alloc_loop" tests/gpu/alloc_loop.cu || fails=$((fails + 1))
+for d in demo/*.cu; do
+    [ -e "$d" ] || continue
+    nvcc -g -lineinfo -Iinclude -o "$W/$(basename "$d" .cu)" "$d" || fails=$((fails + 1))
+done
+
+# record NAME [--exact] -- PROGRAM...: run under culeak record, match the ledger.
+record() {
+    local name=$1 exact=""; shift
+    [ "$1" = --exact ] && { exact=--exact; shift; }
+    shift # --
+    rm -f "$W/$name".*.culeak
+    "$CULEAK" record -o "$W/$name.%p.culeak" -- "$@" >"$W/$name.out" 2>"$W/$name.err"
+    local rc=$?
+    : >"$W/$name.jsonl"
+    for f in "$W/$name".*.culeak; do
+        [ -e "$f" ] && "$CULEAK" dump "$f" >>"$W/$name.jsonl"
+    done
+    if [ $rc -ne 0 ]; then
+        say "$name: program exited $rc"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"
+        fails=$((fails + 1)); return
+    fi
+    python3 tests/gpu/check.py "$name" "$W/$name.err" "$W/$name.jsonl" $exact | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+}
+
+say "== every allocation and free seen"
+record static-cudart --exact -- "$W/rt_static"
+record shared-cudart --exact -- "$W/rt_shared"
+record driver-api --exact -- "$W/drv"
+record torch-caching -- python3 tests/gpu/torch_ledger.py
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 record torch-nocache -- python3 tests/gpu/torch_ledger.py
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True record torch-expandable -- python3 tests/gpu/torch_ledger.py
+record cupy -- python3 tests/gpu/cupy_ledger.py
+XLA_PYTHON_CLIENT_PREALLOCATE=false record jax -- python3 tests/gpu/jax_ledger.py
+
+say "== leaks: culeak check vs compute-sanitizer --leak-check full"
+for prog in rt_static drv loop_leak early_return ctor_leak double_alloc raii_ok; do
+    [ -x "$W/$prog" ] || continue
+    "$CULEAK" check -- "$W/$prog" >/dev/null 2>"$W/$prog.check"
+    crc=$?
+    cs=$(compute-sanitizer --leak-check full "$W/$prog" 2>&1 | grep -E 'LEAK SUMMARY' | sed 's/=* *//')
+    say "$prog: culeak exit $crc: $(grep -E 'LEAK SUMMARY' "$W/$prog.check" | head -n 1) | compute-sanitizer: ${cs:-no leaks}"
+    cp "$W/$prog.check" "$OUT/check-$prog.txt" 2>/dev/null
+done
+
+say "== cost on the real driver (cudaMalloc+cudaFree of 4 KiB)"
+for depth in 8 32 64; do
+    base=$("$W/alloc_loop" 100000 $depth | sed 's/.*ns_per_pair=//')
+    traced=$(CULEAK_DEPTH=$depth "$CULEAK" record -o "$W/loop.culeak" -- "$W/alloc_loop" 100000 $depth | sed 's/.*ns_per_pair=//')
+    say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
+done
+
+if [ -x tests/gpu/console.sh ]; then
+    say "== console on a real demo"
+    tests/gpu/console.sh "$W" "$OUT" | tee -a "$SUMMARY" || fails=$((fails + 1))
+fi
+cp "$W"/*.jsonl "$OUT/" 2>/dev/null
+say "== $fails failures"
+[ $fails -eq 0 ]
