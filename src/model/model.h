@@ -1,0 +1,323 @@
+/* The culeak model: what the streams of one or many traced processes say about GPU
+ * memory, kept current record by record. No curses, no I/O except reading recordings.
+ *
+ * Vocabulary
+ *   process  one traced process = one stream (socket connection or recording file).
+ *            Identified by a small index `proc` (0, 1, ... in order of HELLO).
+ *   stack    a trace-tree leaf id of one process (FRAME ids, wire.h). Ids are per process.
+ *   site     where the program asked for memory: the innermost frame of a stack that is
+ *            not inside a looked-through module (CUDA libraries, libc, ...; see
+ *            model_options.skip_modules). Sites are shared by processes running the same
+ *            binary: a site is (module path, offset), so rank 3's leak and rank 5's leak at
+ *            the same line are one site.
+ *   kind     memory kind (apis.h). Kinds are never added together, except in the pseudo
+ *            kind MODEL_KIND_DEVICE_MEMORY (device-resident memory: device, managed, VMM
+ *            physical, arrays, graph, external). Address reservations, mappings, pool
+ *            objects, IPC views and user (culeak_alloc) blocks are never counted as memory.
+ *   leaked   live at exit (or at the end of a recording), or still live when its context
+ *            was destroyed / its device reset (FREE_ALL): "leaked at reset".
+ *   cache    a leak whose stack passes through a known caching allocator (PyTorch's
+ *            CUDACachingAllocator, CuPy's memory pool, XLA's BFC allocator): reported apart.
+ *
+ * Threads: a model is not thread-safe; feed and query it from one thread.
+ * Strings returned by the model stay valid until model_free() unless said otherwise. */
+#ifndef CULEAK_MODEL_H
+#define CULEAK_MODEL_H
+
+#include "decode.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct model_stream;
+
+#define MODEL_ALL (-1)                           /* any process / any device */
+#define MODEL_KIND_DEVICE_MEMORY CULEAK_KIND_COUNT /* pseudo kind: device-resident memory */
+#define MODEL_KIND_SLOTS (CULEAK_KIND_COUNT + 1)
+
+/* ------------------------------------------------------------------ setup */
+
+struct model_options {
+    /* Comma-separated globs of modules to look through, added to the defaults and to
+     * $CULEAK_SKIP_MODULES. A glob without '/' matches the file name, with '/' the path. */
+    const char *skip_modules;
+    int no_default_skips;       /* only skip_modules and the environment */
+    unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
+    uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
+    unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
+};
+
+struct model *model_new(const struct model_options *opt); /* NULL opt: defaults */
+void model_free(struct model *m);
+
+/* ------------------------------------------------------------------ feeding */
+
+/* One stream per connection or file. The model owns a decoder for each stream;
+ * callers either feed raw bytes, or drive their own decoder with model_stream_sink(). */
+struct model_stream *model_stream_open(struct model *m);
+const struct culeak_sink *model_stream_sink(struct model_stream *s);
+
+#define MODEL_FEED_OK 0
+#define MODEL_FEED_CORRUPT (-1)  /* model_stream_error() says why and where */
+#define MODEL_FEED_STOPPED 1     /* a mark named by model_stop_at_mark() arrived */
+int model_stream_feed(struct model_stream *s, const void *bytes, size_t n);
+/* End of input: 0 clean, 1 cut off mid-record (the process is marked truncated). */
+int model_stream_finish(struct model_stream *s);
+const char *model_stream_error(const struct model_stream *s);
+int model_stream_process(const struct model_stream *s); /* proc, or -1 before HELLO */
+/* Frees the decoder; the process's data stays in the model. */
+void model_stream_close(struct model_stream *s);
+
+/* Reads a recording into a new stream: 0 clean, 1 cut off (read up to the cut),
+ * 2 stopped at a mark, -1 unreadable/corrupt/newer format (err says why; records before
+ * a corruption stay in the model). */
+int model_load_file(struct model *m, const char *path, char *err, size_t errlen);
+
+/* Streams stop (MODEL_FEED_STOPPED) right after a mark with this label; NULL: never. */
+void model_stop_at_mark(struct model *m, const char *label);
+
+/* Optional: the console sees every record after the model has applied it. */
+struct model_observer {
+    void *ctx;
+    void (*hello)(void *ctx, int proc);
+    void (*event)(void *ctx, int proc, const struct culeak_event *e);
+    void (*new_stack)(void *ctx, int proc, uint64_t stack); /* first event with this stack */
+    void (*mark)(void *ctx, int proc, const struct culeak_mark *mk);
+    void (*exit)(void *ctx, int proc);
+    void (*note)(void *ctx, int proc, const char *text, size_t len);
+};
+void model_set_observer(struct model *m, const struct model_observer *obs);
+
+/* ------------------------------------------------------------------ processes */
+
+struct model_process {
+    int index;
+    uint64_t pid, ppid;
+    const char *host, *exe;
+    int rank;                  /* from RANK/OMPI_COMM_WORLD_RANK/PMI_RANK/SLURM_PROCID; -1 */
+    size_t argc;
+    char **argv;
+    uint64_t start_realtime_ns, start_monotonic_ns;
+    uint64_t last_t_ns, last_seq; /* the latest record's process time and seq */
+    int exited;                /* EXIT record seen */
+    uint64_t exit_reason;
+    int exit_status;           /* wait status set by model_process_set_exit_status; -1 */
+    int truncated, corrupt;    /* stream cut off / corrupt: data up to there is kept */
+    uint64_t events, frames;
+    uint64_t failed_allocs, failed_frees;
+    uint64_t unknown_frees;    /* frees of addresses not live (counted, otherwise ignored) */
+    uint64_t replaced;         /* allocations at an address still live (old one ended) */
+    uint64_t free_alls;
+    uint64_t bad_frames;       /* FRAME records out of sequence or over the cap: ignored */
+    uint64_t bad_stacks;       /* events naming an unknown stack id: counted at stack 0 */
+    uint64_t notes;
+    const char *last_note;
+};
+
+int model_process_count(const struct model *m);
+const struct model_process *model_process(const struct model *m, int proc);
+void model_process_set_exit_status(struct model *m, int proc, int wstatus);
+
+/* ------------------------------------------------------------------ totals */
+
+struct model_counter {
+    uint64_t live_bytes, live_count;
+    uint64_t peak_bytes, peak_t_ns, peak_seq;  /* peak of live_bytes */
+    uint64_t allocs, frees, failed, failed_bytes;
+    uint64_t reset_bytes, reset_count;         /* ended by FREE_ALL while live: leaked */
+};
+
+/* proc and device may be MODEL_ALL; kind is a culeak_kind or MODEL_KIND_DEVICE_MEMORY.
+ * Peaks are exact for one process (any device or all) and for all processes with all
+ * devices; for (all processes, one device) the peak is the sum of peaks (an upper bound). */
+void model_totals(const struct model *m, int proc, int device, int kind, struct model_counter *out);
+/* Devices a process (or MODEL_ALL) used, ascending; returns how many (may exceed max). */
+int model_devices(const struct model *m, int proc, int *out, int max);
+uint64_t model_event_count(const struct model *m); /* all processes */
+
+/* ------------------------------------------------------------------ timeline */
+
+/* Device-memory live bytes over process time, per process and device (or MODEL_ALL). */
+struct model_sample {
+    uint64_t t_ns;       /* start of the interval (process CLOCK_MONOTONIC) */
+    uint64_t live_bytes; /* at the end of the interval */
+    uint64_t max_bytes;  /* highest within it */
+    uint64_t events;     /* events of the process so far (for rates) */
+};
+/* Copies up to max samples, oldest first; returns the number available. */
+size_t model_timeline(const struct model *m, int proc, int device, struct model_sample *out, size_t max);
+/* Events per second of process time over the last window_ns (0: 1 s). */
+double model_event_rate(const struct model *m, int proc, uint64_t window_ns);
+
+struct model_mark {
+    uint64_t seq, t_ns, tid, flags; /* flags: CULEAK_MARK_PUSH / CULEAK_MARK_POP */
+    uint64_t live_bytes;            /* process device memory at the mark */
+    const char *label;
+};
+const struct model_mark *model_marks(const struct model *m, int proc, size_t *n);
+
+/* ------------------------------------------------------------------ symbols */
+
+struct model_frame {
+    uint64_t ip;              /* as recorded (call address) */
+    const char *module;       /* path; "?" when the address is in no known module */
+    uint64_t offset;          /* ip relative to the module's load bias */
+    const char *function;     /* demangled; NULL when unknown */
+    uint64_t function_offset; /* ip - symbol start, when function comes from the symtab */
+    const char *file;         /* NULL when no line info */
+    unsigned line;
+    int inlined;              /* this frame was inlined into the next one */
+    int skipped;              /* inside a looked-through module */
+};
+
+/* The symbolized stack of (proc, stack), innermost first, inline frames expanded.
+ * Copies up to max; returns the total depth. Pointers inside stay valid. */
+size_t model_stack_frames(struct model *m, int proc, uint64_t stack, struct model_frame *out, size_t max);
+/* "function at file:line", "function+0x1c (libfoo.so)" or "libfoo.so+0x1234" */
+void model_frame_format(const struct model_frame *f, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ site table */
+
+enum model_group {
+    MODEL_GROUP_SITE,     /* the call site (file:line of the call) */
+    MODEL_GROUP_FUNCTION, /* the function containing the site */
+    MODEL_GROUP_FILE,
+    MODEL_GROUP_MODULE,
+    MODEL_GROUP_STACK,    /* whole stack: one row per (process, stack) */
+    MODEL_GROUP_COUNT
+};
+const char *model_group_name(enum model_group g);   /* "site", "function", ... */
+int model_group_by_name(const char *name);          /* -1 when unknown */
+
+enum model_field {
+    MODEL_FIELD_ID, MODEL_FIELD_LIVE_BYTES, MODEL_FIELD_LIVE_COUNT, MODEL_FIELD_PEAK_BYTES,
+    MODEL_FIELD_ALLOCS, MODEL_FIELD_FREES, MODEL_FIELD_FAILED, MODEL_FIELD_FIRST_SEEN,
+    MODEL_FIELD_LAST_SEEN, MODEL_FIELD_TEXT, MODEL_FIELD_MODULE, MODEL_FIELD_LEAKED_BYTES,
+    MODEL_FIELD_DELTA_BYTES, /* diffs */
+    MODEL_FIELD_COUNT
+};
+const char *model_field_name(enum model_field f);   /* "live_bytes", ... */
+int model_field_by_name(const char *name);          /* -1 when unknown */
+
+enum model_source {
+    MODEL_SOURCE_NOW,      /* live now */
+    MODEL_SOURCE_LEAKS,    /* live now + leaked at reset (the leak report) */
+    MODEL_SOURCE_PEAK,     /* live at each process's device-memory peak */
+    MODEL_SOURCE_SNAPSHOT, /* live in snapshot query.snapshot */
+    MODEL_SOURCE_FAILURE,  /* live when failed allocation query.failure happened */
+};
+
+enum model_cache { MODEL_CACHE_NONE, MODEL_CACHE_PYTORCH, MODEL_CACHE_CUPY, MODEL_CACHE_XLA };
+const char *model_cache_name(enum model_cache c);   /* "", "pytorch", "cupy", "xla" */
+
+struct model_query {
+    enum model_group group;
+    int proc;              /* MODEL_ALL or one process */
+    uint32_t kinds;        /* bit (1u << kind); 0: every kind */
+    const char *filter;    /* case-insensitive substring of text or module; NULL: none */
+    enum model_field sort;
+    int ascending;
+    int only_live;         /* drop rows with nothing live in the source */
+    enum model_source source;
+    const char *snapshot;  /* MODEL_SOURCE_SNAPSHOT */
+    int failure;           /* MODEL_SOURCE_FAILURE: index into model_failures() */
+};
+/* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
+void model_query_init(struct model_query *q);
+
+struct model_row {
+    uint32_t id;           /* stable per grouping for the life of the model: usable in commands */
+    uint64_t live_bytes, live_count; /* in the query's source (LEAKS: incl. leaked at reset) */
+    uint64_t peak_bytes;   /* exact for SITE and STACK rows, sum of member peaks otherwise */
+    uint64_t allocs, frees, failed, failed_bytes;
+    uint64_t reset_bytes, reset_count;
+    uint64_t first_t_ns, last_t_ns;
+    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here */
+    uint32_t nstacks;      /* member stacks */
+    enum model_cache cache;/* LEAKS source: the memory is a caching allocator's */
+    int proc;              /* STACK rows: the process; otherwise -1 */
+    uint64_t stack;        /* STACK rows: the stack; otherwise the member with most bytes */
+    int stack_proc;        /* ... and its process */
+    const char *text;      /* site text / function / file / module / leaf site text */
+    const char *module;
+    const char *function, *file; /* of the site frame; NULL when unknown */
+    unsigned line;
+};
+
+struct model_table {
+    struct model_row *rows;
+    size_t n;
+    enum model_group group;
+    uint64_t total_bytes, total_count; /* sum over rows */
+};
+int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
+void model_table_sort(struct model_table *t, enum model_field f, int ascending);
+void model_table_free(struct model_table *t);
+
+/* Per-process stack ids belonging to row `id` of grouping g (e.g. breakpoints: tell the
+ * shim to WATCH them). proc may be MODEL_ALL: then out_proc gets each one's process.
+ * Returns how many exist (copies up to max). */
+size_t model_row_stacks(struct model *m, enum model_group g, uint32_t id, int proc, uint64_t *out,
+                        int *out_proc, size_t max);
+/* Does the stack match a pattern? Patterns: a function name glob ("train_*", "ns::f"),
+ * "file:line" or "file" (path suffix), "module.so". The site frame (with its inline
+ * chain) is matched, or every frame when any_frame. */
+int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *pattern, int any_frame);
+/* Stacks of proc (or all) matching; returns how many exist (copies up to max). */
+size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
+                         int *out_proc, size_t max);
+/* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
+uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
+
+/* ------------------------------------------------------------------ snapshots & diffs */
+
+/* Copies every process's per-stack live state now (replacing one of the same name). */
+int model_snapshot_take(struct model *m, const char *name);
+/* Arms a snapshot taken, process by process, when a mark with this label arrives
+ * (label all digits: when that process's event seq passes the number). */
+int model_snapshot_at_mark(struct model *m, const char *label, const char *name);
+int model_snapshot_count(const struct model *m);
+const char *model_snapshot_name(const struct model *m, int i);
+int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
+void model_snapshot_drop(struct model *m, const char *name);
+
+struct model_diff_row {
+    uint32_t id;
+    const char *text, *module;
+    uint64_t bytes_a, count_a, bytes_b, count_b;
+    int64_t delta_bytes, delta_count;
+    uint64_t stack;        /* representative member */
+    int stack_proc;
+};
+/* Allocations made after A and still live at B, aggregated per stack. */
+struct model_diff_new {
+    int proc;
+    uint64_t stack, count, bytes, first_seq;
+};
+struct model_diff {
+    struct model_diff_row *rows;  /* rows whose bytes or count changed, most growth first */
+    size_t n;
+    struct model_diff_new *news;  /* biggest first */
+    size_t nnew;
+    uint64_t new_bytes, new_count;
+    int64_t delta_bytes;
+};
+/* b NULL: A vs now. A snapshot missing a process leaves that process out. Returns -1 if
+ * a snapshot does not exist. With b a past snapshot, "new" counts allocations made in
+ * (A, B] that are still live now (a lower bound); report --diff stops at B to be exact. */
+int model_diff(struct model *m, const char *a, const char *b, const struct model_query *q, struct model_diff *d);
+void model_diff_free(struct model_diff *d);
+
+/* ------------------------------------------------------------------ failures */
+
+struct model_failure {
+    int proc;
+    uint64_t seq, t_ns, size, result, stack;
+    uint32_t api, kind;
+    int device;
+    int has_state;         /* the live state at that moment was kept (first N failures) */
+};
+const struct model_failure *model_failures(const struct model *m, size_t *n);
+
+#endif
