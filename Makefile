@@ -70,6 +70,33 @@ test: all $(UNIT_BIN)
 run: all
 	BUILD=$(BUILD) demo/run.sh
 
+# Installed layout: culeak finds its shim at <bin>/../lib/culeak/libculeak.so.
+BINDIR     = $(PREFIX)/bin
+LIBDIR     = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+MANDIR     = $(PREFIX)/share/man
+MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
+PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/main.c)
+INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(INCLUDEDIR)/culeak.h \
+             $(LIBDIR)/pkgconfig/culeak.pc \
+             $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
+
+install: $(BUILD)/culeak $(BUILD)/libculeak.so
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(BUILD)/culeak $(DESTDIR)$(BINDIR)/culeak
+	install -m 755 $(BUILD)/libculeak.so $(DESTDIR)$(LIBDIR)/culeak/libculeak.so
+	install -m 644 include/culeak.h $(DESTDIR)$(INCLUDEDIR)/culeak.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PC_VERSION)|g' include/culeak.pc.in \
+	    > $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
+	@set -e; for page in $(MAN_PAGES); do \
+	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
+	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rmdir $(DESTDIR)$(LIBDIR)/culeak 2>/dev/null || true
+
 lint:
 	@set -e; for page in $(wildcard man/*.[0-9]); do mandoc -Tlint -Wwarning $$page; done
 

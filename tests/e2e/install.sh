@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# make install / uninstall into a staging DESTDIR: the files land where documented, the
+# installed culeak finds its installed shim without CULEAK_LIB, pkg-config describes the
+# header, a program using culeak.h builds and runs, and uninstall leaves no file behind.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/stage
+prefix=/opt/culeak-test
+root=$dest$prefix
+fail() { echo "install: $*" >&2; exit 1; }
+
+make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
+
+# The files, and only them.
+expected=(bin/culeak lib/culeak/libculeak.so include/culeak.h lib/pkgconfig/culeak.pc)
+for page in man/*.1 man/*.3 man/*.5; do
+    [ -e "$page" ] || continue
+    expected+=("share/man/man${page##*.}/$(basename "$page")")
+done
+for f in "${expected[@]}"; do
+    [ -f "$root/$f" ] || fail "missing $prefix/$f"
+done
+[ -x "$root/bin/culeak" ] || fail "bin/culeak is not executable"
+cmp -s include/culeak.h "$root/include/culeak.h" || fail "installed culeak.h differs"
+got=$(cd "$root" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
+want=$(printf '%s\n' "${expected[@]}" | sort)
+[ "$got" = "$want" ] || fail "installed files differ from the list:"$'\n'"$(diff <(echo "$want") <(echo "$got"))"
+
+# The installed culeak preloads the installed shim, found from its own location.
+out=$(env -u CULEAK_LIB "$root/bin/culeak" record -o "$tmp/rec.culeak" -- sh -c 'echo "$LD_PRELOAD"') ||
+    fail "installed culeak record failed"
+shim=$(realpath "$root/lib/culeak/libculeak.so")
+case "$out" in
+*"$shim"*) ;;
+*) fail "child's LD_PRELOAD is '$out', expected the installed $shim" ;;
+esac
+env -u CULEAK_LIB "$root/bin/culeak" record -o "$tmp/true.culeak" -- /bin/true || fail "record /bin/true failed"
+if [ -s "$tmp/true.culeak" ]; then
+    "$root/bin/culeak" dump "$tmp/true.culeak" >/dev/null || fail "installed culeak cannot dump its recording"
+fi
+
+# pkg-config: the template is filled in, and a program using the header builds and runs.
+export PKG_CONFIG_PATH=$root/lib/pkgconfig
+cflags=$(pkg-config --cflags culeak | xargs)
+libs=$(pkg-config --libs culeak | xargs)
+[ "$cflags" = "-I$prefix/include" ] || fail "cflags: '$cflags', expected -I$prefix/include"
+[ "$libs" = "-ldl" ] || fail "libs: '$libs', expected -ldl"
+pkg-config --modversion culeak | grep -Eq '^[0-9]+\.[0-9]+' || fail "no version in culeak.pc"
+cat >"$tmp/use.c" <<'C'
+#include <culeak.h>
+#include <stdio.h>
+
+int main(void)
+{
+    static char pool[64];
+    culeak_mark("start");
+    culeak_alloc(pool, sizeof pool);
+    culeak_free(pool);
+    printf("active=%d\n", culeak_active());
+    return 0;
+}
+C
+# The staged tree stands in for $prefix here.
+cflags=$(pkg-config --define-variable=prefix="$root" --cflags culeak)
+libs=$(pkg-config --define-variable=prefix="$root" --libs culeak)
+cc -Wall -Wextra -Werror $cflags -o "$tmp/use" "$tmp/use.c" $libs || fail "cannot build against the installed header"
+[ "$("$tmp/use")" = "active=0" ] || fail "header calls are not no-ops without the shim"
+
+make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" uninstall >/dev/null
+left=$(find "$dest" \( -type f -o -type l \))
+[ -z "$left" ] || fail "left after uninstall: $left"
+[ ! -e "$root/lib/culeak" ] || fail "lib/culeak is still there"
+echo "install: ok"
