@@ -1,0 +1,200 @@
+/* Breakpoints on call sites: parsing, conditions, the list. */
+#include "breakpoints.h"
+#include "fmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Joins argv[from..argc) with single spaces (so "live>64" and "live > 64 MiB" read alike). */
+static void join(int argc, char **argv, int from, char *buf, size_t len)
+{
+    buf[0] = 0;
+    size_t n = 0;
+    for (int i = from; i < argc; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s", n ? " " : "", argv[i]);
+        if (w < 0 || (size_t)w >= len - n)
+            return;
+        n += (size_t)w;
+    }
+}
+
+static int parse_cond(const char *text, struct bp_spec *out, char *err, size_t errlen)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *p = buf;
+    while (*p == ' ')
+        p++;
+    if (strncmp(p, "if ", 3) == 0)
+        p += 3;
+    while (*p == ' ')
+        p++;
+    if (!*p) {
+        out->cond = BP_ANY;
+        out->value = 0;
+        return 0;
+    }
+    const char *kw[] = {"live", "grows", "count"};
+    int which = -1;
+    size_t kl = 0;
+    for (int i = 0; i < 3; i++) {
+        kl = strlen(kw[i]);
+        if (strncmp(p, kw[i], kl) == 0 && (p[kl] == ' ' || p[kl] == '>' || p[kl] == 0)) {
+            which = i;
+            break;
+        }
+    }
+    if (which < 0) {
+        snprintf(err, errlen, "unknown condition '%s' (try: live > SIZE, grows SIZE, count > N)", p);
+        return -1;
+    }
+    p += kl;
+    while (*p == ' ')
+        p++;
+    if (which != 1) {
+        if (*p == '>') {
+            p++;
+            if (*p == '=')
+                p++;
+        } else {
+            snprintf(err, errlen, "expected '>' after '%s'", kw[which]);
+            return -1;
+        }
+    } else if (*p == '>') {
+        p++;
+    }
+    while (*p == ' ')
+        p++;
+    /* sizes may be written "64 MiB": drop the space between number and unit */
+    char val[64];
+    size_t n = 0;
+    for (; *p && n + 1 < sizeof val; p++)
+        if (*p != ' ')
+            val[n++] = *p;
+    val[n] = 0;
+    if (!n) {
+        snprintf(err, errlen, "'%s' needs a %s", kw[which], which == 2 ? "count" : "size");
+        return -1;
+    }
+    if (which == 2) {
+        if (parse_u64(val, &out->value) != 0) {
+            snprintf(err, errlen, "bad count '%s'", val);
+            return -1;
+        }
+        out->cond = BP_COUNT_ABOVE;
+    } else {
+        if (parse_size(val, &out->value) != 0) {
+            snprintf(err, errlen, "bad size '%s' (e.g. 4096, 64KiB, 10MiB, 1.5GiB)", val);
+            return -1;
+        }
+        out->cond = which == 0 ? BP_LIVE_ABOVE : BP_GROWS;
+    }
+    return 0;
+}
+
+int bp_parse(int argc, char **argv, struct bp_spec *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (argc < 1 || !argv[0][0]) {
+        snprintf(err, errlen, "break needs a SITE: a table id, a function name or file:line");
+        return -1;
+    }
+    if (strlen(argv[0]) >= sizeof out->site) {
+        snprintf(err, errlen, "site name too long");
+        return -1;
+    }
+    snprintf(out->site, sizeof out->site, "%s", argv[0]);
+    char cond[256];
+    join(argc, argv, 1, cond, sizeof cond);
+    return parse_cond(cond, out, err, errlen);
+}
+
+int bp_cond_met(enum bp_cond cond, uint64_t value, uint64_t base, uint64_t live_bytes, uint64_t live_count)
+{
+    switch (cond) {
+    case BP_ANY:
+        return 1;
+    case BP_LIVE_ABOVE:
+        return live_bytes > value;
+    case BP_GROWS:
+        return live_bytes >= base && live_bytes - base >= value;
+    case BP_COUNT_ABOVE:
+        return live_count > value;
+    }
+    return 0;
+}
+
+char *bp_cond_describe(char *buf, size_t len, enum bp_cond cond, uint64_t value)
+{
+    char s[32];
+    switch (cond) {
+    case BP_ANY:
+        snprintf(buf, len, "any allocation");
+        break;
+    case BP_LIVE_ABOVE:
+        snprintf(buf, len, "live > %s", fmt_size(s, sizeof s, value));
+        break;
+    case BP_GROWS:
+        snprintf(buf, len, "grows %s", fmt_size(s, sizeof s, value));
+        break;
+    case BP_COUNT_ABOVE:
+        snprintf(buf, len, "count > %llu", (unsigned long long)value);
+        break;
+    }
+    return buf;
+}
+
+struct breakpoint *bp_add(struct bp_list *l, const struct bp_spec *spec)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        struct breakpoint *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    struct breakpoint *b = &l->v[l->n++];
+    memset(b, 0, sizeof *b);
+    b->id = ++l->next_id;
+    b->enabled = 1;
+    b->spec = *spec;
+    return b;
+}
+
+struct breakpoint *bp_find(struct bp_list *l, int id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].id == id)
+            return &l->v[i];
+    return NULL;
+}
+
+int bp_delete(struct bp_list *l, int id)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->v[i].id == id) {
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
+            l->n--;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void bp_clear(struct bp_list *l) { l->n = 0; }
+
+void bp_free(struct bp_list *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+size_t bp_count_enabled(const struct bp_list *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        n += l->v[i].enabled != 0;
+    return n;
+}

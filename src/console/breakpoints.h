@@ -1,0 +1,54 @@
+/* Breakpoints on call sites: parsing, conditions, the list (no curses, no sockets). */
+#ifndef CULEAK_CONSOLE_BREAKPOINTS_H
+#define CULEAK_CONSOLE_BREAKPOINTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum bp_cond {
+    BP_ANY,         /* any new allocation at the site */
+    BP_LIVE_ABOVE,  /* the site's live bytes > value */
+    BP_GROWS,       /* the site's live bytes >= base + value */
+    BP_COUNT_ABOVE, /* the site's live count > value */
+};
+
+struct bp_spec {
+    char site[256];  /* as typed: a table id, a function name, file:line */
+    enum bp_cond cond;
+    uint64_t value;
+};
+
+/* Parses "SITE [CONDITION]" from argv (words after `break`). 0, or -1 with err set. */
+int bp_parse(int argc, char **argv, struct bp_spec *out, char *err, size_t errlen);
+
+/* Whether the condition holds for a site now holding live_bytes/live_count (the
+ * allocation being made included); base: the site's live bytes when the breakpoint was set. */
+int bp_cond_met(enum bp_cond cond, uint64_t value, uint64_t base, uint64_t live_bytes, uint64_t live_count);
+
+/* "live > 64.0 MiB", "grows 10.0 MiB", "count > 100", "any allocation". */
+char *bp_cond_describe(char *buf, size_t len, enum bp_cond cond, uint64_t value);
+
+struct breakpoint {
+    int id;
+    int enabled;
+    struct bp_spec spec;
+    char what[256];   /* resolved description: the site's label */
+    int site_id;      /* table id at the time it was set (grouping dependent), or 0 */
+    uint64_t base;    /* live bytes of the site when set */
+    uint64_t hits;
+};
+
+struct bp_list {
+    struct breakpoint *v;
+    size_t n, cap;
+    int next_id;
+};
+
+struct breakpoint *bp_add(struct bp_list *l, const struct bp_spec *spec);
+struct breakpoint *bp_find(struct bp_list *l, int id);
+int bp_delete(struct bp_list *l, int id); /* 0, or -1 when there is no such breakpoint */
+void bp_clear(struct bp_list *l);
+void bp_free(struct bp_list *l);
+size_t bp_count_enabled(const struct bp_list *l);
+
+#endif

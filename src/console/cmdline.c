@@ -1,0 +1,132 @@
+/* Splitting a typed command into words; the command, sort-field and grouping tables. */
+#include "cmdline.h"
+
+#include <string.h>
+
+int cmd_split(const char *line, char *buf, size_t buflen, char **argv)
+{
+    size_t n = strlen(line);
+    if (n + 1 > buflen)
+        return -1;
+    int argc = 0;
+    const char *p = line;
+    char *o = buf;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (!*p)
+            break;
+        if (argc == CMD_MAX_ARGS)
+            return -1;
+        argv[argc++] = o;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            if (*p == '"' || *p == '\'') {
+                char q = *p++;
+                while (*p && *p != q)
+                    *o++ = *p++;
+                if (!*p)
+                    return -1;
+                p++;
+            } else {
+                *o++ = *p++;
+            }
+        }
+        *o++ = 0;
+    }
+    return argc;
+}
+
+const struct cmd_spec cmd_specs[] = {
+    {"help", "h", ARG_COMMAND, "help [COMMAND]", "List the commands, or describe one."},
+    {"snapshot", NULL, ARG_TEXT, "snapshot [NAME]",
+     "Remember every site's live bytes now, under NAME (default s1, s2, ...). The table's\n"
+     "change column counts from the latest snapshot."},
+    {"snapshots", NULL, ARG_NONE, "snapshots", "List the snapshots: name, time, live bytes."},
+    {"diff", NULL, ARG_SNAPSHOT, "diff A [B] | diff off",
+     "Show, per site, what changed from snapshot A to snapshot B (default: now), largest\n"
+     "growth first. `diff off` returns to the live table."},
+    {"autosnapshot", NULL, ARG_AUTOSNAP, "autosnapshot marks|SECONDS|off",
+     "Take a snapshot at every culeak_mark() of the job, or every SECONDS, or stop."},
+    {"break", "b", ARG_SITE, "break SITE [CONDITION]",
+     "Pause the job inside the allocation call when SITE (a table id, a function name or\n"
+     "file:line) allocates and CONDITION holds. Conditions:\n"
+     "  (none)           any new allocation at the site\n"
+     "  live > SIZE      the site's live bytes exceed SIZE (units: B KiB MiB GiB)\n"
+     "  grows SIZE       the site grew by SIZE since the breakpoint was set\n"
+     "  count > N        the site holds more than N live allocations\n"
+     "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
+    {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots", "Describe breakpoints, processes or snapshots."},
+    {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N)."},
+    {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
+    {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
+    {"continue", "c", ARG_NONE, "continue", "Let the paused allocation return and the job run on."},
+    {"step", "s", ARG_NONE, "step", "Let the paused allocation return; pause again at the next allocation."},
+    {"kill", NULL, ARG_NONE, "kill", "Stop the job: SIGTERM to its process group, SIGKILL 3 s later."},
+    {"sort", NULL, ARG_SORT, "sort FIELD",
+     "Sort the table by live, count, change, peak, allocs, kind, site, module or id\n"
+     "(largest first; the same field again reverses)."},
+    {"filter", NULL, ARG_TEXT, "filter [TEXT]", "Show only sites whose text contains TEXT; no TEXT shows all."},
+    {"group", NULL, ARG_GROUP, "group site|function|file|module|stack",
+     "Aggregate allocations by call site (first frame outside the CUDA libraries), function,\n"
+     "source file, module or whole stack."},
+    {"show", NULL, ARG_SITE, "show SITE", "Select SITE in the table and show its full stack."},
+    {"process", NULL, ARG_PROCESS, "process PID|all", "Show one process of the job, or all of them together."},
+    {"save", NULL, ARG_FILE, "save FILE",
+     "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
+     "readable by culeak report and culeak open."},
+    {"export", NULL, ARG_FILE, "export FILE", "Write the table as JSON (FILE ending in .json) or CSV."},
+    {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
+     "Recordings: move the timeline to the first mark with that label, to a time since the\n"
+     "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"quit", "q", ARG_NONE, "quit", "Leave the console. A paused job resumes; a running job keeps running\n"
+     "untraced by the console (use kill first to stop it)."},
+};
+const size_t cmd_nspecs = sizeof cmd_specs / sizeof *cmd_specs;
+
+int cmd_lookup(const char *word)
+{
+    size_t n = strlen(word);
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < cmd_nspecs; i++)
+        if (strcmp(cmd_specs[i].name, word) == 0 || (cmd_specs[i].alias && strcmp(cmd_specs[i].alias, word) == 0))
+            return (int)i;
+    int found = -1;
+    for (size_t i = 0; i < cmd_nspecs; i++) {
+        if (strncmp(cmd_specs[i].name, word, n) == 0) {
+            if (found >= 0)
+                return -2;
+            found = (int)i;
+        }
+    }
+    return found;
+}
+
+const char *const sort_field_names[] = {"id", "live", "count", "change", "peak", "allocs", "kind", "site", "module"};
+const size_t sort_nfields = sizeof sort_field_names / sizeof *sort_field_names;
+const char *const group_names[] = {"site", "function", "file", "module", "stack"};
+const size_t group_nnames = sizeof group_names / sizeof *group_names;
+
+static int by_name(const char *const *names, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return (int)i;
+    return -1;
+}
+
+int sort_field_by_name(const char *s)
+{
+    if (strcmp(s, "bytes") == 0 || strcmp(s, "size") == 0)
+        return 1;
+    if (strcmp(s, "delta") == 0)
+        return 3;
+    return by_name(sort_field_names, sort_nfields, s);
+}
+
+int group_by_name(const char *s)
+{
+    if (strcmp(s, "func") == 0)
+        return 1;
+    return by_name(group_names, group_nnames, s);
+}

@@ -1,0 +1,150 @@
+/* Sizes, counts and durations as the console shows and reads them. */
+#include "fmt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+char *fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%u B", (unsigned)bytes);
+        return buf;
+    }
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (v >= 1000.0 && u < 6) { /* keep "1000.0 KiB" from appearing: show 0.98 MiB */
+        v /= 1024.0;
+        u++;
+    }
+    if (v < 10.0)
+        snprintf(buf, len, "%.2f %s", floor(v * 100.0) / 100.0, unit[u]);
+    else if (v < 100.0)
+        snprintf(buf, len, "%.1f %s", floor(v * 10.0) / 10.0, unit[u]);
+    else
+        snprintf(buf, len, "%.0f %s", floor(v), unit[u]);
+    return buf;
+}
+
+char *fmt_delta(char *buf, size_t len, int64_t bytes)
+{
+    if (bytes == 0) {
+        snprintf(buf, len, "0");
+        return buf;
+    }
+    char tmp[32];
+    uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
+    fmt_size(tmp, sizeof tmp, mag);
+    snprintf(buf, len, "%c%s", bytes < 0 ? '-' : '+', tmp);
+    return buf;
+}
+
+char *fmt_count(char *buf, size_t len, uint64_t n)
+{
+    if (n < 1000000)
+        snprintf(buf, len, "%llu", (unsigned long long)n);
+    else if (n < 1000000000ull)
+        snprintf(buf, len, "%.1fM", (double)n / 1e6);
+    else
+        snprintf(buf, len, "%.1fG", (double)n / 1e9);
+    return buf;
+}
+
+char *fmt_duration(char *buf, size_t len, double s)
+{
+    if (s < 0)
+        s = 0;
+    if (s < 60)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), ((int)s % 3600) / 60);
+    return buf;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+    if (!s)
+        return -1;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s) && *s != '.')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0 || !isfinite(v))
+        return -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    static const struct {
+        const char *name;
+        int shift;
+    } units[] = {
+        {"", 0},     {"b", 0},    {"k", 10},   {"kb", 10},  {"kib", 10}, {"m", 20},
+        {"mb", 20},  {"mib", 20}, {"g", 30},   {"gb", 30},  {"gib", 30}, {"t", 40},
+        {"tb", 40},  {"tib", 40},
+    };
+    size_t ulen = strlen(end);
+    while (ulen && isspace((unsigned char)end[ulen - 1]))
+        ulen--;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strlen(units[i].name) == ulen && strncasecmp(units[i].name, end, ulen) == 0) {
+            double bytes = ldexp(v, units[i].shift);
+            if (bytes >= 18446744073709551615.0)
+                return -1;
+            if (units[i].shift == 0 && v != floor(v))
+                return -1; /* fractional bytes */
+            *out = (uint64_t)(bytes + 0.5);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+    if (!s || (!isdigit((unsigned char)*s) && *s != '.'))
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0 || !isfinite(v))
+        return -1;
+    double mul;
+    if (*end == 0 || strcmp(end, "s") == 0)
+        mul = 1;
+    else if (strcmp(end, "ms") == 0)
+        mul = 1e-3;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mul = 60;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600;
+    else
+        return -1;
+    *out = v * mul;
+    return 0;
+}

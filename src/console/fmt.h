@@ -1,0 +1,24 @@
+/* Sizes, counts and durations as the console shows and reads them (no curses). */
+#ifndef CULEAK_CONSOLE_FMT_H
+#define CULEAK_CONSOLE_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "0 B", "512 B", "1.5 KiB", "64.0 MiB", "2.00 GiB": at most 10 characters. */
+char *fmt_size(char *buf, size_t len, uint64_t bytes);
+/* Signed change: "+1.5 MiB", "-512 B", "0". */
+char *fmt_delta(char *buf, size_t len, int64_t bytes);
+/* 1234567 -> "1234567" below a million, then "1.2M", "3.4G". */
+char *fmt_count(char *buf, size_t len, uint64_t n);
+/* Seconds as "12.3s", "4m05s", "1h02m". */
+char *fmt_duration(char *buf, size_t len, double seconds);
+
+/* "64MiB", "64 MiB", "1.5G", "4096", "10kb" (units are powers of 1024). 0 on success. */
+int parse_size(const char *s, uint64_t *out);
+/* "12", "12.5s", "250ms", "3m", "1h": seconds. 0 on success. */
+int parse_seconds(const char *s, double *out);
+/* Whole non-negative decimal number. 0 on success. */
+int parse_u64(const char *s, uint64_t *out);
+
+#endif

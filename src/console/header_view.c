@@ -1,0 +1,96 @@
+/* Header: the job, its state, processes, event rate; live and peak bytes per device
+ * and a sparkline of live bytes over time. */
+#include "fmt.h"
+#include "track.h"
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *state_text(const struct ui *u, char *buf, size_t len)
+{
+    switch (u->state) {
+    case JOB_NONE: snprintf(buf, len, "RECORDING"); break;
+    case JOB_STARTING: snprintf(buf, len, "STARTING"); break;
+    case JOB_RUNNING: snprintf(buf, len, "RUNNING"); break;
+    case JOB_PAUSED: snprintf(buf, len, "PAUSED"); break;
+    case JOB_EXITED:
+        if (WIFSIGNALED(u->exit_status))
+            snprintf(buf, len, "EXITED (signal %d)", WTERMSIG(u->exit_status));
+        else
+            snprintf(buf, len, "EXITED (status %d)", WEXITSTATUS(u->exit_status));
+        break;
+    }
+    return buf;
+}
+
+static void render(struct ui *u, struct grid *g, struct rect r)
+{
+    static const uint32_t bars[] = {0x2581, 0x2582, 0x2583, 0x2584, 0x2585, 0x2586, 0x2587, 0x2588};
+    char st[64], rate[32], up[32];
+    grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
+    int x = r.x;
+    x += grid_put(g, r.y, x, r.w, " culeak ", AT_TITLE);
+    uint8_t sa = u->state == JOB_PAUSED ? AT_PAUSED : u->state == JOB_EXITED ? AT_BAD : AT_TITLE;
+    state_text(u, st, sizeof st);
+    x += grid_putf(g, r.y, x, r.x + r.w - x, sa, " %s ", st);
+    size_t running = 0;
+    for (size_t i = 0; i < u->tr.nprocs; i++)
+        running += u->tr.procs[i]->state == PROC_RUNNING;
+    fmt_count(rate, sizeof rate, (uint64_t)(u->rate + 0.5));
+    fmt_duration(up, sizeof up, u->now);
+    char right[320];
+    if (u->state == JOB_NONE)
+        snprintf(right, sizeof right, " %zu proc  %s ", u->tr.nprocs, u->timeline);
+    else
+        snprintf(right, sizeof right, " %zu proc (%zu live)  %s ev/s  %s ", u->tr.nprocs, running, rate, up);
+    int rw = (int)strlen(right);
+    int room = r.x + r.w - x - rw - 1;
+    if (room > 4)
+        grid_putf(g, r.y, x + 1, room, AT_TITLE, "%s", u->title);
+    grid_put(g, r.y, r.x + r.w - rw > x ? r.x + r.w - rw : x, rw, right, AT_TITLE);
+
+    if (r.h < 2)
+        return;
+    int y = r.y + 1;
+    x = r.x + 1;
+    int spark_w = r.w >= 100 ? SPARK_N : r.w >= 80 ? 16 : 0;
+    int limit = r.x + r.w - (spark_w ? spark_w + 2 : 0);
+    char a[32], b[32];
+    x += grid_putf(g, y, x, limit - x, AT_BOLD, "live %s", fmt_size(a, sizeof a, u->tr.live_bytes));
+    x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, u->tr.peak_bytes));
+    for (int d = 0; d <= TRACK_MAX_DEV && x < limit; d++) {
+        if (!(u->tr.dev_seen & (1u << d)))
+            continue;
+        fmt_size(a, sizeof a, u->tr.dev_live[d]);
+        fmt_size(b, sizeof b, u->tr.dev_peak[d]);
+        if (d == TRACK_MAX_DEV)
+            x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s/%s ", a, b);
+        else
+            x += grid_putf(g, y, x, limit - x, AT_DIM, "| gpu%d %s/%s ", d, a, b);
+    }
+    if (!spark_w || !u->nspark)
+        return;
+    uint64_t max = 1;
+    for (size_t i = 0; i < u->nspark; i++)
+        if (u->spark[i] > max)
+            max = u->spark[i];
+    size_t first = u->nspark > (size_t)spark_w ? u->nspark - (size_t)spark_w : 0;
+    int sx = r.x + r.w - spark_w - 1;
+    for (size_t i = first; i < u->nspark; i++) {
+        unsigned level = (unsigned)((u->spark[i] * 7 + max / 2) / max);
+        g->c[y * g->w + sx + (int)(i - first)] = (struct cell){u->spark[i] ? bars[level > 7 ? 7 : level] : 0x2581,
+                                                               AT_OK};
+    }
+}
+
+static int key(struct ui *u, int k, struct rect r)
+{
+    (void)u;
+    (void)k;
+    (void)r;
+    return 0;
+}
+
+const struct view header_view = {"header", render, key};

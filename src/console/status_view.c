@@ -1,0 +1,65 @@
+/* The status line (messages, the loud PAUSED banner, key hints) and the prompt line. */
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void render_status(struct ui *u, struct grid *g, struct rect r)
+{
+    if (u->state == JOB_PAUSED) {
+        grid_fill(g, r, ' ', AT_PAUSED);
+        grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " *** PAUSED *** %s", u->msg[0] ? u->msg : "continue | step | kill");
+        return;
+    }
+    if (u->completions[0]) {
+        grid_put(g, r.y, r.x, r.w, u->completions, AT_BOLD);
+        return;
+    }
+    if (u->msg[0]) {
+        grid_put(g, r.y, r.x, r.w, u->msg, u->msg_error ? AT_BAD : AT_BOLD);
+        return;
+    }
+    grid_put(g, r.y, r.x, r.w,
+             " Up/Down PgUp/PgDn Home/End: table  Shift-Tab: output pane  Tab: complete  help: commands", AT_DIM);
+}
+
+static void render_prompt(struct ui *u, struct grid *g, struct rect r)
+{
+    int x = r.x + grid_put(g, r.y, r.x, r.w, u->prompt, AT_BOLD);
+    int room = r.x + r.w - x - 1;
+    if (room < 1)
+        room = 1;
+    /* columns of the line up to the cursor (UTF-8 aware) */
+    const char *line = u->line ? u->line : "";
+    size_t len = strlen(line);
+    int point_col = 0, col = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        if ((int)i == u->point)
+            point_col = col;
+        i += (size_t)utf8_decode(line + i, len - i, &cp);
+        col++;
+    }
+    if ((size_t)u->point >= len)
+        point_col = col;
+    int skip = point_col >= room ? point_col - room + 1 : 0;
+    size_t i = 0;
+    for (int c = 0; c < skip && i < len; c++) {
+        uint32_t cp;
+        i += (size_t)utf8_decode(line + i, len - i, &cp);
+    }
+    grid_put(g, r.y, x, room, line + i, AT_NORMAL);
+    g->cur_y = r.y;
+    g->cur_x = x + point_col - skip;
+}
+
+static int no_key(struct ui *u, int k, struct rect r)
+{
+    (void)u;
+    (void)k;
+    (void)r;
+    return 0;
+}
+
+const struct view status_view = {"status", render_status, no_key};
+const struct view prompt_view = {"prompt", render_prompt, no_key};

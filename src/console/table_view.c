@@ -1,0 +1,108 @@
+/* The call-site table: one row per site (or per diff entry), sortable and filterable. */
+#include "fmt.h"
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void render(struct ui *u, struct grid *g, struct rect r)
+{
+    ui_rows(u);
+    int wide = r.w >= 110;
+    grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
+    if (u->diff_active) {
+        const char *an = u->diff_a >= 0 && (size_t)u->diff_a < u->snaps.n ? u->snaps.v[u->diff_a].name : "?";
+        const char *bn = u->diff_b >= 0 && (size_t)u->diff_b < u->snaps.n ? u->snaps.v[u->diff_b].name : "now";
+        grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)",
+                  "id", "change", "count+-", bn, an, "allocs", an, bn);
+    } else if (wide) {
+        grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %-8s %-15s %s", "id", "live",
+                  "count", "change", "peak", "allocs", "kind", "module", "site");
+    } else {
+        grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %s", "id", "live", "count", "change",
+                  "peak", "allocs", "site");
+    }
+    {   /* sort indicator after the title */
+        char s[400];
+        snprintf(s, sizeof s, " sort:%s%s%s%s%s ", u->sort == SORT_ID ? "id" : u->sort == SORT_LIVE ? "live"
+                 : u->sort == SORT_COUNT ? "count" : u->sort == SORT_CHANGE ? "change" : u->sort == SORT_PEAK ? "peak"
+                 : u->sort == SORT_ALLOCS ? "allocs" : u->sort == SORT_KIND ? "kind" : u->sort == SORT_SITE ? "site"
+                 : "module", u->sort_reverse ? "(asc)" : "", u->filter[0] ? " filter:" : "", u->filter,
+                 u->proc_filter >= 0 ? " 1 proc" : "");
+        int sl = (int)strlen(s);
+        if (r.w > sl + 60)
+            grid_put(g, r.y, r.x + r.w - sl, sl, s, AT_TITLE);
+    }
+    int rows = r.h - 1;
+    if (rows < 1)
+        return;
+    if (u->sel < u->top)
+        u->top = u->sel;
+    if (u->sel >= u->top + (size_t)rows)
+        u->top = u->sel - (size_t)rows + 1;
+    if (u->top + (size_t)rows > u->nrows)
+        u->top = u->nrows > (size_t)rows ? u->nrows - (size_t)rows : 0;
+    if (u->nrows == 0) {
+        grid_put(g, r.y + 1, r.x + 2, r.w - 2,
+                 u->filter[0] ? "(no site matches the filter)" : u->diff_active ? "(no change between the snapshots)"
+                                                                           : "(no allocations yet)",
+                 AT_DIM);
+        return;
+    }
+    for (int i = 0; i < rows && u->top + (size_t)i < u->nrows; i++) {
+        size_t ri = u->top + (size_t)i;
+        const struct row *row = &u->rows[ri];
+        const struct site *s = &u->tr.sites[row->site];
+        int sel = ri == u->sel;
+        uint8_t at = sel ? AT_SELECT : AT_NORMAL;
+        int y = r.y + 1 + i;
+        if (sel)
+            grid_fill(g, (struct rect){y, r.x, 1, r.w}, ' ', AT_SELECT);
+        char live[32], change[32], peak[32], cnt[32], allocs[32], kinds[64], a[32];
+        fmt_size(live, sizeof live, row->live);
+        fmt_delta(change, sizeof change, row->change);
+        fmt_count(allocs, sizeof allocs, row->allocs);
+        int x = r.x;
+        x += grid_putf(g, y, x, 5, at, "%4u ", ui_site_id(row->site));
+        if (u->diff_active) {
+            snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
+            x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
+            x += grid_putf(g, y, x, 20, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
+            grid_put(g, y, x, r.x + r.w - x, s->label, at);
+            continue;
+        }
+        fmt_size(peak, sizeof peak, row->peak);
+        fmt_count(cnt, sizeof cnt, row->count);
+        x += grid_putf(g, y, x, 11, at, "%10s ", live);
+        x += grid_putf(g, y, x, 8, at, "%7s ", cnt);
+        x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : row->change < 0 ? AT_SHRINK : AT_DIM,
+                       "%10s ", change);
+        x += grid_putf(g, y, x, 19, at, "%10s %7s ", peak, allocs);
+        if (wide) {
+            x += grid_putf(g, y, x, 9, at, "%-8.8s ", ui_kinds(row->kinds, kinds, sizeof kinds));
+            x += grid_putf(g, y, x, 16, at, "%-15.15s ", s->module);
+        }
+        grid_put(g, y, x, r.x + r.w - x, s->label, at);
+    }
+}
+
+static int key(struct ui *u, int k, struct rect r)
+{
+    size_t page = r.h > 2 ? (size_t)r.h - 2 : 1;
+    if (!u->nrows)
+        return 1;
+    switch (k) {
+    case UK_UP: if (u->sel) u->sel--; break;
+    case UK_DOWN: if (u->sel + 1 < u->nrows) u->sel++; break;
+    case UK_PGUP: u->sel = u->sel > page ? u->sel - page : 0; break;
+    case UK_PGDN: u->sel = u->sel + page < u->nrows ? u->sel + page : u->nrows - 1; break;
+    case UK_HOME: u->sel = 0; break;
+    case UK_END: u->sel = u->nrows - 1; break;
+    default: return 0;
+    }
+    u->sel_site = u->rows[u->sel].site;
+    u->sel_valid = 1;
+    return 1;
+}
+
+const struct view table_view = {"table", render, key};
