@@ -1,3 +1,55 @@
 # The fake CUDA driver (a test double) and its client programs; owned by tests/fakecuda.
+#   $(FAKE)/libcuda.so.1      fake driver, real CUDA 13 ABI (+ libcuda.so link)
+#   $(FAKE)/libcudart.so.13   fake shared runtime on top of it (+ libcudart.so link)
+#   $(FAKE)/client_*          programs reaching the driver each way a real program does
+FAKE          := $(BUILD)/fakecuda
+FAKE_LIB_SRC  := $(wildcard tests/fakecuda/fake_*.c)
+FAKE_LIB_OBJ  := $(patsubst %.c,$(BUILD)/fakepic/%.o,$(FAKE_LIB_SRC) tests/fakecuda/cudart/cudart.c)
+FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime)
+FAKE_CPPFLAGS := -Itests/fakecuda
+
 .PHONY: fakecuda
-fakecuda:
+fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS)
+
+# Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
+# fake's own references locally, so the addresses cuGetProcAddress hands out are the
+# exported definitions even when an interposer exports the same names.
+$(BUILD)/fakepic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=default -MMD -MP -c $< -o $@
+
+$(FAKE)/libcuda.so.1: $(filter $(BUILD)/fakepic/tests/fakecuda/fake_%,$(FAKE_LIB_OBJ)) tests/fakecuda/libcuda.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/fakecuda/libcuda.map \
+		-Wl,-Bsymbolic-functions -o $@ $(filter %.o,$^) $(LDFLAGS) -lpthread
+
+$(FAKE)/libcuda.so: $(FAKE)/libcuda.so.1
+	ln -sf libcuda.so.1 $@
+
+$(FAKE)/libcudart.so.13: $(BUILD)/fakepic/tests/fakecuda/cudart/cudart.o tests/fakecuda/cudart/libcudart.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=tests/fakecuda/cudart/libcudart.map \
+		-o $@ $(filter %.o,$^) $(LDFLAGS) -ldl -lpthread
+
+$(FAKE)/libcudart.so: $(FAKE)/libcudart.so.13
+	ln -sf libcudart.so.13 $@
+
+FAKE_CLIENT_COMMON := tests/fakecuda/client_scenarios.c
+FAKE_CLIENT_HDRS   := tests/fakecuda/client_api.h tests/fakecuda/scenarios.h tests/fakecuda/fakecuda.h include/culeak.h
+
+# client_static and client_dlsym find libcuda.so.1 the way real programs do: through the
+# loader's search path (tests set LD_LIBRARY_PATH); they are not linked against it.
+$(FAKE)/client_static $(FAKE)/client_dlsym: $(FAKE)/%: tests/fakecuda/%.c $(FAKE_CLIENT_COMMON) $(FAKE_CLIENT_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(FAKE_CLIENT_COMMON) $(LDFLAGS) -ldl -lpthread
+
+$(FAKE)/client_driver: tests/fakecuda/client_driver.c $(FAKE_CLIENT_COMMON) $(FAKE_CLIENT_HDRS) $(FAKE)/libcuda.so
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(FAKE_CLIENT_COMMON) $(LDFLAGS) \
+		-L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+$(FAKE)/client_runtime: tests/fakecuda/client_runtime.c $(FAKE_CLIENT_HDRS) $(FAKE)/libcudart.so $(FAKE)/libcuda.so
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) \
+		-L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# The unit tests of the fake and of the shim under it need all of the above.
+$(BUILD)/tests/test_fakecuda $(BUILD)/tests/test_shim_%: | fakecuda

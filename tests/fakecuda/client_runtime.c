@@ -1,0 +1,134 @@
+/* A runtime-API program linked against the (fake) shared cudart: every allocation is one
+ * runtime call that reaches the driver underneath. Prints one final line like the
+ * driver clients ("client_runtime <scenario> ok ..."). */
+#include "fakecuda.h"
+#include "scenarios.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(call)                                                                             \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s -> %d\n", __FILE__, __LINE__, #call, (int)e_);   \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* the fake driver's counters, found through the libcuda.so.1 cudart loaded */
+static size_t live_bytes(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    size_t (*f)(void) = h ? (size_t (*)(void))dlsym(h, "fakecuda_live_bytes") : NULL;
+    return f ? f() : 0;
+}
+
+static int finish(const char *scenario, int expect_live_zero)
+{
+    size_t live = live_bytes();
+    if (expect_live_zero && live) {
+        fprintf(stderr, "FAIL live_bytes=%zu\n", live);
+        return 1;
+    }
+    printf("client_runtime %s ok live_bytes=%zu\n", scenario, live);
+    return 0;
+}
+
+/* 5 allocations and 5 frees, then cudaDeviceReset; cudaFree(0) adds nothing. */
+static int families(void)
+{
+    void *d, *h;
+    cudaStream_t s;
+    CK(cudaFree(0));
+    CK(cudaMalloc(&d, SZ_ALLOC));
+    CK(cudaFree(d));
+    CK(cudaMallocHost(&h, SZ_HOST));
+    CK(cudaFreeHost(h));
+    CK(cudaHostAlloc(&h, SZ_HOSTALLOC, cudaHostAllocDefault));
+    CK(cudaFreeHost(h));
+    CK(cudaMallocManaged(&d, SZ_MANAGED, cudaMemAttachGlobal));
+    CK(cudaFree(d));
+    CK(cudaStreamCreate(&s));
+    CK(cudaMallocAsync(&d, SZ_ASYNC, s));
+    CK(cudaFreeAsync(d, s));
+    CK(cudaStreamDestroy(s));
+    CK(cudaDeviceReset());
+    return finish("families", 1);
+}
+
+/* 2 blocks left behind, then cudaDeviceReset frees them: 2 allocs + 1 free-all. */
+static int reset(void)
+{
+    void *d;
+    CK(cudaMalloc(&d, SZ_CTX));
+    CK(cudaMalloc(&d, SZ_CTX));
+    CK(cudaDeviceReset());
+    return finish("reset", 1);
+}
+
+static int free0(void)
+{
+    void *d;
+    CK(cudaFree(0));
+    CK(cudaMalloc(&d, SZ_ALLOC));
+    CK(cudaFree(d));
+    return finish("free0", 1);
+}
+
+static void *thread_main(void *p)
+{
+    int pairs = *(const int *)p;
+    for (int i = 0; i < pairs; i++) {
+        void *d;
+        CK(cudaMalloc(&d, SZ_THREAD));
+        CK(cudaFree(d));
+    }
+    return NULL;
+}
+
+static int threads(int n, int m)
+{
+    pthread_t t[256];
+    if (n <= 0 || n > 256)
+        return 2;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, thread_main, &m) != 0)
+            return 1;
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    return finish("threads", 1);
+}
+
+static int oom(void)
+{
+    void *d;
+    cudaError_t e = cudaMalloc(&d, SZ_OOM);
+    if (e != cudaErrorMemoryAllocation) {
+        fprintf(stderr, "FAIL oom: %d\n", (int)e);
+        return 1;
+    }
+    printf("oom result=%d\n", (int)e);
+    return finish("oom", 1);
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "families"))
+        return families();
+    if (!strcmp(s, "reset"))
+        return reset();
+    if (!strcmp(s, "free0"))
+        return free0();
+    if (!strcmp(s, "threads"))
+        return threads(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 100);
+    if (!strcmp(s, "oom"))
+        return oom();
+    fprintf(stderr, "usage: %s families|reset|free0|threads N M|oom\n", argv[0]);
+    return 2;
+}

@@ -1,0 +1,404 @@
+/* Scripted scenarios shared by client_static, client_driver and client_dlsym. Each prints
+ * one final line "<client> <scenario> ok ..." (deterministic: no addresses, no pids except
+ * in `fork`) and exits 0, or prints "FAIL ..." and exits 1. */
+#include "client_api.h"
+#include "scenarios.h"
+
+#include <culeak.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct client_driver D;
+
+#define CK(call)                                                                             \
+    do {                                                                                     \
+        CUresult r_ = (call);                                                                \
+        if (r_ != CUDA_SUCCESS) {                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s -> %d\n", __FILE__, __LINE__, #call, (int)r_);   \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+#define EXPECT(cond)                                                                         \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                  \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+static CUcontext primary;
+
+static void setup(void)
+{
+    CUdevice dev;
+    CK(D.cuInit(0));
+    CK(D.cuDeviceGet(&dev, 0));
+    CK(D.cuDevicePrimaryCtxRetain(&primary, dev));
+    CK(D.cuCtxSetCurrent(primary));
+}
+
+static void finish(const char *scenario, int expect_live_zero)
+{
+    size_t live = D.live_bytes ? D.live_bytes() : 0;
+    if (expect_live_zero)
+        EXPECT(live == 0);
+    printf("%s %s ok allocs=%lu frees=%lu live_bytes=%zu\n", client_name, scenario,
+           D.alloc_count ? D.alloc_count() : 0, D.free_count ? D.free_count() : 0, live);
+    fflush(stdout);
+}
+
+static void roundtrip(CUdeviceptr d, size_t n)
+{
+    unsigned char in[64], out[64];
+    n = n < sizeof in ? n : sizeof in;
+    for (size_t i = 0; i < n; i++)
+        in[i] = (unsigned char)(i * 7 + 1);
+    CK(D.cuMemcpyHtoD_v2(d, in, n));
+    CK(D.cuMemcpyDtoH_v2(out, d, n));
+    EXPECT(memcmp(in, out, n) == 0);
+}
+
+static void fam_linear(void)
+{
+    CUdeviceptr d;
+    size_t pitch;
+    CK(D.cuMemAlloc_v2(&d, SZ_ALLOC));
+    roundtrip(d, SZ_ALLOC);
+    CK(D.cuMemFree_v2(d));
+    CK(D.cuMemAllocPitch_v2(&d, &pitch, SZ_PITCH_W, SZ_PITCH_H, 4));
+    EXPECT(pitch * SZ_PITCH_H == SZ_PITCH_BYTES);
+    CK(D.cuMemFree_v2(d));
+    CK(D.cuMemAllocManaged(&d, SZ_MANAGED, CU_MEM_ATTACH_GLOBAL));
+    CK(D.cuMemFree_v2(d));
+}
+
+static void fam_host(void)
+{
+    void *p;
+    CK(D.cuMemAllocHost_v2(&p, SZ_HOST));
+    CK(D.cuMemFreeHost(p));
+    CK(D.cuMemHostAlloc(&p, SZ_HOSTALLOC, 0));
+    CK(D.cuMemFreeHost(p));
+    void *buf = aligned_alloc(4096, SZ_REGISTER);
+    EXPECT(buf);
+    CK(D.cuMemHostRegister_v2(buf, SZ_REGISTER, 0));
+    CK(D.cuMemHostUnregister(buf));
+    free(buf);
+}
+
+static void fam_async(void)
+{
+    CUstream s;
+    CUdeviceptr d, imp;
+    CUmemoryPool pool;
+    CUmemPoolProps props = {0};
+    CUmemPoolPtrExportData exp;
+    CK(D.cuStreamCreate(&s, 0));
+    CK(D.cuMemAllocAsync(&d, SZ_ASYNC, s));
+    CK(D.cuMemFreeAsync(d, s));
+    CK(D.cuMemAllocAsync_ptsz(&d, SZ_ASYNC_PTSZ, s));
+    CK(D.cuMemFreeAsync_ptsz(d, s));
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CK(D.cuMemPoolCreate(&pool, &props));
+    CK(D.cuMemAllocFromPoolAsync(&d, SZ_POOL, pool, s));
+    CK(D.cuMemPoolExportPointer(&exp, d));
+    CK(D.cuMemPoolImportPointer(&imp, pool, &exp));
+    CK(D.cuMemFree_v2(imp));
+    CK(D.cuMemFreeAsync(d, s));
+    CK(D.cuMemAllocFromPoolAsync_ptsz(&d, SZ_POOL_PTSZ, pool, s));
+    CK(D.cuMemFreeAsync_ptsz(d, s));
+    CK(D.cuStreamSynchronize(s));
+    CK(D.cuStreamSynchronize_ptsz(s));
+    CK(D.cuMemPoolTrimTo(pool, 0));
+    CK(D.cuMemPoolDestroy(pool));
+    CK(D.cuStreamDestroy_v2(s));
+}
+
+static void fam_vmm(void)
+{
+    CUmemAllocationProp prop = {0};
+    CUmemGenericAllocationHandle h, h2, imported;
+    CUdeviceptr va;
+    CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    size_t gran;
+    int fd;
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CK(D.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(SZ_VMM % gran == 0);
+    CK(D.cuMemCreate(&h, SZ_VMM, &prop, 0));
+    CK(D.cuMemAddressReserve(&va, SZ_VA, 0, 0, 0));
+    CK(D.cuMemMap(va, SZ_VMM, 0, h, 0));
+    CK(D.cuMemSetAccess(va, SZ_VMM, &access, 1));
+    CK(D.cuMemsetD8_v2(va, 0x5a, SZ_VMM));
+    roundtrip(va + SZ_VMM - 64, 64);
+    CK(D.cuMemRetainAllocationHandle(&h2, (void *)va));
+    EXPECT(h2 == h);
+    CK(D.cuMemRelease(h2));
+    CK(D.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CK(D.cuMemImportFromShareableHandle(&imported, (void *)(intptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    close(fd);
+    CK(D.cuMemRelease(imported));
+    CK(D.cuMemUnmap(va, SZ_VMM));
+    CK(D.cuMemRelease(h));
+    CK(D.cuMemAddressFree(va, SZ_VA));
+}
+
+static void fam_arrays(void)
+{
+    CUarray a;
+    CUmipmappedArray m;
+    CUDA_ARRAY_DESCRIPTOR d2 = {64, 32, CU_AD_FORMAT_FLOAT, 1};
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {16, 16, 16, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};
+    CUDA_ARRAY3D_DESCRIPTOR dm = {32, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0};
+    CK(D.cuArrayCreate_v2(&a, &d2));
+    CK(D.cuArrayDestroy(a));
+    CK(D.cuArray3DCreate_v2(&a, &d3));
+    CK(D.cuArrayDestroy(a));
+    CK(D.cuMipmappedArrayCreate(&m, &dm, 1));
+    CK(D.cuMipmappedArrayDestroy(m));
+}
+
+static void fam_imported(void)
+{
+    CUdeviceptr d, opened;
+    CUipcMemHandle ipc;
+    CUexternalMemory ext;
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc;
+    CK(D.cuMemAlloc_v2(&d, SZ_IPC));
+    CK(D.cuIpcGetMemHandle(&ipc, d));
+    CK(D.cuIpcOpenMemHandle_v2(&opened, ipc, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    CK(D.cuIpcCloseMemHandle(opened));
+    CK(D.cuMemFree_v2(d));
+    memset(&desc, 0, sizeof desc);
+    desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    desc.handle.fd = -1;
+    desc.size = SZ_EXTERNAL;
+    CK(D.cuImportExternalMemory(&ext, &desc));
+    CK(D.cuDestroyExternalMemory(ext));
+}
+
+static void fam_graph(void)
+{
+    CUgraph g;
+    CUgraphNode an, fn;
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.bytesize = SZ_GRAPH;
+    CK(D.cuGraphCreate(&g, 0));
+    CK(D.cuGraphAddMemAllocNode(&an, g, NULL, 0, &p));
+    CK(D.cuGraphAddMemFreeNode(&fn, g, &an, 1, p.dptr));
+    CK(D.cuGraphDestroy(g));
+}
+
+static int families(void)
+{
+    setup();
+    fam_linear();
+    fam_host();
+    fam_async();
+    fam_vmm();
+    fam_arrays();
+    fam_imported();
+    fam_graph();
+    finish("families", 1);
+    return 0;
+}
+
+struct thread_arg {
+    int pairs;
+};
+
+static void *thread_main(void *p)
+{
+    const struct thread_arg *a = p;
+    CK(D.cuCtxSetCurrent(primary));
+    for (int i = 0; i < a->pairs; i++) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_THREAD));
+        CK(D.cuMemFree_v2(d));
+    }
+    return NULL;
+}
+
+static int threads(int n, int m)
+{
+    pthread_t t[256];
+    struct thread_arg a = {m};
+    EXPECT(n > 0 && n <= 256 && m >= 0);
+    setup();
+    for (int i = 0; i < n; i++)
+        EXPECT(pthread_create(&t[i], NULL, thread_main, &a) == 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    finish("threads", 1);
+    return 0;
+}
+
+/* Parent: one block across the forks. Child A allocates and frees; child B never calls CUDA. */
+static int forks(void)
+{
+    CUdeviceptr d;
+    setup();
+    CK(D.cuMemAlloc_v2(&d, SZ_FORK_PARENT));
+    fflush(stdout);
+    pid_t a = fork();
+    EXPECT(a >= 0);
+    if (a == 0) {
+        CUdeviceptr c;
+        CK(D.cuMemAlloc_v2(&c, SZ_FORK_CHILD));
+        CK(D.cuMemFree_v2(c));
+        exit(0);
+    }
+    pid_t b = fork();
+    EXPECT(b >= 0);
+    if (b == 0)
+        exit(0);
+    int st_a, st_b;
+    EXPECT(waitpid(a, &st_a, 0) == a && WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0);
+    EXPECT(waitpid(b, &st_b, 0) == b && WIFEXITED(st_b) && WEXITSTATUS(st_b) == 0);
+    CK(D.cuMemFree_v2(d));
+    printf("fork parent=%d child_cuda=%d child_plain=%d\n", (int)getpid(), (int)a, (int)b);
+    finish("fork", 1);
+    return 0;
+}
+
+static int leak(int n, size_t size)
+{
+    setup();
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, size));
+    }
+    finish("leak", 0);
+    return 0;
+}
+
+static int oom(void)
+{
+    CUdeviceptr d;
+    setup();
+    CUresult r = D.cuMemAlloc_v2(&d, SZ_OOM);
+    EXPECT(r == CUDA_ERROR_OUT_OF_MEMORY);
+    printf("oom result=%d\n", (int)r);
+    finish("oom", 1);
+    return 0;
+}
+
+/* cuMemFree(0) is context set-up, not a free; one real pair follows so the stream is not empty. */
+static int free0(void)
+{
+    CUdeviceptr d;
+    setup();
+    CK(D.cuMemFree_v2(0));
+    CK(D.cuMemAlloc_v2(&d, SZ_ALLOC));
+    CK(D.cuMemFree_v2(d));
+    finish("free0", 1);
+    return 0;
+}
+
+/* A created context with 3 blocks is destroyed; then 2 blocks in the primary context
+ * die with a primary reset. The fake frees them itself (live_bytes 0 at the end). */
+static int ctxdestroy(void)
+{
+    CUcontext c;
+    CUdeviceptr d;
+    setup();
+    CK(D.cuCtxCreate_v4(&c, NULL, 0, 0));
+    for (int i = 0; i < 3; i++)
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    CK(D.cuCtxDestroy_v2(c));
+    CK(D.cuCtxSetCurrent(primary));
+    for (int i = 0; i < 2; i++)
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    CK(D.cuDevicePrimaryCtxReset_v2(0));
+    finish("ctxdestroy", 1);
+    return 0;
+}
+
+static int longrun(int n, long usec)
+{
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        CK(D.cuMemFree_v2(d));
+        if (usec)
+            nanosleep(&ts, NULL);
+    }
+    finish("long", 1);
+    return 0;
+}
+
+static int mark(int n)
+{
+    setup();
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        CUdeviceptr d;
+        snprintf(label, sizeof label, "iteration %d", i);
+        culeak_mark(label);
+        CK(D.cuMemAlloc_v2(&d, SZ_MARK));
+        CK(D.cuMemFree_v2(d));
+    }
+    finish("mark", 1);
+    return 0;
+}
+
+/* The 32-bit v1 entry points must keep working (and keep their ABI) under an interposer. */
+static int v1(void)
+{
+    unsigned int d;
+    unsigned char in[16] = "v1 abi roundtrip", out[16];
+    setup();
+    CK(D.v1_cuMemAlloc(&d, 4096));
+    EXPECT(d != 0);
+    CK(D.v1_cuMemcpyHtoD(d, in, sizeof in));
+    CK(D.v1_cuMemcpyDtoH(out, d, sizeof out));
+    EXPECT(memcmp(in, out, sizeof in) == 0);
+    CK(D.v1_cuMemFree(d));
+    finish("v1", 1);
+    return 0;
+}
+
+int client_run(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    int a = argc > 2 ? atoi(argv[2]) : 0, b = argc > 3 ? atoi(argv[3]) : 0;
+    if (!strcmp(s, "families"))
+        return families();
+    if (!strcmp(s, "threads"))
+        return threads(argc > 2 ? a : 16, argc > 3 ? b : 100);
+    if (!strcmp(s, "fork"))
+        return forks();
+    if (!strcmp(s, "leak"))
+        return leak(argc > 2 ? a : 5, argc > 3 ? (size_t)strtoull(argv[3], NULL, 0) : 1 << 20);
+    if (!strcmp(s, "oom"))
+        return oom();
+    if (!strcmp(s, "free0"))
+        return free0();
+    if (!strcmp(s, "ctxdestroy"))
+        return ctxdestroy();
+    if (!strcmp(s, "long"))
+        return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
+    if (!strcmp(s, "mark"))
+        return mark(argc > 2 ? a : 3);
+    if (!strcmp(s, "v1"))
+        return v1();
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|mark N|v1\n",
+            argv[0]);
+    return 2;
+}
