@@ -1,0 +1,91 @@
+/* One traced call = one event: the thread-local nesting guard (a runtime call and the
+ * driver calls it makes are one event; the shim's own work is never traced) and the
+ * capture of the caller's stack, done before any lock is taken. */
+#include "shim.h"
+#include "hooks.h"
+#include "cuda_api.h"
+#include "apis.h"
+
+#include <sched.h>
+
+static CULEAK_TLS int depth;
+
+int culeak_enter(void)
+{
+    if (depth)
+        return 0;
+    depth = 1; /* from here on, CUDA calls the shim itself makes pass through */
+    int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if (s == CULEAK_ACTIVE || (s == CULEAK_IDLE && culeak_ensure_started()))
+        return 1;
+    depth = 0;
+    return 0;
+}
+
+void culeak_leave(void) { depth = 0; }
+
+void culeak_fill_ctx(struct culeak_ev *e)
+{
+    e->device = -1;
+    e->ctx = 0;
+    __typeof__(&cuCtxGetCurrent) get_ctx = CULEAK_REAL(cuCtxGetCurrent);
+    __typeof__(&cuCtxGetDevice) get_dev = CULEAK_REAL(cuCtxGetDevice);
+    CUcontext ctx = NULL;
+    if (get_ctx && get_ctx(&ctx) == CUDA_SUCCESS && ctx) {
+        e->ctx = (uint64_t)(uintptr_t)ctx;
+        CUdevice dev;
+        if (get_dev && get_dev(&dev) == CUDA_SUCCESS)
+            e->device = dev;
+    }
+}
+
+/* noinline keeps the unwinder's start inside the shim, whose frames are then dropped. */
+__attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
+{
+    uintptr_t ips[CULEAK_MAX_DEPTH];
+    int n = culeak_unwind(ips, (int)culeak_depth_limit);
+    culeak_stream_event(e, ips, n);
+}
+
+/* A free is recorded after the real call (so it carries the real result), but the
+ * driver may hand the address out again at once: an allocation that returns an address
+ * whose free is still being recorded waits for it, so the stream keeps free-then-alloc
+ * order. Addresses are spread over buckets; a collision only delays an allocation. */
+#define INFLIGHT_BUCKETS 256
+static unsigned inflight[INFLIGHT_BUCKETS];
+
+static unsigned bucket(uint64_t addr)
+{
+    return (unsigned)((addr * 0x9e3779b97f4a7c15ull) >> 56) & (INFLIGHT_BUCKETS - 1);
+}
+
+void culeak_inflight_reset(void)
+{
+    for (unsigned i = 0; i < INFLIGHT_BUCKETS; i++)
+        __atomic_store_n(&inflight[i], 0, __ATOMIC_RELAXED);
+}
+
+void culeak_free_begin(const struct culeak_ev *e)
+{
+    if (e->addr)
+        __atomic_add_fetch(&inflight[bucket(e->addr)], 1, __ATOMIC_ACQ_REL);
+}
+
+void culeak_free_end(const struct culeak_ev *e)
+{
+    culeak_emit(e);
+    if (e->addr)
+        __atomic_sub_fetch(&inflight[bucket(e->addr)], 1, __ATOMIC_ACQ_REL);
+    culeak_leave();
+}
+
+void culeak_after(struct culeak_ev *e)
+{
+    if (e->result != 0 && e->op == CULEAK_OP_ALLOC)
+        e->addr = 0;
+    if (e->op == CULEAK_OP_ALLOC && e->addr)
+        while (__atomic_load_n(&inflight[bucket(e->addr)], __ATOMIC_ACQUIRE))
+            sched_yield();
+    culeak_emit(e);
+    culeak_leave();
+}

@@ -1,0 +1,324 @@
+/* The shim's life cycle: configuration from the environment, the lazy start of the
+ * stream at the first traced call (MAGIC, HELLO, MODULES), fork children, and exit.
+ *
+ * Environment:
+ *   CULEAK_SOCKET=PATH   stream to a console listening on this Unix socket
+ *   CULEAK_OUTPUT=PATH   or record to this file (CULEAK_SOCKET wins when both are set).
+ *                        %p: pid, %h: host name, %r: rank (the first of RANK,
+ *                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is
+ *                        set, else 0), %%: a percent sign. A forked child writes its own
+ *                        file: when PATH has no %p, ".<pid>" is appended for it.
+ *   CULEAK_DEPTH=N       stack frames kept per event, 1..256 (default 48)
+ * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
+#include "shim.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+int culeak_state;
+unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
+unsigned culeak_fork_gen;
+
+static const char *socket_path, *output_path;
+static int forked_child;
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const rank_vars[] = {
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
+    "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
+};
+
+uint64_t culeak_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t culeak_tid(void)
+{
+    static CULEAK_TLS uint32_t tid;
+    static CULEAK_TLS unsigned gen;
+    unsigned g = __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED);
+    if (!tid || gen != g) {
+        tid = (uint32_t)syscall(SYS_gettid);
+        gen = g;
+    }
+    return tid;
+}
+
+void culeak_stop(const char *why)
+{
+    int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    while (s == CULEAK_IDLE || s == CULEAK_ACTIVE) {
+        if (__atomic_compare_exchange_n(&culeak_state, &s, CULEAK_STOPPED, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            if (why)
+                fprintf(stderr, "culeak: %s\n", why);
+            culeak_stream_release_all();
+            return;
+        }
+    }
+}
+
+static const char *rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return "0";
+}
+
+static void expand_path(const char *tmpl, char *out, size_t cap)
+{
+    size_t n = 0;
+    int has_pid = 0;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    for (const char *t = tmpl; *t && n + 1 < cap; t++) {
+        char tmp[300];
+        const char *add = NULL;
+        if (t[0] == '%' && t[1]) {
+            switch (t[1]) {
+            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); add = tmp; has_pid = 1; break;
+            case 'h': add = host; break;
+            case 'r': add = rank(); break;
+            case '%': add = "%"; break;
+            }
+        }
+        if (add) {
+            n += (size_t)snprintf(out + n, cap - n, "%s", add);
+            if (n >= cap)
+                n = cap - 1;
+            t++;
+        } else {
+            out[n++] = *t;
+        }
+    }
+    out[n] = 0;
+    if (forked_child && !has_pid)
+        snprintf(out + n, cap - n, ".%d", (int)getpid());
+}
+
+static int open_output(int *is_socket)
+{
+    if (socket_path) {
+        *is_socket = 1;
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        if (strlen(socket_path) >= sizeof a.sun_path) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        strcpy(a.sun_path, socket_path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        while (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+            if (errno != EINTR) {
+                int e = errno;
+                close(fd);
+                errno = e;
+                return -1;
+            }
+        }
+        return fd;
+    }
+    *is_socket = 0;
+    char path[4096];
+    expand_path(output_path, path, sizeof path);
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+/* A growable HELLO payload: only the shim's start uses it, so plain malloc is fine. */
+struct hello {
+    uint8_t *p;
+    size_t len, cap;
+    int failed;
+};
+
+static int hello_room(struct hello *h, size_t n)
+{
+    if (h->failed)
+        return -1;
+    if (h->len + n <= h->cap)
+        return 0;
+    size_t cap = h->cap ? h->cap : 4096;
+    while (cap < h->len + n)
+        cap *= 2;
+    uint8_t *p = realloc(h->p, cap);
+    if (!p) {
+        h->failed = 1;
+        return -1;
+    }
+    h->p = p;
+    h->cap = cap;
+    return 0;
+}
+
+static void hello_u(struct hello *h, uint64_t v)
+{
+    if (hello_room(h, CULEAK_UVARINT_MAX) == 0)
+        h->len += culeak_put_u(h->p + h->len, v);
+}
+
+static void hello_s(struct hello *h, const char *s, size_t n)
+{
+    if (hello_room(h, CULEAK_UVARINT_MAX + n) == 0)
+        h->len += culeak_put_s(h->p + h->len, s, n);
+}
+
+static void hello_argv(struct hello *h)
+{
+    static char cmd[65536];
+    ssize_t n = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t k;
+        while (n < (ssize_t)sizeof cmd && (k = read(fd, cmd + n, sizeof cmd - (size_t)n)) > 0)
+            n += k;
+        close(fd);
+    }
+    uint64_t argc = 0;
+    for (ssize_t i = 0; i < n; i++)
+        argc += cmd[i] == 0;
+    if (n > 0 && cmd[n - 1] != 0)
+        argc++;
+    hello_u(h, argc);
+    for (ssize_t i = 0; i < n;) {
+        size_t len = strnlen(cmd + i, (size_t)(n - i));
+        hello_s(h, cmd + i, len);
+        i += (ssize_t)len + 1;
+    }
+}
+
+/* The HELLO record in a malloc'd buffer, or NULL. */
+static uint8_t *hello_record(uint64_t t0, int is_file, size_t *len)
+{
+    struct hello h = {NULL, 0, 0, 0};
+    if (hello_room(&h, CULEAK_REC_HEADROOM) < 0)
+        return NULL;
+    h.len = CULEAK_REC_HEADROOM;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    char host[256] = "", exe[4096] = "";
+    gethostname(host, sizeof host - 1);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    hello_u(&h, CULEAK_FORMAT_VERSION);
+    hello_u(&h, (uint64_t)getpid());
+    hello_u(&h, (uint64_t)getppid());
+    hello_u(&h, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+    hello_u(&h, t0);
+    hello_s(&h, host, strlen(host));
+    hello_s(&h, exe, strlen(exe));
+    hello_argv(&h);
+    uint64_t nenv = 0;
+    for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars; i++)
+        nenv += getenv(rank_vars[i]) != NULL;
+    hello_u(&h, nenv);
+    for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars; i++) {
+        const char *v = getenv(rank_vars[i]);
+        if (!v)
+            continue;
+        char kv[512];
+        int k = snprintf(kv, sizeof kv, "%s=%s", rank_vars[i], v);
+        hello_s(&h, kv, k < (int)sizeof kv ? (size_t)k : sizeof kv - 1);
+    }
+    hello_u(&h, culeak_depth_limit);
+    hello_u(&h, is_file ? 1 : 0);
+    if (h.failed) {
+        free(h.p);
+        return NULL;
+    }
+    *len = culeak_rec_finish(h.p, CULEAK_REC_HELLO, h.len - CULEAK_REC_HEADROOM);
+    return h.p;
+}
+
+int culeak_ensure_started(void)
+{
+    /* Built before taking any lock: dl_iterate_phdr takes the loader lock. */
+    size_t mlen = 0;
+    uint8_t *modules = culeak_modules_record(&mlen);
+    pthread_mutex_lock(&start_mu);
+    if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_IDLE) {
+        int is_socket = 0;
+        uint64_t t0 = culeak_now_ns();
+        int fd = open_output(&is_socket);
+        size_t hlen = 0;
+        uint8_t *hello = fd >= 0 ? hello_record(t0, !is_socket, &hlen) : NULL;
+        char why[600];
+        if (fd < 0) {
+            snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
+                     is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
+                     strerror(errno));
+            culeak_stop(why);
+        } else if (!hello || !modules || culeak_stream_open(fd, is_socket, t0) < 0) {
+            close(fd);
+            culeak_stop("out of memory at start; the program runs untraced");
+        } else {
+            __atomic_store_n(&culeak_state, CULEAK_ACTIVE, __ATOMIC_RELEASE);
+            culeak_stream_append((const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN);
+            culeak_stream_append(hello, hlen);
+            culeak_stream_append(modules, mlen);
+            culeak_stream_start_flusher();
+        }
+        free(hello);
+    }
+    pthread_mutex_unlock(&start_mu);
+    free(modules);
+    return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_ACTIVE;
+}
+
+static void fork_child(void)
+{
+    __atomic_add_fetch(&culeak_fork_gen, 1, __ATOMIC_RELAXED);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    start_mu = fresh; /* the parent's may have been held by another thread */
+    culeak_inflight_reset(); /* frees other threads had in flight never end here */
+    int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {
+        culeak_stream_reset_child();
+        forked_child = 1;
+        __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+    }
+}
+
+__attribute__((constructor)) static void culeak_init(void)
+{
+    culeak_self_range_init();
+    culeak_unwind_init();
+    const char *d = getenv("CULEAK_DEPTH");
+    if (d && *d) {
+        long v = strtol(d, NULL, 10);
+        culeak_depth_limit = v < 1 ? 1 : v > CULEAK_MAX_DEPTH ? CULEAK_MAX_DEPTH : (unsigned)v;
+    }
+    /* Copies: the program may change its environment later. */
+    const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
+    socket_path = sp && *sp ? strdup(sp) : NULL;
+    output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    if (!socket_path && !output_path)
+        return;
+    pthread_atfork(NULL, NULL, fork_child);
+    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+}
+
+__attribute__((destructor)) static void culeak_fini(void)
+{
+    if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) != CULEAK_ACTIVE)
+        return;
+    culeak_stream_exit();
+    culeak_stop(NULL);
+}

@@ -1,0 +1,106 @@
+/* Internal interfaces of libculeak.so, the preload shim. Each .c file of src/shim has one
+ * job; this header is the contract between them. */
+#ifndef CULEAK_SHIM_H
+#define CULEAK_SHIM_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CULEAK_EXPORT __attribute__((visibility("default")))
+#define CULEAK_TLS __thread __attribute__((tls_model("initial-exec")))
+#define CULEAK_MAX_DEPTH 256
+#define CULEAK_DEFAULT_DEPTH 48
+
+/* ---- process.c: configuration, lazy start, fork, exit ---- */
+
+enum culeak_state {
+    CULEAK_INERT = 0,   /* no CULEAK_SOCKET / CULEAK_OUTPUT: pure pass-through */
+    CULEAK_IDLE,        /* configured, nothing sent yet (connects at the first event) */
+    CULEAK_ACTIVE,      /* stream open, tracing */
+    CULEAK_STOPPED,     /* reader gone, setup failed or exited: pass-through */
+};
+
+extern int culeak_state;        /* atomic access */
+extern unsigned culeak_depth_limit;
+extern unsigned culeak_fork_gen; /* bumped in each forked child: invalidates thread caches */
+
+/* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
+int culeak_ensure_started(void);
+/* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
+void culeak_stop(const char *why);
+uint64_t culeak_now_ns(void);
+uint32_t culeak_tid(void);
+
+/* ---- event.c: one traced call = one event ---- */
+
+struct culeak_ev {
+    unsigned op, api, kind;
+    int device;
+    uint64_t ctx, size, addr, aux, result;
+};
+
+/* Thread-local nesting: culeak_enter() returns 1 for the outermost hooked call of a
+ * thread when tracing is on (then culeak_leave() must follow), 0 to pass through. */
+int culeak_enter(void);
+void culeak_leave(void);
+/* Fills device and ctx from the current context (real driver, -1/0 when none). */
+void culeak_fill_ctx(struct culeak_ev *e);
+/* Records one event with the caller's stack; may block while the console holds it. */
+void culeak_emit(const struct culeak_ev *e);
+/* Ends a traced call: records e (made after the real call; a failed allocation gets
+ * addr 0) and leaves. */
+void culeak_after(struct culeak_ev *e);
+/* A free: begin before the real call, end (records, leaves) after it. */
+void culeak_free_begin(const struct culeak_ev *e);
+void culeak_free_end(const struct culeak_ev *e);
+void culeak_inflight_reset(void);
+
+/* ---- unwind.c ---- */
+void culeak_unwind_init(void);
+/* Return addresses (minus one) of the program's frames, innermost first, the shim's
+ * own frames dropped. Returns the count (<= max). */
+int culeak_unwind(uintptr_t *ips, int max);
+
+/* ---- trace_tree.c: (parent, ip) -> id; the caller holds the stream lock ---- */
+struct culeak_tree;
+struct culeak_tree *culeak_tree_new(void);
+/* Interns ips[n-1] (outermost) .. ips[0] (leaf). For each node created, calls
+ * emit(arg, id, parent, ip). Returns the leaf id (0: empty), *fresh = leaf is new. */
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
+                            int *fresh);
+
+/* ---- modules.c ---- */
+/* A complete MODULES record (header included) in a malloc'd buffer; NULL on failure.
+ * Never call with the stream lock held (dl_iterate_phdr takes the loader lock). */
+uint8_t *culeak_modules_record(size_t *len);
+/* 1 when libraries were loaded or unloaded since the last call (cheap, loader lock only). */
+int culeak_modules_changed(void);
+void culeak_modules_send_if_changed(void);
+/* Text range of the shim itself, for dropping its frames from stacks. */
+extern uintptr_t culeak_self_lo, culeak_self_hi;
+void culeak_self_range_init(void);
+
+/* ---- stream.c: the buffer, writer, flush thread and console commands ---- */
+/* Sets up the stream on fd (connected or opened); is_socket enables commands and holds.
+ * t0 is HELLO's monotonic time (the base of the first dt). Returns -1 when out of memory. */
+int culeak_stream_open(int fd, int is_socket, uint64_t t0);
+/* Starts the flush thread (after MAGIC, HELLO and MODULES are appended). */
+void culeak_stream_start_flusher(void);
+/* Appends a complete record (not an EVENT). */
+void culeak_stream_append(const uint8_t *rec, size_t len);
+/* Encodes an event (or mark, when label != NULL) with its new frames, under the lock. */
+void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n);
+void culeak_stream_mark(const char *label);
+void culeak_stream_exit(void);
+void culeak_stream_flush(void);
+/* Forget the parent's stream in a forked child (no locks touched). */
+void culeak_stream_reset_child(void);
+/* Wakes every thread the console holds (tracing stopped). */
+void culeak_stream_release_all(void);
+
+/* ---- resolve.c: real entry points ---- */
+void *culeak_real_dlsym(void *handle, const char *name);
+
+#endif

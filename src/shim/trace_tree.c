@@ -1,0 +1,93 @@
+/* Stack interning: a trace tree whose nodes are (parent, ip) edges, kept in one
+ * open-addressing hash table. A stack is sent once, node by node (FRAME records), and
+ * every event then carries only its leaf id. The caller holds the stream lock. */
+#include "shim.h"
+
+#include <stdlib.h>
+
+struct slot {
+    uint64_t ip;
+    uint32_t parent;
+    uint32_t id; /* 0: empty */
+};
+
+struct culeak_tree {
+    struct slot *slots;
+    size_t mask;  /* capacity - 1, capacity a power of two */
+    uint32_t next_id, used;
+};
+
+static size_t hash(uint32_t parent, uint64_t ip)
+{
+    uint64_t h = (ip ^ ((uint64_t)parent << 40) ^ parent) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+struct culeak_tree *culeak_tree_new(void)
+{
+    struct culeak_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->mask = 4095;
+    t->slots = calloc(t->mask + 1, sizeof *t->slots);
+    if (!t->slots) {
+        free(t);
+        return NULL;
+    }
+    t->next_id = 1;
+    return t;
+}
+
+static int grow(struct culeak_tree *t)
+{
+    size_t cap = (t->mask + 1) * 2;
+    struct slot *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i <= t->mask; i++) {
+        struct slot *o = &t->slots[i];
+        if (!o->id)
+            continue;
+        size_t j = hash(o->parent, o->ip) & (cap - 1);
+        while (s[j].id)
+            j = (j + 1) & (cap - 1);
+        s[j] = *o;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->mask = cap - 1;
+    return 0;
+}
+
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
+                            int *fresh)
+{
+    uint32_t parent = 0;
+    *fresh = 0;
+    for (int k = n - 1; k >= 0; k--) {
+        uint64_t ip = ips[k];
+        size_t j = hash(parent, ip) & t->mask;
+        while (t->slots[j].id && (t->slots[j].ip != ip || t->slots[j].parent != parent))
+            j = (j + 1) & t->mask;
+        if (t->slots[j].id) {
+            parent = t->slots[j].id;
+            *fresh = 0;
+            continue;
+        }
+        /* Keep the load under one half; a failed grow just fills the table further. */
+        if ((t->used + 1) * 2 > t->mask + 1 && grow(t) == 0) {
+            j = hash(parent, ip) & t->mask;
+            while (t->slots[j].id)
+                j = (j + 1) & t->mask;
+        }
+        if (t->used == t->mask) /* full and cannot grow: stop at the deepest known node */
+            return parent;
+        t->slots[j] = (struct slot){ip, parent, t->next_id};
+        t->used++;
+        emit(arg, t->next_id, parent, (uintptr_t)ip);
+        parent = t->next_id++;
+        *fresh = 1;
+    }
+    return parent;
+}
