@@ -521,8 +521,13 @@ CULEAK_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
     struct culeak_ev e = EV(FREE_ALL, CU_CTX_DESTROY, NONE);
     __typeof__(&cuCtxGetDevice_v2) get_dev = CULEAK_REAL(cuCtxGetDevice_v2);
     CUdevice dev;
-    if (get_dev && get_dev(&dev, ctx) == CUDA_SUCCESS)
+    if (get_dev && get_dev(&dev, ctx) == CUDA_SUCCESS) {
         e.device = dev;
+    } else { /* without cuCtxGetDevice_v2: known when ctx is the current context */
+        culeak_fill_ctx(&e);
+        if (e.ctx != U(ctx))
+            e.device = -1;
+    }
     e.ctx = U(ctx);
     return after(&e, real(ctx));
 }

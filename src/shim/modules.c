@@ -68,6 +68,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
         path = w->exe;
     if (!path || !path[0])
         return 0;
+    char abs[4096];
+    if (path[0] != '/' && strchr(path, '/') && realpath(path, abs)) /* found via a relative search path */
+        path = abs;
     if (w->count == 0) {
         seen_adds = info->dlpi_adds;
         seen_subs = info->dlpi_subs;
