@@ -343,6 +343,23 @@ static int longrun(int n, long usec)
     return 0;
 }
 
+/* Half the pairs, then waits for one byte (or EOF) on stdin, then the other half: lets a
+ * test act between the halves (e.g. kill the reader) without depending on timing. */
+static int gated(int n)
+{
+    char c;
+    setup();
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        if (i == n / 2 && read(0, &c, 1) < 0)
+            perror("read");
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        CK(D.cuMemFree_v2(d));
+    }
+    finish("gated", 1);
+    return 0;
+}
+
 static int mark(int n)
 {
     setup();
@@ -394,11 +411,13 @@ int client_run(int argc, char **argv)
         return ctxdestroy();
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
+    if (!strcmp(s, "gated"))
+        return gated(argc > 2 ? a : 1000);
     if (!strcmp(s, "mark"))
         return mark(argc > 2 ? a : 3);
     if (!strcmp(s, "v1"))
         return v1();
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|mark N|v1\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1\n",
             argv[0]);
     return 2;
 }

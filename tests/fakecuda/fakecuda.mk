@@ -4,12 +4,13 @@
 #   $(FAKE)/client_*          programs reaching the driver each way a real program does
 FAKE          := $(BUILD)/fakecuda
 FAKE_LIB_SRC  := $(wildcard tests/fakecuda/fake_*.c)
-FAKE_LIB_OBJ  := $(patsubst %.c,$(BUILD)/fakepic/%.o,$(FAKE_LIB_SRC) tests/fakecuda/cudart/cudart.c)
+FAKE_LIB_OBJ  := $(patsubst %.c,$(BUILD)/fakepic/%.o,$(FAKE_LIB_SRC))
 FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime)
 FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
-fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS)
+fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
+	$(FAKE)/libinterposer.so
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -18,7 +19,7 @@ $(BUILD)/fakepic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=default -MMD -MP -c $< -o $@
 
-$(FAKE)/libcuda.so.1: $(filter $(BUILD)/fakepic/tests/fakecuda/fake_%,$(FAKE_LIB_OBJ)) tests/fakecuda/libcuda.map
+$(FAKE)/libcuda.so.1: $(FAKE_LIB_OBJ) tests/fakecuda/libcuda.map
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/fakecuda/libcuda.map \
 		-Wl,-Bsymbolic-functions -o $@ $(filter %.o,$^) $(LDFLAGS) -lpthread
@@ -33,6 +34,9 @@ $(FAKE)/libcudart.so.13: $(BUILD)/fakepic/tests/fakecuda/cudart/cudart.o tests/f
 
 $(FAKE)/libcudart.so: $(FAKE)/libcudart.so.13
 	ln -sf libcudart.so.13 $@
+
+$(FAKE)/libinterposer.so: $(BUILD)/fakepic/tests/fakecuda/interposer.o
+	$(CC) -shared -o $@ $^ $(LDFLAGS)
 
 FAKE_CLIENT_COMMON := tests/fakecuda/client_scenarios.c
 FAKE_CLIENT_HDRS   := tests/fakecuda/client_api.h tests/fakecuda/scenarios.h tests/fakecuda/fakecuda.h include/culeak.h

@@ -137,13 +137,15 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     return ret(e);
 }
 
-cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+/* Not through the exported cudaHostAlloc: the real runtime's internal calls bypass the PLT. */
+static cudaError_t host_alloc(void **pHost, size_t size, unsigned int flags)
 {
     RT_INIT();
     return ret(to_rt(drv.mem_host_alloc(pHost, size, flags)));
 }
 
-cudaError_t cudaMallocHost(void **ptr, size_t size) { return cudaHostAlloc(ptr, size, cudaHostAllocDefault); }
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) { return host_alloc(pHost, size, flags); }
+cudaError_t cudaMallocHost(void **ptr, size_t size) { return host_alloc(ptr, size, cudaHostAllocDefault); }
 
 cudaError_t cudaFreeHost(void *ptr)
 {
