@@ -50,7 +50,7 @@ static inline void th_slurp(int fd, char *buf, size_t cap)
 static inline pid_t th_spawn(const char *client, const char *const *args, const char *const *env,
                              int preload, int stdin_fd, int out_fd, int err_fd)
 {
-    char exe[PATH_MAX], lib[PATH_MAX + 32], pre[PATH_MAX + 32];
+    char exe[PATH_MAX + 256], lib[PATH_MAX + 64], pre[PATH_MAX + 64];
     snprintf(exe, sizeof exe, "%s/fakecuda/%s", th_build(), client);
     snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s/fakecuda", th_build());
     snprintf(pre, sizeof pre, "LD_PRELOAD=%s/libculeak.so", th_build());
