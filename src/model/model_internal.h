@@ -1,0 +1,192 @@
+/* Private structures of the model, shared by its files. */
+#ifndef CULEAK_MODEL_INTERNAL_H
+#define CULEAK_MODEL_INTERNAL_H
+
+#include "apis.h"
+#include "live_table.h"
+#include "model.h"
+#include "strpool.h"
+#include "symbols.h"
+#include "u64map.h"
+
+#define MODEL_MAX_FRAMES (1u << 24)   /* trace-tree nodes per process */
+#define MODEL_MAX_PROCESSES 65535     /* the live table keeps 16 bits of process index */
+#define MODEL_MAX_DEVICES 32          /* device slots per process; more count in "all" only */
+#define MODEL_MAX_RANGES 65536        /* module segments per process */
+#define MODEL_MAX_CONTEXTS 65534
+#define MODEL_MAX_STACK_WALK 4096
+#define MODEL_NO_ROW UINT32_MAX
+
+/* One (process, stack, kind): the finest aggregate every query is built from. */
+struct unit {
+    uint64_t stack;
+    uint32_t site;
+    uint32_t stack_row;   /* MODEL_GROUP_STACK id */
+    uint8_t kind;
+    uint8_t cache;        /* 0: not classified yet, else enum model_cache + 1 */
+    uint64_t live_bytes, live_count, peak_bytes;
+    uint64_t allocs, frees, failed, failed_bytes, reset_bytes, reset_count;
+    uint64_t first_t, last_t;
+    /* live at the process's latest device-memory peak (see process_touch_unit) */
+    uint64_t at_peak_bytes, at_peak_count, at_peak_epoch;
+};
+
+struct range {
+    uint64_t start, end, bias;
+    uint32_t module;
+};
+
+struct series {
+    struct model_sample *s;
+    size_t n, cap;
+    uint64_t step;
+};
+
+/* Per-stack live state at one moment (snapshots, failures): only units with live > 0. */
+struct state_item {
+    uint32_t unit;
+    uint32_t count;
+    uint64_t bytes;
+};
+struct state {
+    int present;
+    uint64_t seq, t_ns;
+    struct state_item *items;
+    size_t n;
+};
+
+struct process {
+    struct model_process pub;
+    /* trace tree, indexed by FRAME id; 0 is the root */
+    uint32_t *parent;
+    uint64_t *ip;
+    size_t nframes, frames_cap;
+    /* units */
+    struct unit *units;
+    size_t nunits, units_cap;
+    struct u64map unit_index;  /* stack << 5 | kind -> unit */
+    /* module map */
+    struct range *ranges;
+    size_t nranges, ranges_cap;
+    /* per device slot (0: all devices), per kind slot */
+    int ndev;
+    int devices[MODEL_MAX_DEVICES];
+    struct model_counter counters[MODEL_MAX_DEVICES + 1][MODEL_KIND_SLOTS];
+    struct series series[MODEL_MAX_DEVICES + 1];
+    uint64_t peak_epoch;
+    struct u64map ctx_index;   /* ctx -> small index */
+    uint32_t nctx;
+    struct u64map retains;     /* VMM handle -> extra references */
+    struct model_mark *marks;
+    size_t nmarks, marks_cap;
+};
+
+struct module_info {
+    const char *path, *name;   /* interned; name = file name */
+    int skip;
+    int cache;                 /* enum model_cache of allocations through it */
+};
+
+struct site {
+    uint32_t module;
+    uint64_t offset;
+    int symbolized;
+    const struct sym_result *sym;
+    const char *text;
+    uint32_t group_id[MODEL_GROUP_COUNT];
+    uint64_t live[CULEAK_KIND_COUNT], peak[CULEAK_KIND_COUNT]; /* all processes */
+};
+
+struct snapshot {
+    const char *name;
+    const char *trigger;       /* armed: mark label; NULL once taken by hand */
+    int trigger_is_seq;
+    uint64_t trigger_seq;
+    struct state *parts;       /* per process */
+    int nparts;
+};
+
+struct failure_rec {
+    struct model_failure pub;
+    struct state state;
+};
+
+struct model {
+    struct model_options opt;
+    char **skip_globs;
+    size_t nskip;
+    struct strpool strings;
+    struct strpool module_paths;   /* path -> module id */
+    struct module_info *modules;
+    size_t modules_cap;
+    struct symbolizer *sym;
+    struct site *sites;
+    size_t nsites, sites_cap;
+    struct u64map site_index;      /* module << 44 | offset -> site */
+    struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
+    struct strpool group_keys[MODEL_GROUP_COUNT];
+    struct u64map stack_rows;      /* proc << 32 | stack -> stack row id */
+    uint64_t *stack_row_keys;
+    size_t nstack_rows, stack_rows_cap;
+    struct process **procs;
+    int nprocs;
+    struct live_table live;
+    struct model_counter global[MODEL_KIND_SLOTS];
+    uint64_t events;
+    struct snapshot *snaps;
+    int nsnaps;
+    int seq_triggers;              /* armed snapshots waiting for a seq */
+    struct failure_rec *failures;
+    size_t nfailures, failures_cap;
+    struct model_failure *failures_pub;
+    struct model_observer obs;
+    char *stop_label;
+};
+
+/* model.c */
+static inline struct process *model_proc(const struct model *m, int proc)
+{
+    return proc >= 0 && proc < m->nprocs ? m->procs[proc] : NULL;
+}
+struct process *model_add_process(struct model *m);
+int model_kind_is_device_memory(unsigned kind);
+
+/* modules.c */
+void modules_configure(struct model *m);
+void modules_add(struct model *m, struct process *p, const struct culeak_modules *mods);
+/* The range holding ip, or NULL. */
+const struct range *modules_find(const struct process *p, uint64_t ip);
+uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack);
+
+/* apply.c */
+int apply_frame(struct model *m, struct process *p, uint64_t id, uint64_t parent, uint64_t ip);
+void apply_event(struct model *m, struct process *p, const struct culeak_event *e);
+void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk);
+struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsigned kind);
+
+/* timeline.c */
+void series_add(struct series *s, uint64_t t, uint64_t live, uint64_t events, unsigned cap, uint64_t step0);
+void series_free(struct series *s);
+
+/* snapshot.c */
+int state_capture(const struct model *m, const struct process *p, struct state *st);
+void state_free(struct state *st);
+void snapshots_on_mark(struct model *m, struct process *p, const char *label);
+void snapshots_on_seq(struct model *m, struct process *p, uint64_t seq);
+void snapshots_free(struct model *m);
+
+/* table.c */
+struct state_item *state_dense(const struct state *st, size_t nunits); /* indexed by unit */
+int unit_in_query(const struct unit *u, const struct model_query *q);
+void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
+                  struct model_row *r);
+
+/* sites.c */
+void site_symbolize(struct model *m, struct site *s);
+uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g);
+uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group g);
+enum model_cache unit_cache(struct model *m, int proc, struct unit *u);
+/* Symbolized frames of the site of a stack (inline chain of its site address). */
+const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack);
+
+#endif

@@ -1,0 +1,202 @@
+/* Loaded modules of each process, which of them are looked through, and the call site
+ * of a stack: its innermost frame outside those modules. */
+#include "model_internal.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The CUDA stack, framework allocators, the loader and libc: a frame inside these is never
+ * where the program asked for memory. */
+static const char *const default_skips[] = {
+    "libcuda.so*", "libcudart*", "libcublas*", "libcudnn*", "libnccl*", "libcufft*", "libcurand*",
+    "libcusparse*", "libcusolver*", "libnvrtc*", "libnvJitLink*", "libcupti*", "libnvToolsExt*",
+    "libc10_cuda*", "libc10.so*", "libtorch_cuda*", "libcupy*", "*/cupy/*", "*/cupy_backends/*",
+    "*/jaxlib/*", "*xla_extension*", "libculeak*", "ld-linux*", "ld.so*", "libc.so*",
+    "libpthread*", "libdl.so*", "libstdc++*", "libgcc_s*",
+};
+
+static void add_globs(struct model *m, const char *list)
+{
+    if (!list)
+        return;
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n) {
+            char **g = realloc(m->skip_globs, (m->nskip + 1) * sizeof *g);
+            if (!g)
+                return;
+            m->skip_globs = g;
+            if ((g[m->nskip] = strndup(p, n)))
+                m->nskip++;
+        }
+        p += n + (comma ? 1 : 0);
+    }
+}
+
+void modules_configure(struct model *m)
+{
+    if (!m->opt.no_default_skips)
+        for (size_t i = 0; i < sizeof default_skips / sizeof *default_skips; i++)
+            add_globs(m, default_skips[i]);
+    add_globs(m, getenv("CULEAK_SKIP_MODULES"));
+    add_globs(m, m->opt.skip_modules);
+}
+
+static int glob_matches(const char *glob, const char *path, const char *name)
+{
+    return fnmatch(glob, strchr(glob, '/') ? path : name, 0) == 0;
+}
+
+static int classify_cache(const char *path, const char *name)
+{
+    if (fnmatch("libc10_cuda*", name, 0) == 0)
+        return MODEL_CACHE_PYTORCH;
+    if (strstr(path, "cupy/cuda/memory") || strstr(path, "cupy/cuda/_memory"))
+        return MODEL_CACHE_CUPY;
+    return MODEL_CACHE_NONE;
+}
+
+static uint32_t module_id(struct model *m, const char *path, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint32_t id = strpool_id(&m->module_paths, path, n);
+    if (id == UINT32_MAX)
+        return 0;
+    if (id >= m->modules_cap) {
+        size_t cap = m->modules_cap * 2;
+        while (cap <= id)
+            cap *= 2;
+        struct module_info *mi = realloc(m->modules, cap * sizeof *mi);
+        if (!mi)
+            return 0;
+        memset(mi + m->modules_cap, 0, (cap - m->modules_cap) * sizeof *mi);
+        m->modules = mi;
+        m->modules_cap = cap;
+    }
+    struct module_info *mi = &m->modules[id];
+    if (!mi->path) {
+        mi->path = strpool_intern(&m->strings, path, n);
+        if (!mi->path)
+            return 0;
+        const char *slash = strrchr(mi->path, '/');
+        mi->name = slash ? slash + 1 : mi->path;
+        for (size_t i = 0; i < m->nskip && !mi->skip; i++)
+            mi->skip = glob_matches(m->skip_globs[i], mi->path, mi->name);
+        mi->cache = classify_cache(mi->path, mi->name);
+    }
+    return id;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* A module loaded where another was: the newer one owns the addresses from now on. */
+static void drop_overlaps(struct process *p, uint64_t start, uint64_t end)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->nranges; i++)
+        if (p->ranges[i].end <= start || p->ranges[i].start >= end)
+            p->ranges[k++] = p->ranges[i];
+    p->nranges = k;
+}
+
+void modules_add(struct model *m, struct process *p, const struct culeak_modules *mods)
+{
+    for (size_t i = 0; i < mods->count; i++) {
+        const struct culeak_module *md = &mods->mod[i];
+        uint32_t id = module_id(m, md->path.p, md->path.n);
+        for (size_t s = 0; s < md->nseg; s++) {
+            uint64_t start = md->base + md->seg[s].vaddr, end = start + md->seg[s].memsz;
+            if (end <= start)
+                continue;
+            int same = 0;
+            for (size_t r = 0; r < p->nranges && !same; r++)
+                same = p->ranges[r].start == start && p->ranges[r].end == end && p->ranges[r].module == id;
+            if (same)
+                continue; /* MODULES repeats what is still loaded */
+            drop_overlaps(p, start, end);
+            if (p->nranges >= MODEL_MAX_RANGES)
+                return;
+            if (p->nranges == p->ranges_cap) {
+                size_t cap = p->ranges_cap ? p->ranges_cap * 2 : 64;
+                struct range *r = realloc(p->ranges, cap * sizeof *r);
+                if (!r)
+                    return;
+                p->ranges = r;
+                p->ranges_cap = cap;
+            }
+            p->ranges[p->nranges++] = (struct range){start, end, md->base, id};
+        }
+    }
+    qsort(p->ranges, p->nranges, sizeof *p->ranges, range_cmp);
+}
+
+const struct range *modules_find(const struct process *p, uint64_t ip)
+{
+    size_t lo = 0, hi = p->nranges;
+    while (lo < hi) { /* first range starting above ip */
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ranges[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct range *r = &p->ranges[lo - 1];
+    return ip < r->end ? r : NULL;
+}
+
+static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset)
+{
+    /* module-relative offsets stay far below 2^44; anything else goes to the exact map */
+    int packed = module != 0 && offset < (1ull << 44) && module < (1u << 20);
+    struct u64map *idx = packed ? &m->site_index : &m->site_index_abs;
+    uint64_t key = packed ? (uint64_t)module << 44 | offset : offset;
+    uint32_t s = u64map_get(idx, key);
+    if (s != UINT32_MAX)
+        return s;
+    if (m->nsites == m->sites_cap) {
+        size_t cap = m->sites_cap ? m->sites_cap * 2 : 256;
+        struct site *ns = realloc(m->sites, cap * sizeof *ns);
+        if (!ns)
+            return 0;
+        m->sites = ns;
+        m->sites_cap = cap;
+    }
+    struct site *st = &m->sites[m->nsites];
+    memset(st, 0, sizeof *st);
+    st->module = packed ? module : 0;
+    st->offset = offset;
+    for (int g = 0; g < MODEL_GROUP_COUNT; g++)
+        st->group_id[g] = MODEL_NO_ROW;
+    if (u64map_put(idx, key, (uint32_t)m->nsites) != 0)
+        return 0;
+    return (uint32_t)m->nsites++;
+}
+
+uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack)
+{
+    if (m->nsites == 0)
+        site_intern(m, 0, 0); /* site 0: the empty stack */
+    if (stack == 0 || stack >= p->nframes)
+        return 0;
+    uint64_t leaf_ip = p->ip[stack];
+    uint64_t id = stack;
+    for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        const struct range *r = modules_find(p, p->ip[id]);
+        if (r && m->modules[r->module].skip)
+            continue;
+        return r ? site_intern(m, r->module, p->ip[id] - r->bias) : site_intern(m, 0, p->ip[id]);
+    }
+    /* every frame is inside looked-through modules: the innermost one is all we know */
+    const struct range *r = modules_find(p, leaf_ip);
+    return r ? site_intern(m, r->module, leaf_ip - r->bias) : site_intern(m, 0, leaf_ip);
+}

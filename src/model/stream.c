@@ -1,0 +1,243 @@
+/* Streams: one decoder per connection or file, whose callbacks apply records to the
+ * model. */
+#include "model_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct model_stream {
+    struct model *m;
+    struct process *p;
+    struct culeak_sink sink;
+    struct culeak_decoder dec;
+    char error[320];
+};
+
+/* Environment variables launchers use for a process's rank, most specific first. */
+static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
+
+static int parse_rank(const struct culeak_hello *h)
+{
+    for (size_t v = 0; v < sizeof rank_vars / sizeof *rank_vars; v++) {
+        size_t kl = strlen(rank_vars[v]);
+        for (size_t i = 0; i < h->nenv; i++) {
+            const struct culeak_str *e = &h->env[i];
+            if (e->n > kl + 1 && e->n < kl + 12 && memcmp(e->p, rank_vars[v], kl) == 0 && e->p[kl] == '=') {
+                long r = 0;
+                size_t j = kl + 1;
+                for (; j < e->n && e->p[j] >= '0' && e->p[j] <= '9'; j++)
+                    r = r * 10 + (e->p[j] - '0');
+                if (j == e->n)
+                    return (int)r;
+            }
+        }
+    }
+    return -1;
+}
+
+static int on_hello(void *ctx, const struct culeak_hello *h)
+{
+    struct model_stream *s = ctx;
+    struct model *m = s->m;
+    struct process *p = model_add_process(m);
+    if (!p) {
+        snprintf(s->error, sizeof s->error, "too many processes (or out of memory)");
+        return -1;
+    }
+    s->p = p;
+    p->pub.pid = h->pid;
+    p->pub.ppid = h->ppid;
+    p->pub.start_realtime_ns = h->realtime_ns;
+    p->pub.start_monotonic_ns = h->monotonic_ns;
+    p->pub.last_t_ns = h->monotonic_ns;
+    const char *host = strpool_intern(&m->strings, h->host.p ? h->host.p : "", h->host.n);
+    const char *exe = strpool_intern(&m->strings, h->exe.p ? h->exe.p : "", h->exe.n);
+    p->pub.host = host ? host : "";
+    p->pub.exe = exe ? exe : "";
+    p->pub.rank = parse_rank(h);
+    p->pub.argv = calloc(h->argc + 1, sizeof *p->pub.argv);
+    if (p->pub.argv) {
+        for (size_t i = 0; i < h->argc; i++) {
+            const char *a = strpool_intern(&m->strings, h->argv[i].p ? h->argv[i].p : "", h->argv[i].n);
+            if (!a)
+                break;
+            p->pub.argv[p->pub.argc++] = (char *)a;
+        }
+    }
+    if (m->obs.hello)
+        m->obs.hello(m->obs.ctx, p->pub.index);
+    return 0;
+}
+
+static int on_modules(void *ctx, const struct culeak_modules *mods)
+{
+    struct model_stream *s = ctx;
+    modules_add(s->m, s->p, mods);
+    return 0;
+}
+
+static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct model_stream *s = ctx;
+    if (apply_frame(s->m, s->p, id, parent, ip) != 0) {
+        snprintf(s->error, sizeof s->error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int on_event(void *ctx, const struct culeak_event *e)
+{
+    struct model_stream *s = ctx;
+    apply_event(s->m, s->p, e);
+    return 0;
+}
+
+static int on_mark(void *ctx, const struct culeak_mark *mk)
+{
+    struct model_stream *s = ctx;
+    struct model *m = s->m;
+    apply_mark(m, s->p, mk);
+    if (m->obs.mark)
+        m->obs.mark(m->obs.ctx, s->p->pub.index, mk);
+    if (m->stop_label && mk->label.n == strlen(m->stop_label) &&
+        memcmp(mk->label.p, m->stop_label, mk->label.n) == 0)
+        return MODEL_FEED_STOPPED;
+    return 0;
+}
+
+static int on_exit_record(void *ctx, const struct culeak_exit *x)
+{
+    struct model_stream *s = ctx;
+    if (s->m->seq_triggers) /* snapshots "after seq N" for the last N */
+        snapshots_on_seq(s->m, s->p, s->p->pub.last_seq + 1);
+    s->p->pub.exited = 1;
+    s->p->pub.exit_reason = x->reason;
+    s->p->pub.last_t_ns = x->t_ns;
+    if (s->m->obs.exit)
+        s->m->obs.exit(s->m->obs.ctx, s->p->pub.index);
+    return 0;
+}
+
+static int on_note(void *ctx, struct culeak_str text)
+{
+    struct model_stream *s = ctx;
+    s->p->pub.notes++;
+    const char *t = strpool_intern(&s->m->strings, text.p ? text.p : "", text.n);
+    if (t)
+        s->p->pub.last_note = t;
+    if (s->m->obs.note)
+        s->m->obs.note(s->m->obs.ctx, s->p->pub.index, text.p, text.n);
+    return 0;
+}
+
+struct model_stream *model_stream_open(struct model *m)
+{
+    struct model_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->m = m;
+    s->sink = (struct culeak_sink){
+        .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
+        .mark = on_mark, .exit = on_exit_record, .note = on_note,
+    };
+    culeak_decoder_init(&s->dec, &s->sink, 1);
+    return s;
+}
+
+const struct culeak_sink *model_stream_sink(struct model_stream *s) { return &s->sink; }
+
+int model_stream_feed(struct model_stream *s, const void *bytes, size_t n)
+{
+    int rc = culeak_decoder_feed(&s->dec, bytes, n);
+    if (rc == MODEL_FEED_STOPPED)
+        return MODEL_FEED_STOPPED;
+    if (rc != 0) {
+        if (!s->error[0])
+            snprintf(s->error, sizeof s->error, "%s", s->dec.error[0] ? s->dec.error : "stream error");
+        if (s->p)
+            s->p->pub.corrupt = 1;
+        return MODEL_FEED_CORRUPT;
+    }
+    return MODEL_FEED_OK;
+}
+
+int model_stream_finish(struct model_stream *s)
+{
+    if (culeak_decoder_finish(&s->dec) == 0)
+        return 0;
+    snprintf(s->error, sizeof s->error, "%s", s->dec.error);
+    if (s->p)
+        s->p->pub.truncated = 1;
+    return 1;
+}
+
+const char *model_stream_error(const struct model_stream *s) { return s->error; }
+
+int model_stream_process(const struct model_stream *s) { return s->p ? s->p->pub.index : -1; }
+
+void model_stream_close(struct model_stream *s)
+{
+    if (!s)
+        return;
+    culeak_decoder_free(&s->dec);
+    free(s);
+}
+
+int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct model_stream *s = model_stream_open(m);
+    if (!s) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    enum { CHUNK = 1 << 16 };
+    uint8_t *chunk = malloc(CHUNK);
+    if (!chunk) {
+        close(fd);
+        model_stream_close(s);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(s->error, sizeof s->error, "read error: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (n == 0) {
+            rc = model_stream_finish(s);
+            break;
+        }
+        int f = model_stream_feed(s, chunk, (size_t)n);
+        if (f == MODEL_FEED_STOPPED) {
+            rc = 2;
+            break;
+        }
+        if (f != MODEL_FEED_OK) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 1 || rc == -1)
+        snprintf(err, errlen, "%s: %s", path, s->error);
+    free(chunk);
+    close(fd);
+    model_stream_close(s);
+    return rc;
+}

@@ -1,0 +1,254 @@
+/* libdwfl symbolizer with per-module handles and a per-(module, offset) cache. */
+#include "symbols.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sym_module {
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    int opened; /* tried already (mod may still be NULL: file missing or not ELF) */
+};
+
+struct cache_slot {
+    uint64_t key_off;
+    uint32_t key_mod; /* module id + 1; 0 empty */
+    struct sym_result *res;
+};
+
+struct symbolizer {
+    struct strpool *pool;
+    struct sym_module *mods;
+    size_t nmods;
+    struct cache_slot *cache;
+    size_t ncache, cached;
+    char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+    int demangle_tried;
+    struct sym_frame scratch[64];
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+};
+
+struct symbolizer *symbolizer_new(struct strpool *pool)
+{
+    struct symbolizer *s = calloc(1, sizeof *s);
+    if (s)
+        s->pool = pool;
+    return s;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nmods; i++)
+        if (s->mods[i].dwfl)
+            dwfl_end(s->mods[i].dwfl);
+    for (size_t i = 0; i < s->ncache; i++)
+        if (s->cache[i].res) {
+            free(s->cache[i].res->frames);
+            free(s->cache[i].res);
+        }
+    free(s->cache);
+    free(s->mods);
+    free(s);
+}
+
+const char *symbolizer_demangle(struct symbolizer *s, const char *name)
+{
+    if (!name)
+        return NULL;
+    if (name[0] == '_' && name[1] == 'Z') {
+        if (!s->demangle_tried) {
+            s->demangle_tried = 1;
+            /* libstdc++ is not linked in: borrow its demangler only when it is installed */
+            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+            if (h)
+                *(void **)&s->cxa_demangle = dlsym(h, "__cxa_demangle");
+        }
+        if (s->cxa_demangle) {
+            int status = 0;
+            char *d = s->cxa_demangle(name, NULL, NULL, &status);
+            if (d && status == 0) {
+                const char *r = strpool_intern(s->pool, d, strlen(d));
+                free(d);
+                return r;
+            }
+            free(d);
+        }
+    }
+    return strpool_intern(s->pool, name, strlen(name));
+}
+
+static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const char *path)
+{
+    if (id >= s->nmods) {
+        size_t n = s->nmods ? s->nmods : 16;
+        while (n <= id)
+            n *= 2;
+        struct sym_module *m = realloc(s->mods, n * sizeof *m);
+        if (!m)
+            return NULL;
+        memset(m + s->nmods, 0, (n - s->nmods) * sizeof *m);
+        s->mods = m;
+        s->nmods = n;
+    }
+    struct sym_module *m = &s->mods[id];
+    if (!m->opened) {
+        m->opened = 1;
+        if (path && path[0] == '/' && (m->dwfl = dwfl_begin(&callbacks))) {
+            m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, false);
+            dwfl_report_end(m->dwfl, NULL, NULL);
+        }
+    }
+    return m;
+}
+
+/* The name of a subprogram or inlined instance: the linkage name (demangled) when there
+ * is one, since DW_AT_name lacks the C++ scope. */
+static const char *die_function_name(struct symbolizer *s, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+        name = dwarf_formstring(&attr);
+    if (!name)
+        name = dwarf_diename(die);
+    return name ? symbolizer_demangle(s, name) : NULL;
+}
+
+static const char *intern_or_null(struct symbolizer *s, const char *str)
+{
+    return str ? strpool_intern(s->pool, str, strlen(str)) : NULL;
+}
+
+/* Fills s->scratch with the frames of one address; returns how many. */
+static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off)
+{
+    struct sym_frame *f = s->scratch;
+    memset(f, 0, sizeof *f);
+    if (!m || !m->mod)
+        return 1;
+    Dwarf_Addr addr = off;
+    GElf_Sym sym;
+    GElf_Off sym_off = 0;
+    const char *symname = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
+    f[0].function = symbolizer_demangle(s, symname);
+    f[0].function_offset = sym_off;
+    Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
+    if (line) {
+        int lineno = 0;
+        const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+        f[0].file = intern_or_null(s, file);
+        f[0].line = lineno > 0 ? (unsigned)lineno : 0;
+    }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, &bias);
+    if (!cudie)
+        return 1;
+    Dwarf_Die *scopes = NULL;
+    int nscopes = dwarf_getscopes(cudie, addr - bias, &scopes);
+    unsigned n = 1;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    /* scopes[0] is innermost. Each inlined_subroutine names the function of frame n-1
+     * and gives, through DW_AT_call_file/line, the location in the frame around it. */
+    for (int i = 0; i < nscopes && n < sizeof s->scratch / sizeof *s->scratch; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+            continue;
+        const char *fn = die_function_name(s, &scopes[i]);
+        if (fn) {
+            f[n - 1].function = fn;
+            f[n - 1].function_offset = 0;
+        }
+        if (tag == DW_TAG_subprogram)
+            break;
+        /* inlined: the caller is the next frame */
+        struct sym_frame *caller = &f[n];
+        memset(caller, 0, sizeof *caller);
+        f[n - 1].inlined = 1;
+        Dwarf_Attribute attr;
+        Dwarf_Word w;
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+            caller->line = (unsigned)w;
+        if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0) {
+            if (!files)
+                dwarf_getsrcfiles(cudie, &files, &nfiles);
+            if (files && w < nfiles)
+                caller->file = intern_or_null(s, dwarf_filesrc(files, w, NULL, NULL));
+        }
+        n++;
+    }
+    free(scopes);
+    /* an inline chain cut short (no enclosing subprogram found) keeps the symtab name */
+    if (!f[n - 1].function && n > 1)
+        f[n - 1].function = f[0].function;
+    return n;
+}
+
+static uint64_t cache_hash(uint32_t mod, uint64_t off)
+{
+    uint64_t h = off * 0x9e3779b97f4a7c15ull ^ ((uint64_t)mod << 32 | mod);
+    return h ^ (h >> 29);
+}
+
+static int cache_grow(struct symbolizer *s)
+{
+    size_t n = s->ncache ? s->ncache * 2 : 1024;
+    struct cache_slot *c = calloc(n, sizeof *c);
+    if (!c)
+        return -1;
+    for (size_t i = 0; i < s->ncache; i++) {
+        if (!s->cache[i].key_mod)
+            continue;
+        size_t j = (size_t)cache_hash(s->cache[i].key_mod, s->cache[i].key_off) & (n - 1);
+        while (c[j].key_mod)
+            j = (j + 1) & (n - 1);
+        c[j] = s->cache[i];
+    }
+    free(s->cache);
+    s->cache = c;
+    s->ncache = n;
+    return 0;
+}
+
+const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module_id, const char *path,
+                                           uint64_t offset)
+{
+    if ((s->cached + 1) * 2 > s->ncache && cache_grow(s) != 0)
+        return NULL;
+    uint32_t key = module_id + 1;
+    size_t mask = s->ncache - 1, j = (size_t)cache_hash(key, offset) & mask;
+    for (; s->cache[j].key_mod; j = (j + 1) & mask)
+        if (s->cache[j].key_mod == key && s->cache[j].key_off == offset)
+            return s->cache[j].res;
+    struct sym_module *m = module_handle(s, module_id, path);
+    unsigned n = resolve(s, m, offset);
+    struct sym_result *r = malloc(sizeof *r);
+    struct sym_frame *frames = malloc(n * sizeof *frames);
+    if (!r || !frames) {
+        free(r);
+        free(frames);
+        return NULL;
+    }
+    memcpy(frames, s->scratch, n * sizeof *frames);
+    r->n = n;
+    r->frames = frames;
+    s->cache[j].key_mod = key;
+    s->cache[j].key_off = offset;
+    s->cache[j].res = r;
+    s->cached++;
+    return r;
+}

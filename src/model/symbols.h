@@ -1,0 +1,38 @@
+/* Out-of-process symbolization with elfutils libdwfl: each module (by path) is opened
+ * once at bias 0 and asked about module-relative offsets, so one cache serves every
+ * process that loaded it. Results (function, file:line, inline chain, demangled) are
+ * cached per (module, offset). */
+#ifndef CULEAK_SYMBOLS_H
+#define CULEAK_SYMBOLS_H
+
+#include "strpool.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_frame {
+    const char *function;     /* NULL when unknown */
+    uint64_t function_offset; /* from the symbol table, when there is no DWARF */
+    const char *file;         /* NULL when unknown */
+    unsigned line;
+    int inlined;              /* inlined into the next frame */
+};
+
+struct sym_result {
+    unsigned n;               /* >= 1 */
+    struct sym_frame *frames; /* innermost first */
+};
+
+struct symbolizer;
+
+/* Strings are interned in pool (shared with the caller, so they compare by pointer). */
+struct symbolizer *symbolizer_new(struct strpool *pool);
+void symbolizer_free(struct symbolizer *s);
+/* module_id: the caller's dense id for path. Never NULL except out of memory. */
+const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module_id, const char *path,
+                                           uint64_t offset);
+/* Demangles C++ names (via libstdc++'s __cxa_demangle when it can be loaded); returns an
+ * interned string, or name itself interned. */
+const char *symbolizer_demangle(struct symbolizer *s, const char *name);
+
+#endif

@@ -1,0 +1,276 @@
+/* The site table: units (process, stack, kind) summed into rows of a grouping, from a
+ * source (now, leaks, peak, snapshot, failure), filtered and sorted. */
+#include "model_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
+static void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
+                       const struct state_item *dense, uint64_t *bytes, uint64_t *count)
+{
+    switch (src) {
+    case MODEL_SOURCE_LEAKS:
+        *bytes = u->live_bytes + u->reset_bytes;
+        *count = u->live_count + u->reset_count;
+        break;
+    case MODEL_SOURCE_PEAK:
+        *bytes = u->at_peak_epoch == p->peak_epoch ? u->at_peak_bytes : u->live_bytes;
+        *count = u->at_peak_epoch == p->peak_epoch ? u->at_peak_count : u->live_count;
+        break;
+    case MODEL_SOURCE_SNAPSHOT:
+    case MODEL_SOURCE_FAILURE:
+        *bytes = dense ? dense[ui].bytes : 0;
+        *count = dense ? dense[ui].count : 0;
+        break;
+    default:
+        *bytes = u->live_bytes;
+        *count = u->live_count;
+        break;
+    }
+}
+
+/* The state a snapshot or failure holds for a process, or NULL. */
+static const struct state *source_state(const struct model *m, const struct model_query *q, int proc)
+{
+    if (q->source == MODEL_SOURCE_SNAPSHOT) {
+        int i = model_snapshot_find(m, q->snapshot ? q->snapshot : "");
+        if (i < 0 || proc >= m->snaps[i].nparts || !m->snaps[i].parts[proc].present)
+            return NULL;
+        return &m->snaps[i].parts[proc];
+    }
+    if (q->failure < 0 || (size_t)q->failure >= m->nfailures)
+        return NULL;
+    const struct failure_rec *f = &m->failures[q->failure];
+    return f->pub.proc == proc && f->pub.has_state ? &f->state : NULL;
+}
+
+struct state_item *state_dense(const struct state *st, size_t nunits)
+{
+    struct state_item *d = calloc(nunits ? nunits : 1, sizeof *d);
+    if (!d)
+        return NULL;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->items[i].unit < nunits)
+            d[st->items[i].unit] = st->items[i];
+    return d;
+}
+
+int unit_in_query(const struct unit *u, const struct model_query *q)
+{
+    return q->kinds ? (q->kinds >> u->kind & 1) != 0 : culeak_kind_is_memory(u->kind);
+}
+
+void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
+                  struct model_row *r)
+{
+    struct site *s = &m->sites[g == MODEL_GROUP_SITE ? id : rep ? rep->site : 0];
+    site_symbolize(m, s);
+    r->module = m->modules[s->module].path;
+    const struct sym_frame *f = s->sym ? &s->sym->frames[0] : NULL;
+    r->function = f ? f->function : NULL;
+    r->file = f ? f->file : NULL;
+    r->line = f ? f->line : 0;
+    r->proc = -1;
+    switch (g) {
+    case MODEL_GROUP_SITE:
+        r->text = s->text;
+        break;
+    case MODEL_GROUP_STACK:
+        r->text = s->text;
+        r->proc = rep_proc;
+        r->stack = rep ? rep->stack : 0;
+        break;
+    default:
+        r->text = id < m->group_keys[g].count ? strpool_get(&m->group_keys[g], id) : "?";
+        break;
+    }
+}
+
+static struct model_row *row_for(struct u64map *index, struct model_table *t, size_t *cap, uint64_t **rep_bytes,
+                                 uint64_t key, uint32_t id)
+{
+    uint32_t r = u64map_get(index, key);
+    if (r != UINT32_MAX)
+        return &t->rows[r];
+    if (t->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        struct model_row *nr = realloc(t->rows, nc * sizeof *nr);
+        if (!nr)
+            return NULL;
+        t->rows = nr;
+        uint64_t *rb = realloc(*rep_bytes, nc * sizeof *rb);
+        if (!rb)
+            return NULL;
+        *rep_bytes = rb;
+        *cap = nc;
+    }
+    if (u64map_put(index, key, (uint32_t)t->n) != 0)
+        return NULL;
+    struct model_row *row = &t->rows[t->n];
+    memset(row, 0, sizeof *row);
+    row->id = id;
+    row->stack_proc = -1;
+    (*rep_bytes)[t->n] = 0;
+    t->n++;
+    return row;
+}
+
+static int matches_filter(const struct model_row *r, const char *filter)
+{
+    return !filter || !*filter || (r->text && strcasestr(r->text, filter)) ||
+           (r->module && strcasestr(r->module, filter)) || (r->function && strcasestr(r->function, filter));
+}
+
+int model_table_build(struct model *m, const struct model_query *q, struct model_table *t)
+{
+    memset(t, 0, sizeof *t);
+    t->group = q->group;
+    if ((unsigned)q->group >= MODEL_GROUP_COUNT)
+        return -1;
+    struct u64map index;
+    u64map_init(&index);
+    size_t cap = 0;
+    uint64_t *rep_bytes = NULL;
+    struct unit **rep = NULL; /* representative unit per row, filled as rows appear */
+    int *rep_proc = NULL;
+    size_t rep_cap = 0;
+    int rc = 0;
+    for (int i = 0; i < m->nprocs && rc == 0; i++) {
+        if (q->proc != MODEL_ALL && q->proc != i)
+            continue;
+        struct process *p = m->procs[i];
+        struct state_item *dense = NULL;
+        if (q->source == MODEL_SOURCE_SNAPSHOT || q->source == MODEL_SOURCE_FAILURE) {
+            const struct state *st = source_state(m, q, i);
+            if (!st)
+                continue;
+            if (!(dense = state_dense(st, p->nunits))) {
+                rc = -1;
+                break;
+            }
+        }
+        for (size_t ui = 0; ui < p->nunits; ui++) {
+            struct unit *u = &p->units[ui];
+            if (!unit_in_query(u, q))
+                continue;
+            uint64_t bytes, count;
+            unit_value(p, u, ui, q->source, dense, &bytes, &count);
+            enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
+            uint32_t id = unit_row_id(m, i, u, q->group);
+            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, (uint64_t)id << 3 | cache, id);
+            if (!r) {
+                rc = -1;
+                break;
+            }
+            size_t ri = (size_t)(r - t->rows);
+            if (ri >= rep_cap) {
+                size_t nc = cap;
+                struct unit **nr = realloc(rep, nc * sizeof *nr);
+                int *np = nr ? realloc(rep_proc, nc * sizeof *np) : NULL;
+                if (nr)
+                    rep = nr;
+                if (!nr || !np) {
+                    rc = -1;
+                    break;
+                }
+                rep_proc = np;
+                rep_cap = nc;
+            }
+            if (r->nstacks == 0 || bytes > rep_bytes[ri]) {
+                rep[ri] = u;
+                rep_proc[ri] = i;
+                rep_bytes[ri] = bytes;
+            }
+            r->cache = cache;
+            r->live_bytes += bytes;
+            r->live_count += count;
+            r->peak_bytes += u->peak_bytes;
+            r->allocs += u->allocs;
+            r->frees += u->frees;
+            r->failed += u->failed;
+            r->failed_bytes += u->failed_bytes;
+            r->reset_bytes += u->reset_bytes;
+            r->reset_count += u->reset_count;
+            if (u->first_t && (!r->first_t_ns || u->first_t < r->first_t_ns))
+                r->first_t_ns = u->first_t;
+            if (u->last_t > r->last_t_ns)
+                r->last_t_ns = u->last_t;
+            r->kinds |= 1u << u->kind;
+            r->nstacks++;
+        }
+        free(dense);
+    }
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < t->n; i++) {
+        struct model_row *r = &t->rows[i];
+        row_describe(m, q->group, r->id, rep_proc[i], rep[i], r);
+        r->stack = rep[i]->stack;
+        r->stack_proc = rep_proc[i];
+        if (q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL) {
+            /* sites keep exact peaks per kind across processes */
+            uint64_t peak = 0;
+            for (unsigned kd = 0; kd < CULEAK_KIND_COUNT; kd++)
+                if (r->kinds >> kd & 1)
+                    peak += m->sites[r->id].peak[kd];
+            r->peak_bytes = peak;
+        }
+        if (q->only_live && r->live_count == 0 && r->live_bytes == 0)
+            continue;
+        if (!matches_filter(r, q->filter))
+            continue;
+        t->total_bytes += r->live_bytes;
+        t->total_count += r->live_count;
+        t->rows[k++] = *r;
+    }
+    t->n = rc == 0 ? k : 0;
+    free(rep_bytes);
+    free(rep);
+    free(rep_proc);
+    u64map_free(&index);
+    if (rc == 0)
+        model_table_sort(t, q->sort, q->ascending);
+    return rc;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+
+static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+
+static int row_cmp(const void *pa, const void *pb, void *arg)
+{
+    const struct model_row *a = pa, *b = pb;
+    int f = *(const int *)arg, asc = ((const int *)arg)[1], c;
+    switch (f) {
+    case MODEL_FIELD_LIVE_COUNT: c = cmp_u64(a->live_count, b->live_count); break;
+    case MODEL_FIELD_PEAK_BYTES: c = cmp_u64(a->peak_bytes, b->peak_bytes); break;
+    case MODEL_FIELD_ALLOCS: c = cmp_u64(a->allocs, b->allocs); break;
+    case MODEL_FIELD_FREES: c = cmp_u64(a->frees, b->frees); break;
+    case MODEL_FIELD_FAILED: c = cmp_u64(a->failed, b->failed); break;
+    case MODEL_FIELD_FIRST_SEEN: c = cmp_u64(a->first_t_ns, b->first_t_ns); break;
+    case MODEL_FIELD_LAST_SEEN: c = cmp_u64(a->last_t_ns, b->last_t_ns); break;
+    case MODEL_FIELD_TEXT: c = cmp_str(a->text, b->text); break;
+    case MODEL_FIELD_MODULE: c = cmp_str(a->module, b->module); break;
+    case MODEL_FIELD_ID: c = cmp_u64(a->id, b->id); break;
+    default: c = cmp_u64(a->live_bytes, b->live_bytes); break;
+    }
+    if (!asc)
+        c = -c;
+    if (c == 0) /* stable order for equal keys: by id, then cache class */
+        c = a->id != b->id ? cmp_u64(a->id, b->id) : (int)a->cache - (int)b->cache;
+    return c;
+}
+
+void model_table_sort(struct model_table *t, enum model_field f, int ascending)
+{
+    int arg[2] = {(int)f, ascending};
+    if (t->n > 1)
+        qsort_r(t->rows, t->n, sizeof *t->rows, row_cmp, arg);
+}
+
+void model_table_free(struct model_table *t)
+{
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
