@@ -1,0 +1,164 @@
+/* Single-purpose scenarios: leaks, OOM, cuMemFree(0)/cudaFree(0), context teardown,
+ * marks, the 32-bit v1 entry points, cudaDeviceReset. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_shim_harness.h"
+#include "../fakecuda/scenarios.h"
+
+static char dir[64];
+static struct th_rec rec;
+static struct th_run run;
+
+static void record(const char *client, const char *const *args, const char *const *env)
+{
+    assert_int_equal(th_record(&rec, &run, dir, client, args, env, 1), 0);
+    assert_true(th_exited_ok(&run));
+    if (rec.rc != 0)
+        fail_msg("%s %s: decode %d: %s", client, args[0], rec.rc, rec.err);
+}
+
+static int setup(void **s) { return th_mkdtemp(dir, sizeof dir) ? 0 : -1; }
+static int teardown(void **s)
+{
+    th_rmdir(dir);
+    return 0;
+}
+static int after(void **s)
+{
+    th_rec_free(&rec);
+    return 0;
+}
+
+static void test_leak(void **s)
+{
+    const char *args[] = {"leak", "5", "1048576", NULL};
+    record("client_static", args, NULL);
+    assert_int_equal(rec.nev, 5);
+    for (size_t i = 0; i < rec.nev; i++) {
+        assert_int_equal(rec.ev[i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(rec.ev[i].size, 1048576);
+        for (size_t j = 0; j < i; j++)
+            assert_int_not_equal(rec.ev[i].addr, rec.ev[j].addr);
+    }
+    assert_int_equal(th_count(&rec, -1, CULEAK_OP_FREE), 0);
+}
+
+static void check_oom(const char *client, int api)
+{
+    const char *args[] = {"oom", NULL};
+    const char *env[] = {"FAKECUDA_MEM_BYTES=1048576", NULL};
+    record(client, args, env);
+    assert_non_null(strstr(run.out, "oom result=2"));
+    assert_int_equal(rec.nev, 1); /* a failed allocation is reported, once */
+    assert_int_equal(rec.ev[0].api, api);
+    assert_int_equal(rec.ev[0].op, CULEAK_OP_ALLOC);
+    assert_int_equal(rec.ev[0].size, SZ_OOM);
+    assert_int_equal(rec.ev[0].result, 2); /* CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation */
+}
+
+static void test_oom_driver(void **s) { check_oom("client_static", CULEAK_API_CU_MEM_ALLOC); }
+static void test_oom_runtime(void **s) { check_oom("client_runtime", CULEAK_API_CUDA_MALLOC); }
+
+/* only the real pair that follows the free(0) is seen */
+static void check_free0(const char *client, int alloc_api, int free_api)
+{
+    const char *args[] = {"free0", NULL};
+    record(client, args, NULL);
+    assert_int_equal(rec.nev, 2);
+    assert_int_equal(rec.ev[0].api, alloc_api);
+    assert_int_equal(rec.ev[0].size, SZ_ALLOC);
+    assert_int_equal(rec.ev[1].api, free_api);
+    assert_int_equal(rec.ev[1].addr, rec.ev[0].addr);
+}
+
+static void test_free0_driver(void **s) { check_free0("client_static", CULEAK_API_CU_MEM_ALLOC, CULEAK_API_CU_MEM_FREE); }
+static void test_free0_runtime(void **s) { check_free0("client_runtime", CULEAK_API_CUDA_MALLOC, CULEAK_API_CUDA_FREE); }
+
+static void test_ctxdestroy(void **s)
+{
+    const char *args[] = {"ctxdestroy", NULL};
+    record("client_static", args, NULL);
+    assert_non_null(strstr(run.out, "live_bytes=0"));
+    assert_int_equal(rec.nev, 8);
+    const struct culeak_event *e = rec.ev;
+    assert_int_equal(e[0].op, CULEAK_OP_CTX_CREATE);
+    assert_int_equal(e[0].api, CULEAK_API_CU_CTX_CREATE);
+    assert_int_not_equal(e[0].addr, 0);
+    assert_int_equal(e[0].device, 0);
+    for (int i = 1; i <= 3; i++) {
+        assert_int_equal(e[i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(e[i].size, SZ_CTX);
+        assert_int_equal(e[i].ctx, e[0].addr); /* allocated in the created context */
+    }
+    assert_int_equal(e[4].op, CULEAK_OP_FREE_ALL);
+    assert_int_equal(e[4].api, CULEAK_API_CU_CTX_DESTROY);
+    assert_int_equal(e[4].ctx, e[0].addr);
+    assert_int_equal(e[4].device, 0);
+    for (int i = 5; i <= 6; i++) {
+        assert_int_equal(e[i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_not_equal(e[i].ctx, e[0].addr);
+    }
+    assert_int_equal(e[7].op, CULEAK_OP_FREE_ALL);
+    assert_int_equal(e[7].api, CULEAK_API_CU_DEVICE_PRIMARY_CTX_RESET);
+    assert_int_equal(e[7].device, 0);
+}
+
+/* cudaDeviceReset is one event named after it (not also the driver release underneath) */
+static void test_device_reset(void **s)
+{
+    const char *args[] = {"reset", NULL};
+    record("client_runtime", args, NULL);
+    assert_int_equal(rec.nev, 3);
+    assert_int_equal(th_count(&rec, CULEAK_API_CUDA_MALLOC, CULEAK_OP_ALLOC), 2);
+    assert_int_equal(rec.ev[2].api, CULEAK_API_CUDA_DEVICE_RESET);
+    assert_int_equal(rec.ev[2].op, CULEAK_OP_FREE_ALL);
+    assert_int_equal(rec.ev[2].device, 0);
+}
+
+/* marks share the sequence with events: M A F, three times */
+static void test_marks(void **s)
+{
+    const char *args[] = {"mark", "3", NULL};
+    record("client_static", args, NULL);
+    assert_int_equal(rec.nmark, 3);
+    assert_int_equal(rec.nev, 6);
+    for (int i = 0; i < 3; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "iteration %d", i);
+        assert_string_equal(rec.mark[i].label, want);
+        assert_int_equal(rec.mark[i].seq, (uint64_t)(3 * i + 1));
+        assert_int_equal(rec.ev[2 * i].seq, (uint64_t)(3 * i + 2));
+        assert_int_equal(rec.ev[2 * i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(rec.ev[2 * i + 1].seq, (uint64_t)(3 * i + 3));
+        assert_int_equal(rec.mark[i].tid, rec.ev[2 * i].tid);
+    }
+}
+
+/* the v1 entry points take 32-bit pointers: wrapping them with the v2 ABI would corrupt
+ * the upper half; the program must run exactly as without the shim */
+static void test_v1_abi(void **s)
+{
+    const char *args[] = {"v1", NULL};
+    record("client_static", args, NULL);
+    assert_non_null(strstr(run.out, "client_static v1 ok"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_leak, after),
+        cmocka_unit_test_teardown(test_oom_driver, after),
+        cmocka_unit_test_teardown(test_oom_runtime, after),
+        cmocka_unit_test_teardown(test_free0_driver, after),
+        cmocka_unit_test_teardown(test_free0_runtime, after),
+        cmocka_unit_test_teardown(test_ctxdestroy, after),
+        cmocka_unit_test_teardown(test_device_reset, after),
+        cmocka_unit_test_teardown(test_marks, after),
+        cmocka_unit_test_teardown(test_v1_abi, after),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
