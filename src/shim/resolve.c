@@ -22,10 +22,14 @@ struct culeak_row culeak_rows[CULEAK_ROW_COUNT] = {
 #undef CULEAK_ROW_PLAIN
 };
 
+/* The lookup path runs inside sanitizer runtimes' own start-up (they dlsym through us
+ * before their shadow memory exists), so it is never instrumented. */
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn real_dlsym_ptr;
 
-void *culeak_real_dlsym(void *handle, const char *name)
+NO_SANITIZE void *culeak_real_dlsym(void *handle, const char *name)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_ptr, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -40,7 +44,7 @@ void *culeak_real_dlsym(void *handle, const char *name)
     return f(handle, name);
 }
 
-static struct link_map *module_of(const void *addr)
+NO_SANITIZE static struct link_map *module_of(const void *addr)
 {
     Dl_info info;
     struct link_map *lm = NULL;
@@ -51,7 +55,7 @@ static struct link_map *module_of(const void *addr)
 
 /* RTLD_NEXT on behalf of code in module `after`: the first definition in a module that
  * comes after it in load order. (The real RTLD_NEXT would search after the shim.) */
-static void *next_after(struct link_map *after, const char *name)
+NO_SANITIZE static void *next_after(struct link_map *after, const char *name)
 {
     for (struct link_map *lm = after ? after->l_next : NULL; lm; lm = lm->l_next) {
         if (!lm->l_name || !lm->l_name[0])
@@ -67,11 +71,11 @@ static void *next_after(struct link_map *after, const char *name)
     return NULL;
 }
 
-static int is_driver_row(int i) { return i < CULEAK_FIRST_RUNTIME; }
+NO_SANITIZE static int is_driver_row(int i) { return i < CULEAK_FIRST_RUNTIME; }
 
 /* Fills every unresolved driver row from the module that defines `fn`, a real driver
  * function; the driver stays loaded as long as we hold the handle. */
-static void bind_driver(void *fn)
+NO_SANITIZE static void bind_driver(void *fn)
 {
     static int bound;
     if (__atomic_load_n(&bound, __ATOMIC_ACQUIRE))
@@ -92,7 +96,7 @@ static void bind_driver(void *fn)
     __atomic_store_n(&bound, 1, __ATOMIC_RELEASE);
 }
 
-void *culeak_real(enum culeak_row_id id)
+NO_SANITIZE void *culeak_real(enum culeak_row_id id)
 {
     struct culeak_row *r = &culeak_rows[id];
     void *p = __atomic_load_n(&r->real, __ATOMIC_ACQUIRE);
@@ -111,7 +115,7 @@ void *culeak_real(enum culeak_row_id id)
     return p;
 }
 
-static int row_by_name(const char *name)
+NO_SANITIZE static int row_by_name(const char *name)
 {
     if (name[0] != 'c' || name[1] != 'u')
         return -1;
@@ -123,7 +127,7 @@ static int row_by_name(const char *name)
 
 /* The wrapper to hand out for `p`, a real function just looked up as row i (by name or
  * by identity), or p itself when it is not the row's real function. */
-static void *wrap(int i, void *p)
+NO_SANITIZE static void *wrap(int i, void *p)
 {
     struct culeak_row *r = &culeak_rows[i];
     if (p == r->hook)
@@ -135,11 +139,34 @@ static void *wrap(int i, void *p)
     return __atomic_load_n(&r->real, __ATOMIC_ACQUIRE) == p ? r->hook : p;
 }
 
-CULEAK_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+NO_SANITIZE static int loaded_before(const struct link_map *a, const struct link_map *b)
+{
+    for (const struct link_map *lm = b ? b->l_prev : NULL; lm; lm = lm->l_prev)
+        if (lm == a)
+            return 1;
+    return 0;
+}
+
+/* dlsym(RTLD_NEXT) for a caller: the real one would search after the shim instead. A
+ * caller loaded after the shim gets a walk of the modules after it; one loaded before
+ * (the program, an earlier preload) gets the shim's own definition, else the real
+ * RTLD_NEXT from here (modules between that caller and the shim are not searched). */
+NO_SANITIZE static void *rtld_next(const void *caller, const char *name)
+{
+    struct link_map *self = module_of((void *)&culeak_real), *from = module_of(caller);
+    if (from && self && from != self && !loaded_before(from, self))
+        return next_after(from, name);
+    int i = row_by_name(name);
+    if (i >= 0 && culeak_real((enum culeak_row_id)i))
+        return culeak_rows[i].hook;
+    return culeak_real_dlsym(RTLD_NEXT, name);
+}
+
+NO_SANITIZE CULEAK_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
 {
     void *p;
     if (handle == RTLD_NEXT)
-        p = next_after(module_of(__builtin_return_address(0)), name);
+        p = rtld_next(__builtin_return_address(0), name);
     else
         p = culeak_real_dlsym(handle, name);
     if (!p)
