@@ -1,0 +1,90 @@
+/* Stacks and modules: every event has a stack; FRAME ids grow by one from 1 and each
+ * names a parent already known (0 = root); events reference known frames; the MODULES
+ * map covers the client executable and every allocation's stack passes through it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_shim_harness.h"
+
+/* The module whose segments hold ip, or NULL. */
+static const struct th_module *module_of(const struct th_rec *r, uint64_t ip)
+{
+    for (size_t m = 0; m < r->nmod; m++)
+        for (size_t s = 0; s < r->mod[m].nseg; s++) {
+            uint64_t lo = r->mod[m].base + r->mod[m].seg[s].vaddr;
+            if (ip >= lo && ip < lo + r->mod[m].seg[s].memsz)
+                return &r->mod[m];
+        }
+    return NULL;
+}
+
+static const struct th_frame *frame(const struct th_rec *r, uint64_t id)
+{
+    return id >= 1 && id <= r->nframe ? &r->frame[id - 1] : NULL; /* ids are dense from 1 */
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void check(const char *client)
+{
+    char dir[64];
+    struct th_rec rec;
+    struct th_run run;
+    const char *args[] = {"families", NULL};
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    assert_int_equal(th_record(&rec, &run, dir, client, args, NULL, 0), 0);
+    assert_int_equal(rec.rc, 0);
+    assert_true(rec.nev > 0);
+    assert_true(rec.modules_records > 0);
+    assert_true(rec.nframe > 0);
+
+    for (size_t i = 0; i < rec.nframe; i++) {
+        assert_int_equal(rec.frame[i].id, i + 1);
+        assert_true(rec.frame[i].parent < rec.frame[i].id);
+        assert_int_not_equal(rec.frame[i].ip, 0);
+    }
+
+    char exe_suffix[64];
+    snprintf(exe_suffix, sizeof exe_suffix, "/%s", client);
+    int have_exe = 0;
+    for (size_t m = 0; m < rec.nmod; m++)
+        have_exe |= ends_with(rec.mod[m].path, exe_suffix);
+    if (!have_exe)
+        fail_msg("%s: no MODULES entry for the executable", client);
+
+    for (size_t i = 0; i < rec.nev; i++) {
+        const struct culeak_event *e = &rec.ev[i];
+        if (!e->stack || !frame(&rec, e->stack))
+            fail_msg("%s event %zu (%s): stack %llu unknown", client, i, culeak_api_name(e->api),
+                     (unsigned long long)e->stack);
+        /* the call site lies in the program, not only in the shim or the driver */
+        int in_exe = 0, depth = 0;
+        for (const struct th_frame *f = frame(&rec, e->stack); f && depth < 256; f = frame(&rec, f->parent), depth++) {
+            const struct th_module *mod = module_of(&rec, f->ip);
+            in_exe |= mod && ends_with(mod->path, exe_suffix);
+        }
+        if (!in_exe)
+            fail_msg("%s event %zu (%s): no frame in the executable", client, i, culeak_api_name(e->api));
+    }
+    th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
+static void test_static_stacks(void **s) { check("client_static"); }
+static void test_runtime_stacks(void **s) { check("client_runtime"); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_static_stacks),
+        cmocka_unit_test(test_runtime_stacks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
