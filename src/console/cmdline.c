@@ -78,8 +78,8 @@ const struct cmd_spec cmd_specs[] = {
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
-    {"quit", "q", ARG_NONE, "quit", "Leave the console. A paused job resumes; a running job keeps running\n"
-     "untraced by the console (use kill first to stop it)."},
+    {"quit", "q", ARG_NONE, "quit", "Leave the console. A paused job resumes first; a job still running loses its\n"
+     "terminal (SIGHUP)."},
 };
 const size_t cmd_nspecs = sizeof cmd_specs / sizeof *cmd_specs;
 

@@ -1,0 +1,533 @@
+/* The console's commands: one function per command, looked up by name or prefix. */
+#include "apis.h"
+#include "cmdline.h"
+#include "console.h"
+#include "fmt.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*cmd_fn)(struct console *c, int argc, char **argv);
+
+static void say(struct console *c, const char *line) { outbuf_add_line(&c->u.out, line); }
+
+static void c_help(struct console *c, int argc, char **argv)
+{
+    char line[1200];
+    if (argc > 1) {
+        int i = cmd_lookup(argv[1]);
+        if (i < 0) {
+            ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
+            return;
+        }
+        snprintf(line, sizeof line, "usage: %s", cmd_specs[i].usage);
+        say(c, line);
+        const char *h = cmd_specs[i].help;
+        while (*h) {
+            const char *nl = strchr(h, '\n');
+            size_t n = nl ? (size_t)(nl - h) : strlen(h);
+            snprintf(line, sizeof line, "  %.*s", (int)n, h);
+            say(c, line);
+            h += n + (nl != NULL);
+        }
+        ui_message(&c->u, 0, "%s: see the output pane", cmd_specs[i].usage);
+        return;
+    }
+    say(c, "commands (help COMMAND for details; unique prefixes work):");
+    for (size_t i = 0; i < cmd_nspecs; i++) {
+        const char *nl = strchr(cmd_specs[i].help, '\n');
+        int n = nl ? (int)(nl - cmd_specs[i].help) : (int)strlen(cmd_specs[i].help);
+        snprintf(line, sizeof line, "  %-34s %.*s", cmd_specs[i].usage, n, cmd_specs[i].help);
+        say(c, line);
+    }
+    say(c, "keys: Up/Down PgUp/PgDn Home/End move in the table; Shift-Tab (or F6) scrolls the output pane instead;");
+    say(c, "      Tab completes; Ctrl-P/Ctrl-N recall history; Ctrl-L redraws. Printable keys always type.");
+    ui_message(&c->u, 0, "the commands are listed in the output pane");
+    c->u.out_scroll = 0;
+}
+
+static double snap_now(struct console *c)
+{
+    if (!c->live && c->tl.pos && c->tl.pos <= c->tl.n)
+        return c->tl.v[c->tl.pos - 1].t;
+    return c->u.now;
+}
+
+static void c_snapshot(struct console *c, int argc, char **argv)
+{
+    char err[160], sz[32];
+    struct snapshot *s = snap_take(&c->u.snaps, &c->u.tr, argc > 1 ? argv[1] : NULL, snap_now(c), err, sizeof err);
+    if (!s) {
+        ui_message(&c->u, 1, "%s", err);
+        return;
+    }
+    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocations", s->name, fmt_size(sz, sizeof sz, s->live_bytes),
+               (unsigned long long)s->live_count);
+}
+
+static void c_snapshots(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    if (!c->u.snaps.n) {
+        ui_message(&c->u, 0, "no snapshots yet (snapshot [NAME])");
+        return;
+    }
+    say(c, "snapshots:");
+    for (size_t i = 0; i < c->u.snaps.n; i++) {
+        char line[256], sz[32], t[32];
+        const struct snapshot *s = &c->u.snaps.v[i];
+        snprintf(line, sizeof line, "  %-16s at %8s  %10s live in %llu allocations", s->name,
+                 fmt_duration(t, sizeof t, s->t), fmt_size(sz, sizeof sz, s->live_bytes),
+                 (unsigned long long)s->live_count);
+        say(c, line);
+    }
+    ui_message(&c->u, 0, "%zu snapshots listed in the output pane", c->u.snaps.n);
+}
+
+static void c_diff(struct console *c, int argc, char **argv)
+{
+    if (argc < 2) {
+        ui_message(&c->u, 1, "usage: diff A [B] | diff off");
+        return;
+    }
+    if (strcmp(argv[1], "off") == 0) {
+        c->u.diff_active = 0;
+        ui_message(&c->u, 0, "live table");
+        return;
+    }
+    struct snapshot *a = snap_find(&c->u.snaps, argv[1]);
+    struct snapshot *b = argc > 2 && strcmp(argv[2], "now") != 0 ? snap_find(&c->u.snaps, argv[2]) : NULL;
+    if (!a || (argc > 2 && strcmp(argv[2], "now") != 0 && !b)) {
+        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", !a ? argv[1] : argv[2]);
+        return;
+    }
+    c->u.diff_active = 1;
+    c->u.diff_a = (int)(a - c->u.snaps.v);
+    c->u.diff_b = b ? (int)(b - c->u.snaps.v) : -1;
+    c->u.sort = SORT_CHANGE;
+    c->u.sort_reverse = 0;
+    c->u.sel = 0;
+    c->u.sel_valid = 0;
+    ui_rows(&c->u);
+    int64_t total = 0;
+    for (size_t i = 0; i < c->u.nrows; i++)
+        total += c->u.rows[i].change;
+    char d[32];
+    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites (diff off: live table)", a->name, b ? b->name : "now",
+               fmt_delta(d, sizeof d, total), c->u.nrows);
+}
+
+static void c_autosnapshot(struct console *c, int argc, char **argv)
+{
+    double s;
+    if (argc < 2) {
+        ui_message(&c->u, 0, "autosnapshot: %s%s", c->autosnap_marks ? "at marks " : "",
+                   c->autosnap_every > 0 ? "periodic" : c->autosnap_marks ? "" : "off");
+        return;
+    }
+    if (strcmp(argv[1], "marks") == 0) {
+        c->autosnap_marks = 1;
+        ui_message(&c->u, 0, "a snapshot at every mark");
+    } else if (strcmp(argv[1], "off") == 0) {
+        c->autosnap_marks = 0;
+        c->autosnap_every = 0;
+        ui_message(&c->u, 0, "automatic snapshots off");
+    } else if (parse_seconds(argv[1], &s) == 0 && s > 0) {
+        c->autosnap_every = s;
+        c->next_autosnap = console_clock() + s;
+        ui_message(&c->u, 0, "a snapshot every %g s", s);
+    } else {
+        ui_message(&c->u, 1, "usage: autosnapshot marks|SECONDS|off");
+    }
+}
+
+static void c_break(struct console *c, int argc, char **argv)
+{
+    struct bp_spec spec;
+    char err[256];
+    if (bp_parse(argc - 1, argv + 1, &spec, err, sizeof err) != 0) {
+        ui_message(&c->u, 1, "%s", err);
+        return;
+    }
+    uint64_t id;
+    const char *s = spec.site[0] == '#' ? spec.site + 1 : spec.site;
+    long site = ui_find_site(&c->u, spec.site);
+    int by_id = parse_u64(s, &id) == 0;
+    if (by_id && site < 0) {
+        ui_message(&c->u, 1, "no site #%s in the table", s);
+        return;
+    }
+    struct breakpoint *b = bp_add(&c->u.bps, &spec);
+    if (!b)
+        return;
+    if (by_id) {
+        b->site_id = (int)site + 1;
+        snprintf(b->what, sizeof b->what, "%s", c->u.tr.sites[site].key);
+        b->base = c->u.tr.sites[site].live_bytes;
+    } else {
+        b->site_id = 0;
+        snprintf(b->what, sizeof b->what, "%s", spec.site);
+        b->base = site >= 0 ? c->u.tr.sites[site].live_bytes : 0;
+    }
+    char cond[96];
+    bp_cond_describe(cond, sizeof cond, spec.cond, spec.value);
+    ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id,
+               by_id ? c->u.tr.sites[site].label : spec.site, cond,
+               !by_id && site < 0 ? " (no allocation matches yet; new stacks are checked)" : "");
+    if (c->live)
+        console_update_watches(c);
+    else
+        say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
+}
+
+static void c_info(struct console *c, int argc, char **argv)
+{
+    char line[1200], cond[96], sz[32];
+    const char *what = argc > 1 ? argv[1] : "breakpoints";
+    if (strncmp(what, "breakpoints", strlen(what)) == 0) {
+        if (!c->u.bps.n) {
+            ui_message(&c->u, 0, "no breakpoints (break SITE [CONDITION])");
+            return;
+        }
+        say(c, "Num  Enb  Hits  Condition            Site");
+        for (size_t i = 0; i < c->u.bps.n; i++) {
+            const struct breakpoint *b = &c->u.bps.v[i];
+            bp_cond_describe(cond, sizeof cond, b->spec.cond, b->spec.value);
+            const char *label = b->spec.site;
+            if (b->site_id > 0 && (size_t)b->site_id <= c->u.tr.nsites &&
+                strcmp(c->u.tr.sites[b->site_id - 1].key, b->what) == 0)
+                label = c->u.tr.sites[b->site_id - 1].label;
+            snprintf(line, sizeof line, "%-4d %-4s %5llu  %-20s %s", b->id, b->enabled ? "y" : "n",
+                     (unsigned long long)b->hits, cond, label);
+            say(c, line);
+        }
+        ui_message(&c->u, 0, "%zu breakpoints listed in the output pane", c->u.bps.n);
+    } else if (strncmp(what, "processes", strlen(what)) == 0) {
+        for (size_t i = 0; i < c->u.tr.nprocs; i++) {
+            const struct proc *p = c->u.tr.procs[i];
+            snprintf(line, sizeof line, "  pid %-8llu ppid %-8llu %-8s %10s live  %s", (unsigned long long)p->pid,
+                     (unsigned long long)p->ppid,
+                     p->state == PROC_RUNNING ? "running" : p->state == PROC_EXITED ? "exited" : "gone",
+                     fmt_size(sz, sizeof sz, p->live_bytes), p->cmd);
+            say(c, line);
+        }
+        ui_message(&c->u, 0, "%zu processes listed in the output pane", c->u.tr.nprocs);
+    } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
+        c_snapshots(c, 1, argv);
+    } else {
+        ui_message(&c->u, 1, "info breakpoints|processes|snapshots");
+    }
+}
+
+static int bp_arg(struct console *c, int argc, char **argv, int *id)
+{
+    uint64_t v;
+    if (argc < 2) {
+        *id = 0;
+        return 0;
+    }
+    if (parse_u64(argv[1], &v) != 0 || !bp_find(&c->u.bps, (int)v)) {
+        ui_message(&c->u, 1, "no breakpoint %s (info breakpoints lists them)", argv[1]);
+        return -1;
+    }
+    *id = (int)v;
+    return 0;
+}
+
+static void c_delete(struct console *c, int argc, char **argv)
+{
+    int id;
+    if (bp_arg(c, argc, argv, &id) != 0)
+        return;
+    if (id)
+        bp_delete(&c->u.bps, id);
+    else
+        bp_clear(&c->u.bps);
+    ui_message(&c->u, 0, id ? "deleted breakpoint %d" : "deleted every breakpoint", id);
+    if (c->live)
+        console_update_watches(c);
+}
+
+static void set_enabled(struct console *c, int argc, char **argv, int on)
+{
+    int id;
+    if (bp_arg(c, argc, argv, &id) != 0)
+        return;
+    for (size_t i = 0; i < c->u.bps.n; i++)
+        if (!id || c->u.bps.v[i].id == id)
+            c->u.bps.v[i].enabled = on;
+    ui_message(&c->u, 0, "%s %s", on ? "enabled" : "disabled", id ? argv[1] : "every breakpoint");
+    if (c->live)
+        console_update_watches(c);
+}
+
+static void c_enable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 1); }
+static void c_disable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 0); }
+
+static void c_continue(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    console_resume(c, 0);
+}
+
+static void c_step(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    console_resume(c, 1);
+}
+
+static void c_kill(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    console_kill(c);
+}
+
+static void c_sort(struct console *c, int argc, char **argv)
+{
+    int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
+    if (f < 0) {
+        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module");
+        return;
+    }
+    if ((int)c->u.sort == f)
+        c->u.sort_reverse = !c->u.sort_reverse;
+    else
+        c->u.sort_reverse = 0;
+    c->u.sort = (enum sort_field)f;
+    ui_message(&c->u, 0, "sorted by %s%s", sort_field_names[f], c->u.sort_reverse ? ", smallest first" : "");
+}
+
+static void c_filter(struct console *c, int argc, char **argv)
+{
+    size_t n = 0;
+    c->u.filter[0] = 0;
+    for (int i = 1; i < argc && n + 1 < sizeof c->u.filter; i++) {
+        int w = snprintf(c->u.filter + n, sizeof c->u.filter - n, "%s%s", i > 1 ? " " : "", argv[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    c->u.sel = 0;
+    c->u.sel_valid = 0;
+    ui_rows(&c->u);
+    if (c->u.filter[0])
+        ui_message(&c->u, 0, "filter '%s': %zu sites", c->u.filter, c->u.nrows);
+    else
+        ui_message(&c->u, 0, "no filter: %zu sites", c->u.nrows);
+}
+
+static void c_group(struct console *c, int argc, char **argv)
+{
+    int g = argc > 1 ? group_by_name(argv[1]) : -1;
+    if (g < 0) {
+        ui_message(&c->u, 1, "usage: group site|function|file|module|stack");
+        return;
+    }
+    tracker_regroup(&c->u.tr, (enum group_by)g);
+    c->u.sel = 0;
+    c->u.sel_valid = 0;
+    c->u.diff_active = 0;
+    ui_rows(&c->u);
+    ui_message(&c->u, 0, "grouped by %s: %zu rows (ids changed; breakpoints keep their sites)", group_names[g],
+               c->u.nrows);
+}
+
+static void c_show(struct console *c, int argc, char **argv)
+{
+    if (argc < 2) {
+        ui_message(&c->u, 1, "usage: show SITE (a table id, a function name or file:line)");
+        return;
+    }
+    long s = ui_find_site(&c->u, argv[1]);
+    if (s < 0) {
+        ui_message(&c->u, 1, "no site matches '%s'", argv[1]);
+        return;
+    }
+    c->u.filter[0] = 0;
+    c->u.sel_site = (uint32_t)s;
+    c->u.sel_valid = 1;
+    ui_rows(&c->u);
+    const struct site *st = &c->u.tr.sites[s];
+    const struct proc *p = c->u.tr.procs[st->proc];
+    char line[1300], a[32], b[32];
+    snprintf(line, sizeof line, "site #%ld %s: %s live in %llu allocations, peak %s, %llu allocations made", s + 1,
+             st->label, fmt_size(a, sizeof a, st->live_bytes), (unsigned long long)st->live_count,
+             fmt_size(b, sizeof b, st->peak_bytes), (unsigned long long)st->allocs);
+    say(c, line);
+    uint64_t ips[256];
+    size_t n = track_stack(p, st->leaf, ips, 256);
+    for (size_t i = 0; i < n; i++) {
+        char fl[1100];
+        snprintf(line, sizeof line, "  #%-2zu %s", i, track_frame_label(&c->u.tr, p, ips[i], fl, sizeof fl));
+        say(c, line);
+    }
+    c->u.out_scroll = 0;
+    ui_message(&c->u, 0, "site #%ld selected; its stack is in the output pane too", s + 1);
+}
+
+static void c_process(struct console *c, int argc, char **argv)
+{
+    uint64_t pid;
+    if (argc < 2 || strcmp(argv[1], "all") == 0) {
+        c->u.proc_filter = -1;
+        ui_message(&c->u, 0, "all %zu processes together", c->u.tr.nprocs);
+        return;
+    }
+    if (parse_u64(argv[1], &pid) != 0) {
+        ui_message(&c->u, 1, "usage: process PID|all");
+        return;
+    }
+    for (size_t i = 0; i < c->u.tr.nprocs; i++) {
+        if (c->u.tr.procs[i]->pid == pid) {
+            c->u.proc_filter = (int)i;
+            c->u.sel_valid = 0;
+            ui_message(&c->u, 0, "process %llu only (process all: every process)", (unsigned long long)pid);
+            return;
+        }
+    }
+    ui_message(&c->u, 1, "no process %s (info processes lists them)", argv[1]);
+}
+
+static void c_save(struct console *c, int argc, char **argv)
+{
+    char msg[600];
+    if (argc < 2) {
+        ui_message(&c->u, 1, "usage: save FILE");
+        return;
+    }
+    int rc = console_save(c, argv[1], msg, sizeof msg);
+    ui_message(&c->u, rc != 0, "%s", msg);
+}
+
+static void c_export(struct console *c, int argc, char **argv)
+{
+    if (argc < 2) {
+        ui_message(&c->u, 1, "usage: export FILE (.json: JSON, otherwise CSV)");
+        return;
+    }
+    size_t n = strlen(argv[1]);
+    int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
+    FILE *f = fopen(argv[1], "w");
+    if (!f) {
+        ui_message(&c->u, 1, "cannot write %s", argv[1]);
+        return;
+    }
+    ui_rows(&c->u);
+    if (json)
+        fputs("[\n", f);
+    else
+        fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const struct site *s = &c->u.tr.sites[r->site];
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        if (json) {
+            fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
+                       "\"allocs\":%llu,\"kind\":",
+                    ui_site_id(r->site), (unsigned long long)r->live, (unsigned long long)r->count,
+                    (long long)r->change, (unsigned long long)r->peak, (unsigned long long)r->allocs);
+            json_write_str(f, kinds, strlen(kinds));
+            fputs(",\"module\":", f);
+            json_write_str(f, s->module, strlen(s->module));
+            fputs(",\"site\":", f);
+            json_write_str(f, s->label, strlen(s->label));
+            fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
+        } else {
+            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->site), (unsigned long long)r->live,
+                    (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
+                    (unsigned long long)r->allocs, kinds, s->module);
+            for (const char *p = s->label; *p; p++) {
+                if (*p == '"')
+                    fputc('"', f);
+                fputc(*p, f);
+            }
+            fputs("\"\n", f);
+        }
+    }
+    if (json)
+        fputs("]\n", f);
+    int bad = fclose(f) != 0;
+    if (bad)
+        ui_message(&c->u, 1, "cannot write %s", argv[1]);
+    else
+        ui_message(&c->u, 0, "exported %zu rows to %s", c->u.nrows, argv[1]);
+}
+
+static void c_goto(struct console *c, int argc, char **argv)
+{
+    if (c->live) {
+        ui_message(&c->u, 1, "goto moves through recordings (culeak open FILE); a live job only moves forward");
+        return;
+    }
+    if (argc < 2) {
+        ui_message(&c->u, 1, "usage: goto MARK|TIME|peak|oom|start|end");
+        return;
+    }
+    char err[256];
+    long pos = timeline_find(&c->tl, argv[1], err, sizeof err);
+    if (pos < 0) {
+        ui_message(&c->u, 1, "%s", err);
+        return;
+    }
+    timeline_seek(&c->tl, &c->u.tr, (size_t)pos);
+    char where[160], sz[32];
+    timeline_describe(&c->tl, where, sizeof where);
+    ui_message(&c->u, 0, "%s: %s live", where, fmt_size(sz, sizeof sz, c->u.tr.live_bytes));
+}
+
+static void c_quit(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    c->quit = 1;
+}
+
+static const struct {
+    const char *name;
+    cmd_fn fn;
+} table[] = {
+    {"help", c_help}, {"snapshot", c_snapshot}, {"snapshots", c_snapshots}, {"diff", c_diff},
+    {"autosnapshot", c_autosnapshot}, {"break", c_break}, {"info", c_info}, {"delete", c_delete},
+    {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
+    {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
+    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"quit", c_quit},
+};
+
+void console_exec(struct console *c, const char *line)
+{
+    char buf[1024];
+    char *argv[CMD_MAX_ARGS];
+    int argc = cmd_split(line, buf, sizeof buf, argv);
+    if (argc < 0) {
+        ui_message(&c->u, 1, "cannot read that line (an unclosed quote, or more than %d words)", CMD_MAX_ARGS);
+        return;
+    }
+    if (argc == 0)
+        return;
+    int i = cmd_lookup(argv[0]);
+    if (i == -2) {
+        ui_message(&c->u, 1, "'%s' is ambiguous; help lists the commands", argv[0]);
+        return;
+    }
+    if (i < 0) {
+        ui_message(&c->u, 1, "unknown command '%s'; help lists the commands", argv[0]);
+        return;
+    }
+    for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
+        if (strcmp(table[k].name, cmd_specs[i].name) == 0) {
+            char echo[1100];
+            snprintf(echo, sizeof echo, "(culeak) %s", line);
+            outbuf_add_line(&c->u.out, echo);
+            table[k].fn(c, argc, argv);
+            return;
+        }
+    }
+    ui_message(&c->u, 1, "'%s' is not available", argv[0]);
+}

@@ -1,0 +1,794 @@
+/* The console session: poll loop over the terminal, the job's pty, the listening socket,
+ * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
+#include "console.h"
+#include "apis.h"
+#include "fmt.h"
+#include "prompt.h"
+#include "screen.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int sigpipe_fd[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int e = errno;
+    unsigned char b = (unsigned char)sig;
+    if (write(sigpipe_fd[1], &b, 1) < 0) {
+        /* pipe full: a wake-up is already pending */
+    }
+    errno = e;
+}
+
+double console_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- streams from the job's processes ---- */
+
+static struct console *the; /* decoder callbacks get the connection as context */
+
+static struct proc *conn_proc(struct conn *k)
+{
+    return k->proc >= 0 && (size_t)k->proc < the->u.tr.nprocs ? the->u.tr.procs[k->proc] : NULL;
+}
+
+static int s_hello(void *ctx, const struct culeak_hello *h)
+{
+    struct conn *k = ctx;
+    struct proc *p = tracker_add_proc(&the->u.tr);
+    if (!p)
+        return 1;
+    track_hello(&the->u.tr, p, h);
+    k->proc = p->idx;
+    char line[700];
+    snprintf(line, sizeof line, "[culeak] process %llu connected: %s", (unsigned long long)p->pid, p->cmd);
+    outbuf_add_line(&the->u.out, line);
+    if (the->u.bps.n || the->stepping)
+        console_update_watches(the);
+    the->dirty = 1;
+    return 0;
+}
+
+static int s_modules(void *ctx, const struct culeak_modules *m)
+{
+    struct proc *p = conn_proc(ctx);
+    if (p)
+        track_modules(&the->u.tr, p, m);
+    return 0;
+}
+
+static int s_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct proc *p = conn_proc(ctx);
+    if (p)
+        track_frame(p, id, parent, ip);
+    return 0;
+}
+
+static void release(struct conn *k, uint64_t seq)
+{
+    uint64_t v = seq;
+    conn_send(k, CULEAK_CMD_RELEASE, &v, 1);
+}
+
+/* Does breakpoint b cover the stack? */
+static int bp_covers(struct console *c, const struct breakpoint *b, struct proc *p, uint32_t stat)
+{
+    if (!b->enabled)
+        return 0;
+    if (b->site_id > 0) {
+        const struct site *s = &c->u.tr.sites[p->st[stat].site];
+        return strcmp(s->key, b->what) == 0;
+    }
+    return track_stack_matches(&c->u.tr, p, p->st[stat].leaf, b->spec.site);
+}
+
+static void pause_at(struct console *c, struct conn *k, const struct held *h)
+{
+    c->paused_conn = k;
+    c->u.held = *h;
+    c->u.state = JOB_PAUSED;
+    struct proc *p = conn_proc(k);
+    char size[32];
+    fmt_size(size, sizeof size, h->size);
+    ui_message(&c->u, 0, "%s(%s) in pid %llu thread %llu; continue | step | show | cuda-gdb -p %llu",
+               culeak_api_name(h->api), size, p ? (unsigned long long)p->pid : 0ull, (unsigned long long)h->tid,
+               p ? (unsigned long long)p->pid : 0ull);
+    /* the site of the held allocation becomes the selected row */
+    if (p && h->stat < p->nst) {
+        c->u.sel_site = p->st[h->stat].site;
+        c->u.sel_valid = 1;
+    }
+    c->dirty = 1;
+}
+
+static void on_held(struct console *c, struct conn *k, const struct culeak_event *e, uint32_t stat)
+{
+    struct proc *p = conn_proc(k);
+    struct held h = {.proc = p ? p->idx : -1, .seq = e->seq, .tid = e->tid, .size = e->size, .leaf = e->stack,
+                     .api = e->api, .kind = e->kind, .stat = stat, .device = e->device};
+    int stop = 0;
+    if (p && stat != UINT32_MAX && e->op == CULEAK_OP_ALLOC) {
+        if (c->stepping) {
+            stop = 1;
+        } else {
+            const struct site *s = &c->u.tr.sites[p->st[stat].site];
+            int watched_new = 0;
+            for (size_t i = 0; i < c->u.bps.n && !stop; i++) {
+                struct breakpoint *b = &c->u.bps.v[i];
+                if (!bp_covers(c, b, p, stat))
+                    continue;
+                watched_new = 1;
+                if (bp_cond_met(b->spec.cond, b->spec.value, b->base, s->live_bytes, s->live_count)) {
+                    stop = 1;
+                    b->hits++;
+                    h.bp_id = b->id;
+                    h.growth = (int64_t)(s->live_bytes - b->base);
+                }
+            }
+            h.site_live = s->live_bytes;
+            /* a stack seen for the first time that a breakpoint covers: watch it from now on */
+            if (watched_new && (stat >= k->nwatched || !k->watched[stat]))
+                console_update_watches(c);
+        }
+    }
+    if (!stop) {
+        release(k, e->seq);
+        return;
+    }
+    if (p && stat < p->nst)
+        h.site_live = c->u.tr.sites[p->st[stat].site].live_bytes;
+    if (c->stepping) {
+        c->stepping = 0;
+        uint64_t off = 0;
+        for (size_t i = 0; i < c->nconns; i++)
+            conn_send(c->conns[i], CULEAK_CMD_HOLD_ALL, &off, 1);
+    }
+    if (c->u.state == JOB_PAUSED) { /* another thread or process: its turn comes after continue */
+        if (c->npending == c->cappending) {
+            size_t cap = c->cappending ? c->cappending * 2 : 8;
+            struct pending_hold *v = realloc(c->pending, cap * sizeof *v);
+            if (!v) {
+                release(k, e->seq);
+                return;
+            }
+            c->pending = v;
+            c->cappending = cap;
+        }
+        c->pending[c->npending++] = (struct pending_hold){k, h};
+        return;
+    }
+    pause_at(c, k, &h);
+}
+
+static int s_event(void *ctx, const struct culeak_event *e)
+{
+    struct conn *k = ctx;
+    struct proc *p = conn_proc(k);
+    if (!p)
+        return 0;
+    uint32_t stat = track_event(&the->u.tr, p, e);
+    the->rate_events++;
+    if (e->flags & CULEAK_EVENT_HELD)
+        on_held(the, k, e, stat);
+    the->dirty = 1;
+    return 0;
+}
+
+static int s_mark(void *ctx, const struct culeak_mark *m)
+{
+    struct conn *k = ctx;
+    struct proc *p = conn_proc(k);
+    char line[400];
+    snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
+             p ? (unsigned long long)p->pid : 0ull);
+    outbuf_add_line(&the->u.out, line);
+    if (the->autosnap_marks) {
+        char name[64], err[128];
+        snprintf(name, sizeof name, "%.40s", m->label.p ? m->label.p : "");
+        name[m->label.n < 40 ? m->label.n : 40] = 0;
+        if (!name[0] || snap_find(&the->u.snaps, name))
+            name[0] = 0; /* a label seen before: numbered name */
+        if (snap_take(&the->u.snaps, &the->u.tr, name, the->u.now, err, sizeof err))
+            ui_message(&the->u, 0, "snapshot %s taken at mark", the->u.snaps.v[the->u.snaps.n - 1].name);
+    }
+    the->dirty = 1;
+    return 0;
+}
+
+static int s_exit(void *ctx, const struct culeak_exit *x)
+{
+    (void)x;
+    struct proc *p = conn_proc(ctx);
+    if (p)
+        p->state = PROC_EXITED;
+    return 0;
+}
+
+static int s_note(void *ctx, struct culeak_str text)
+{
+    struct proc *p = conn_proc(ctx);
+    char line[600];
+    snprintf(line, sizeof line, "[culeak] pid %llu: %.*s", p ? (unsigned long long)p->pid : 0ull, (int)text.n,
+             text.p);
+    outbuf_add_line(&the->u.out, line);
+    return 0;
+}
+
+static const struct culeak_sink sink = {.hello = s_hello, .modules = s_modules, .frame = s_frame, .event = s_event,
+                                        .mark = s_mark, .exit = s_exit, .note = s_note};
+
+static void drop_conn(struct console *c, size_t i, const char *why)
+{
+    struct conn *k = c->conns[i];
+    struct proc *p = conn_proc(k);
+    if (p && p->state == PROC_RUNNING)
+        p->state = PROC_GONE;
+    if (why) {
+        char line[400];
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, why);
+        outbuf_add_line(&c->u.out, line);
+    }
+    if (c->paused_conn == k) {
+        c->paused_conn = NULL;
+        c->u.state = c->job.exited ? JOB_EXITED : JOB_RUNNING;
+        ui_message(&c->u, 0, "the paused process went away");
+    }
+    for (size_t j = 0; j < c->npending;) {
+        if (c->pending[j].c == k)
+            c->pending[j] = c->pending[--c->npending];
+        else
+            j++;
+    }
+    if (k->tee_fd >= 0) {
+        close(k->tee_fd);
+        k->tee_fd = -1;
+    }
+    close(k->fd);
+    k->fd = -1;
+    (void)i;
+    c->dirty = 1;
+}
+
+void console_update_watches(struct console *c)
+{
+    size_t enabled = bp_count_enabled(&c->u.bps);
+    for (size_t i = 0; i < c->nconns; i++) {
+        struct conn *k = c->conns[i];
+        struct proc *p = conn_proc(k);
+        if (k->fd < 0 || !p)
+            continue;
+        free(k->watched);
+        k->watched = calloc(p->nst ? p->nst : 1, 1);
+        k->nwatched = k->watched ? p->nst : 0;
+        uint64_t *v = malloc((p->nst + 1) * sizeof *v);
+        if (!v)
+            continue;
+        size_t n = 0;
+        for (size_t s = 0; s < p->nst && enabled; s++) {
+            for (size_t b = 0; b < c->u.bps.n; b++) {
+                if (bp_covers(c, &c->u.bps.v[b], p, (uint32_t)s)) {
+                    v[1 + n++] = p->st[s].leaf;
+                    if (k->watched)
+                        k->watched[s] = 1;
+                    break;
+                }
+            }
+        }
+        v[0] = n;
+        conn_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
+        if (n)
+            conn_send(k, CULEAK_CMD_WATCH, v, n + 1);
+        uint64_t on = enabled > 0;
+        conn_send(k, CULEAK_CMD_HOLD_NEW, &on, 1);
+        free(v);
+    }
+}
+
+void console_resume(struct console *c, int step)
+{
+    if (c->u.state != JOB_PAUSED || !c->paused_conn) {
+        ui_message(&c->u, 1, "the job is not paused");
+        return;
+    }
+    if (step) {
+        c->stepping = 1;
+        uint64_t on = 1;
+        for (size_t i = 0; i < c->nconns; i++)
+            if (c->conns[i]->fd >= 0)
+                conn_send(c->conns[i], CULEAK_CMD_HOLD_ALL, &on, 1);
+    }
+    release(c->paused_conn, c->u.held.seq);
+    c->paused_conn = NULL;
+    c->u.state = JOB_RUNNING;
+    ui_message(&c->u, 0, step ? "stepping to the next allocation" : "continuing");
+    if (c->npending) {
+        struct pending_hold ph = c->pending[0];
+        memmove(c->pending, c->pending + 1, (c->npending - 1) * sizeof *c->pending);
+        c->npending--;
+        pause_at(c, ph.c, &ph.h);
+    }
+}
+
+void console_kill(struct console *c)
+{
+    if (!c->live || c->job.exited) {
+        ui_message(&c->u, 1, "there is no running job");
+        return;
+    }
+    /* release everything first: a paused thread must be able to die */
+    for (size_t i = 0; i < c->nconns; i++)
+        if (c->conns[i]->fd >= 0) {
+            shutdown(c->conns[i]->fd, SHUT_WR);
+        }
+    job_signal(&c->job, SIGTERM);
+    c->kill_deadline = console_clock() + 3.0;
+    ui_message(&c->u, 0, "sent SIGTERM to the job's process group (SIGKILL in 3 s)");
+}
+
+void console_leak_report(struct console *c)
+{
+    struct ui *u = &c->u;
+    char line[1200], a[32];
+    snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
+             fmt_size(a, sizeof a, u->tr.live_bytes), (unsigned long long)u->tr.live_count);
+    outbuf_add_line(&u->out, line);
+    int saved_filter = u->proc_filter, saved_diff = u->diff_active;
+    enum sort_field saved_sort = u->sort;
+    u->proc_filter = -1;
+    u->diff_active = 0;
+    u->sort = SORT_LIVE;
+    char saved_text[sizeof u->filter];
+    memcpy(saved_text, u->filter, sizeof saved_text);
+    u->filter[0] = 0;
+    ui_rows(u);
+    size_t shown = 0;
+    for (size_t i = 0; i < u->nrows && shown < 10; i++) {
+        const struct row *r = &u->rows[i];
+        if (!r->count)
+            continue;
+        snprintf(line, sizeof line, "[culeak]   #%u %10s in %llu allocation%s at %s", ui_site_id(r->site),
+                 fmt_size(a, sizeof a, r->live), (unsigned long long)r->count, r->count == 1 ? "" : "s",
+                 u->tr.sites[r->site].label);
+        outbuf_add_line(&u->out, line);
+        shown++;
+    }
+    if (!shown)
+        outbuf_add_line(&u->out, "[culeak]   no leaks: every allocation was freed");
+    memcpy(u->filter, saved_text, sizeof saved_text);
+    u->proc_filter = saved_filter;
+    u->diff_active = saved_diff;
+    u->sort = saved_sort;
+}
+
+int console_save(struct console *c, const char *path, char *msg, size_t msglen)
+{
+    size_t nsrc = 0;
+    const char *src[1024];
+    if (c->live) {
+        for (size_t i = 0; i < c->nconns && nsrc < 1024; i++)
+            src[nsrc++] = c->conns[i]->tee_path;
+    } else {
+        for (int i = 0; i < c->tl.npaths && nsrc < 1024; i++)
+            src[nsrc++] = c->tl.paths[i];
+    }
+    if (!nsrc) {
+        snprintf(msg, msglen, "nothing to save yet: no process has connected");
+        return -1;
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < nsrc; i++) {
+        char dst[4200];
+        if (i == 0)
+            snprintf(dst, sizeof dst, "%s", path);
+        else
+            snprintf(dst, sizeof dst, "%s.%zu", path, i);
+        FILE *in = fopen(src[i], "rb"), *out = in ? fopen(dst, "wb") : NULL;
+        if (!in || !out) {
+            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+            if (in)
+                fclose(in);
+            return -1;
+        }
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, out);
+        fclose(in);
+        if (fclose(out) != 0) {
+            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+            return -1;
+        }
+        written++;
+    }
+    if (written == 1)
+        snprintf(msg, msglen, "saved the recording to %s", path);
+    else
+        snprintf(msg, msglen, "saved %zu recordings: %s, %s.1 ... %s.%zu", written, path, path, path, written - 1);
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+static void render(struct console *c)
+{
+    int rows, cols;
+    screen_size(&rows, &cols);
+    if (rows != c->rows || cols != c->cols || !c->grid.c) {
+        grid_free(&c->grid);
+        grid_init(&c->grid, rows, cols);
+        c->rows = rows;
+        c->cols = cols;
+        layout_compute(rows, cols, &c->lay);
+        if (c->live)
+            job_resize(&c->job, c->lay.output.h - 1 > 2 ? c->lay.output.h - 1 : 2, cols);
+    }
+    prompt_sync(c);
+    if (!c->live)
+        timeline_describe(&c->tl, c->u.timeline, sizeof c->u.timeline);
+    ui_render(&c->u, &c->grid, &c->lay);
+    screen_draw(&c->grid);
+    c->dirty = 0;
+}
+
+static void on_key(struct console *c)
+{
+    char buf[8];
+    int nav = 0, k;
+    while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
+        switch (k) {
+        case SK_CHAR:
+            if (buf[0] == '\t' || buf[0] == '\r' || buf[0] == '\n')
+                c->u.completions[0] = 0;
+            if (buf[0] == '\r' || buf[0] == '\n')
+                c->u.msg[0] = 0;
+            prompt_feed(buf);
+            break;
+        case SK_NAV: ui_key(&c->u, nav, &c->lay); break;
+        case SK_LEFT: prompt_move(-1); break;
+        case SK_RIGHT: prompt_move(1); break;
+        case SK_BACKSPACE: prompt_feed("\x7f"); break;
+        case SK_DELETE: prompt_delete(); break;
+        case SK_FOCUS: c->u.focus_output = !c->u.focus_output; break;
+        case SK_INTR:
+            prompt_clear();
+            ui_message(&c->u, 0, "Ctrl-C does not stop the job here: use kill (stop it) or quit (leave)");
+            break;
+        case SK_REDRAW: screen_redraw_all(); break;
+        case SK_RESIZE: break;
+        }
+        c->dirty = 1;
+    }
+}
+
+static void on_signals(struct console *c)
+{
+    unsigned char sig[64];
+    ssize_t n = read(sigpipe_fd[0], sig, sizeof sig);
+    int winch = 0;
+    for (ssize_t i = 0; i < n; i++) {
+        if (sig[i] == SIGWINCH)
+            winch = 1; /* a burst of resizes becomes one */
+        if (sig[i] == SIGTERM || sig[i] == SIGHUP)
+            c->quit = 1;
+    }
+    if (winch) {
+        struct winsize ws;
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+            screen_resize(ws.ws_row, ws.ws_col);
+        c->dirty = 1;
+    }
+    if (c->live && job_reap(&c->job)) {
+        c->u.state = JOB_EXITED;
+        c->u.exit_status = c->job.status;
+        c->kill_deadline = 0;
+        /* drain the last output */
+        char buf[4096];
+        ssize_t r;
+        while (c->job.master >= 0 && (r = read(c->job.master, buf, sizeof buf)) > 0)
+            outbuf_feed(&c->u.out, buf, (size_t)r);
+        char line[128];
+        if (WIFSIGNALED(c->job.status))
+            snprintf(line, sizeof line, "[culeak] job exited: killed by signal %d", WTERMSIG(c->job.status));
+        else
+            snprintf(line, sizeof line, "[culeak] job exited with status %d", WEXITSTATUS(c->job.status));
+        outbuf_add_line(&c->u.out, line);
+        c->u.out_scroll = 0;
+        /* the rest of the streams may still be in the socket buffers: the report comes
+         * when they are read (see the loop) */
+        c->dirty = 1;
+    }
+}
+
+static void accept_all(struct console *c)
+{
+    for (;;) {
+        int refused = 0;
+        struct conn *k = server_accept(&c->srv, &sink, &refused);
+        if (!k) {
+            if (refused)
+                outbuf_add_line(&c->u.out, "[culeak] refused a connection from another user");
+            if (!refused)
+                return;
+            continue;
+        }
+        if (c->nconns == c->capconns) {
+            size_t cap = c->capconns ? c->capconns * 2 : 8;
+            struct conn **v = realloc(c->conns, cap * sizeof *v);
+            if (!v) {
+                conn_close(k);
+                return;
+            }
+            c->conns = v;
+            c->capconns = cap;
+        }
+        k->owner = c;
+        c->conns[c->nconns++] = k;
+    }
+}
+
+static int run_loop(struct console *c)
+{
+    static uint8_t buf[1 << 16];
+    int report_done = 0;
+    double next_tick = 0;
+    while (!c->quit) {
+        struct pollfd fds[4 + 1024];
+        size_t nf = 0;
+        fds[nf++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+        fds[nf++] = (struct pollfd){.fd = sigpipe_fd[0], .events = POLLIN};
+        size_t pty_i = 0, lis_i = 0, conn0 = 0;
+        if (c->live && c->job.master >= 0) {
+            pty_i = nf;
+            fds[nf++] = (struct pollfd){.fd = c->job.master, .events = POLLIN};
+        }
+        if (c->live && c->srv.lfd >= 0) {
+            lis_i = nf;
+            fds[nf++] = (struct pollfd){.fd = c->srv.lfd, .events = POLLIN};
+        }
+        conn0 = nf;
+        size_t map[1024];
+        for (size_t i = 0; i < c->nconns && nf < sizeof fds / sizeof *fds; i++) {
+            if (c->conns[i]->fd < 0)
+                continue;
+            map[nf - conn0] = i;
+            fds[nf++] = (struct pollfd){.fd = c->conns[i]->fd, .events = POLLIN};
+        }
+        double now = console_clock();
+        int timeout = (int)((next_tick - now) * 1000);
+        if (timeout < 0)
+            timeout = 0;
+        if (timeout > 200)
+            timeout = 200;
+        int r = poll(fds, nf, timeout);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r > 0) {
+            if (fds[1].revents)
+                on_signals(c);
+            if (fds[0].revents)
+                on_key(c);
+            if (pty_i && fds[pty_i].revents) {
+                ssize_t n = read(c->job.master, buf, sizeof buf);
+                if (n > 0) {
+                    outbuf_feed(&c->u.out, (char *)buf, (size_t)n);
+                    c->dirty = 1;
+                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                    close(c->job.master);
+                    c->job.master = -1;
+                }
+            }
+            if (lis_i && fds[lis_i].revents)
+                accept_all(c);
+            for (size_t i = conn0; i < nf; i++) {
+                if (!fds[i].revents)
+                    continue;
+                struct conn *k = c->conns[map[i - conn0]];
+                /* read eagerly, a bounded amount per turn so keys stay responsive */
+                for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
+                    long got = conn_pump(k, buf, sizeof buf);
+                    if (got == -2)
+                        break;
+                    if (got == 0 || got == -1) {
+                        drop_conn(c, map[i - conn0], NULL);
+                        break;
+                    }
+                    if (got == -3) {
+                        drop_conn(c, map[i - conn0], k->dec.error);
+                        break;
+                    }
+                }
+            }
+        }
+        now = console_clock();
+        c->u.now = now - c->t0;
+        if (c->kill_deadline && now >= c->kill_deadline) {
+            job_signal(&c->job, SIGKILL);
+            c->kill_deadline = 0;
+        }
+        if (c->live && c->job.exited && !report_done) {
+            int open_conns = 0;
+            for (size_t i = 0; i < c->nconns; i++)
+                open_conns += c->conns[i]->fd >= 0;
+            if (!open_conns || now - c->t0 > 0) {
+                if (!open_conns) {
+                    console_leak_report(c);
+                    report_done = 1;
+                    c->dirty = 1;
+                }
+            }
+        }
+        if (c->autosnap_every > 0 && now >= c->next_autosnap) {
+            char err[128];
+            snap_take(&c->u.snaps, &c->u.tr, NULL, c->u.now, err, sizeof err);
+            c->next_autosnap = now + c->autosnap_every;
+            c->dirty = 1;
+        }
+        if (now >= next_tick) {
+            if (now - c->rate_t >= 1.0) {
+                c->u.rate = (double)c->rate_events / (now - c->rate_t);
+                c->rate_events = 0;
+                c->rate_t = now;
+                c->dirty = 1;
+            }
+            if (now - c->last_sample >= 0.5 && c->live) {
+                ui_sample(&c->u);
+                c->last_sample = now;
+            }
+            if (c->dirty)
+                render(c);
+            next_tick = now + 0.1; /* at most ten frames a second */
+        }
+    }
+    return 0;
+}
+
+int console_main(const struct console_options *opt)
+{
+    static struct console con;
+    struct console *c = &con;
+    memset(c, 0, sizeof *c);
+    the = c;
+    c->opt = *opt;
+    c->t0 = c->rate_t = console_clock();
+    c->srv.lfd = -1;
+    c->job.master = -1;
+    ui_init(&c->u);
+    char err[512];
+    if (opt->files) {
+        if (timeline_load(&c->tl, &c->u.tr, opt->files, opt->nfiles, err, sizeof err) != 0) {
+            fprintf(stderr, "culeak open: %s\n", err);
+            ui_free(&c->u);
+            return 1;
+        }
+        c->u.state = JOB_NONE;
+        size_t n = 0;
+        for (int i = 0; i < opt->nfiles && n + 2 < sizeof c->u.title; i++) {
+            int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->files[i]);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+        /* the history of live bytes along the recording */
+        for (size_t i = 0; i < SPARK_N; i++) {
+            timeline_seek(&c->tl, &c->u.tr, c->tl.n * (i + 1) / SPARK_N);
+            ui_sample(&c->u);
+        }
+    } else {
+        if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+            fprintf(stderr, "culeak: the console needs a terminal (use culeak record or culeak check)\n");
+            ui_free(&c->u);
+            return 2;
+        }
+        if (server_open(&c->srv, err, sizeof err) != 0) {
+            fprintf(stderr, "culeak: %s\n", err);
+            ui_free(&c->u);
+            return 1;
+        }
+        c->live = 1;
+        size_t n = 0;
+        for (int i = 0; opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
+            int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->argv[i]);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+        c->u.state = JOB_RUNNING;
+    }
+    c->autosnap_every = opt->snapshot_every;
+    c->autosnap_marks = opt->snapshot_at_marks;
+    c->next_autosnap = c->t0 + opt->snapshot_every;
+
+    if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) != 0)
+        return 1;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGWINCH, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGINT, &ign, NULL);
+    sigaction(SIGQUIT, &ign, NULL);
+    sigaction(SIGPIPE, &ign, NULL);
+
+    if (screen_open() != 0) {
+        fprintf(stderr, "culeak: the console needs a terminal\n");
+        server_close(&c->srv);
+        ui_free(&c->u);
+        return 2;
+    }
+    /* stray prints (libraries, sanitizers) must not scribble over the screen */
+    int saved_stderr = dup(STDERR_FILENO);
+    char errlog[4200];
+    snprintf(errlog, sizeof errlog, "%s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
+    int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
+    if (ef >= 0) {
+        dup2(ef, STDERR_FILENO);
+        close(ef);
+    }
+    prompt_open(c);
+    int rows, cols;
+    screen_size(&rows, &cols);
+    layout_compute(rows, cols, &c->lay);
+    if (c->live) {
+        if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
+            c->u.state = JOB_EXITED;
+            c->u.exit_status = 127 << 8;
+            ui_message(&c->u, 1, "%s", err);
+            c->job.exited = 1;
+        } else {
+            char line[1300];
+            snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
+            outbuf_add_line(&c->u.out, line);
+        }
+    } else {
+        ui_message(&c->u, 0, "%zu events in %zu processes; goto peak|oom|MARK|TIME|start|end", c->tl.n,
+                   c->u.tr.nprocs);
+    }
+    c->dirty = 1;
+    run_loop(c);
+
+    prompt_close();
+    screen_close();
+    if (saved_stderr >= 0) {
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+    }
+    /* closing the sockets releases every held thread: the job is never left hung */
+    for (size_t i = 0; i < c->nconns; i++)
+        conn_close(c->conns[i]);
+    free(c->conns);
+    free(c->pending);
+    int status = 0;
+    if (c->live) {
+        if (c->job.exited)
+            status = WIFEXITED(c->job.status) ? WEXITSTATUS(c->job.status) : 128 + WTERMSIG(c->job.status);
+        else
+            fprintf(stderr, "culeak: the job (pid %d) keeps running without the console\n", (int)c->job.pid);
+        if (c->job.master >= 0)
+            close(c->job.master);
+        server_close(&c->srv);
+    }
+    timeline_free(&c->tl);
+    grid_free(&c->grid);
+    ui_free(&c->u);
+    return status;
+}

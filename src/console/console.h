@@ -1,0 +1,67 @@
+/* The console session: the screen, the prompt, the job, its connections and (for
+ * `culeak open`) the timeline of recordings. */
+#ifndef CULEAK_CONSOLE_CONSOLE_H
+#define CULEAK_CONSOLE_CONSOLE_H
+
+#include "grid.h"
+#include "pty.h"
+#include "server.h"
+#include "timeline.h"
+#include "ui.h"
+
+struct console_options {
+    char **argv;             /* the job (NULL with recordings) */
+    char **files;            /* recordings for `culeak open` */
+    int nfiles;
+    int depth;
+    double snapshot_every;   /* seconds; 0: off */
+    int snapshot_at_marks;
+};
+
+struct pending_hold {
+    struct conn *c;
+    struct held h;
+};
+
+struct console {
+    struct ui u;
+    struct console_options opt;
+    struct server srv;
+    int live;                /* a job runs under this console */
+    struct job job;
+    double kill_deadline;    /* SIGKILL after SIGTERM at this time; 0: none */
+    struct conn **conns;
+    size_t nconns, capconns;
+    struct pending_hold *pending; /* held events waiting while the job is paused */
+    size_t npending, cappending;
+    struct conn *paused_conn;
+    int stepping;
+    double autosnap_every, next_autosnap;
+    int autosnap_marks;
+    uint64_t rate_events;
+    double rate_t, last_sample;
+    struct timeline tl;      /* recordings */
+    struct grid grid;
+    struct layout lay;
+    int rows, cols;
+    int dirty, quit;
+    double t0;
+};
+
+/* Runs the console until `quit`; returns the exit status for the shell. */
+int console_main(const struct console_options *opt);
+
+double console_clock(void); /* monotonic seconds */
+
+/* Commands (commands.c): executes one typed line. */
+void console_exec(struct console *c, const char *line);
+
+/* Job control used by commands (console.c). */
+void console_resume(struct console *c, int step);
+void console_kill(struct console *c);
+void console_update_watches(struct console *c);
+void console_leak_report(struct console *c);
+/* Writes the session's recordings to path (one per process). */
+int console_save(struct console *c, const char *path, char *msg, size_t msglen);
+
+#endif

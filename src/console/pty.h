@@ -1,0 +1,23 @@
+/* The job: started under the shim in its own pseudo-terminal and session. */
+#ifndef CULEAK_CONSOLE_PTY_H
+#define CULEAK_CONSOLE_PTY_H
+
+#include <sys/types.h>
+
+struct job {
+    pid_t pid;     /* also its process group */
+    int master;    /* pty master: the job's output, -1 once closed */
+    int exited;
+    int status;    /* wait status */
+};
+
+/* forkpty + exec argv with LD_PRELOAD and CULEAK_SOCKET set. 0, or -1 with err. */
+int job_start(struct job *j, char **argv, const char *socket_path, int depth, int rows, int cols, char *err,
+              size_t errlen);
+void job_resize(struct job *j, int rows, int cols);
+/* Signals the job's process group. */
+void job_signal(struct job *j, int sig);
+/* Reaps the job if it ended: 1 when it just exited. */
+int job_reap(struct job *j);
+
+#endif

@@ -1,0 +1,136 @@
+/* The terminal through ncursesw: one full-screen window drawn from a grid; curses sends
+ * only the cells that changed, so redraws do not flicker. */
+#include "screen.h"
+#include "ui.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <ncursesw/curses.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+static int use_color, utf8;
+static attr_t attrs[AT_COUNT];
+
+int screen_open(void)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return -1;
+    setlocale(LC_ALL, "");
+    utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    if (!initscr())
+        return -1;
+    raw(); /* Ctrl-C and Ctrl-Z are keys here, never signals */
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    const char *nc = getenv("NO_COLOR");
+    use_color = has_colors() && !(nc && *nc);
+    if (use_color) {
+        start_color();
+        use_default_colors();
+        init_pair(1, COLOR_WHITE, COLOR_BLUE);
+        init_pair(2, COLOR_WHITE, COLOR_RED);
+        init_pair(3, COLOR_RED, -1);
+        init_pair(4, COLOR_GREEN, -1);
+        init_pair(5, COLOR_BLACK, COLOR_CYAN);
+    }
+    attrs[AT_NORMAL] = A_NORMAL;
+    attrs[AT_BOLD] = A_BOLD;
+    attrs[AT_DIM] = A_DIM;
+    attrs[AT_TITLE] = use_color ? COLOR_PAIR(1) | A_BOLD : A_REVERSE;
+    attrs[AT_SELECT] = use_color ? COLOR_PAIR(5) : A_REVERSE | A_BOLD;
+    attrs[AT_PAUSED] = use_color ? COLOR_PAIR(2) | A_BOLD | A_BLINK : A_REVERSE | A_BOLD | A_BLINK;
+    attrs[AT_GROW] = use_color ? COLOR_PAIR(3) | A_BOLD : A_BOLD;
+    attrs[AT_SHRINK] = use_color ? COLOR_PAIR(4) : A_NORMAL;
+    attrs[AT_OK] = use_color ? COLOR_PAIR(4) : A_NORMAL;
+    attrs[AT_BAD] = use_color ? COLOR_PAIR(3) | A_BOLD : A_BOLD | A_UNDERLINE;
+    curs_set(1);
+    return 0;
+}
+
+void screen_close(void)
+{
+    if (!isendwin())
+        endwin();
+}
+
+void screen_size(int *rows, int *cols) { getmaxyx(stdscr, *rows, *cols); }
+
+void screen_resize(int rows, int cols)
+{
+    resizeterm(rows, cols);
+    clearok(curscr, TRUE);
+}
+
+void screen_redraw_all(void) { clearok(curscr, TRUE); }
+
+static short pair_of(attr_t a) { return (short)PAIR_NUMBER(a); }
+
+void screen_draw(const struct grid *g)
+{
+    int rows, cols;
+    getmaxyx(stdscr, rows, cols);
+    cchar_t line[1024];
+    for (int y = 0; y < g->h && y < rows; y++) {
+        int n = g->w < cols ? g->w : cols;
+        if (n > 1024)
+            n = 1024;
+        for (int x = 0; x < n; x++) {
+            const struct cell *c = &g->c[y * g->w + x];
+            wchar_t wc[2] = {(wchar_t)c->ch, 0};
+            if (!utf8 && c->ch >= 0x80)
+                wc[0] = c->ch >= 0x2581 && c->ch <= 0x2588 ? (wchar_t)" .:-=+*#"[c->ch - 0x2581] : '?';
+            if (wcwidth(wc[0]) != 1)
+                wc[0] = '?';
+            attr_t a = attrs[c->attr < AT_COUNT ? c->attr : 0];
+            setcchar(&line[x], wc, a & ~A_COLOR, pair_of(a), NULL);
+        }
+        mvwadd_wchnstr(stdscr, y, 0, line, n);
+    }
+    if (g->cur_y >= 0 && g->cur_y < rows && g->cur_x >= 0 && g->cur_x < cols)
+        wmove(stdscr, g->cur_y, g->cur_x);
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+int screen_key(char *utf8buf, int *nav)
+{
+    wint_t wch;
+    int r = wget_wch(stdscr, &wch);
+    if (r == ERR)
+        return SK_NONE;
+    if (r == KEY_CODE_YES) {
+        switch (wch) {
+        case KEY_UP: *nav = UK_UP; return SK_NAV;
+        case KEY_DOWN: *nav = UK_DOWN; return SK_NAV;
+        case KEY_PPAGE: *nav = UK_PGUP; return SK_NAV;
+        case KEY_NPAGE: *nav = UK_PGDN; return SK_NAV;
+        case KEY_HOME: *nav = UK_HOME; return SK_NAV;
+        case KEY_END: *nav = UK_END; return SK_NAV;
+        case KEY_LEFT: return SK_LEFT;
+        case KEY_RIGHT: return SK_RIGHT;
+        case KEY_BACKSPACE: return SK_BACKSPACE;
+        case KEY_DC: return SK_DELETE;
+        case KEY_BTAB: case KEY_F(6): return SK_FOCUS;
+        case KEY_RESIZE: return SK_RESIZE;
+        case KEY_ENTER: strcpy(utf8buf, "\r"); return SK_CHAR;
+        default: return SK_NONE;
+        }
+    }
+    if (wch == 3)
+        return SK_INTR;
+    if (wch == 12)
+        return SK_REDRAW;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t n = wcrtomb(utf8buf, (wchar_t)wch, &st);
+    if (n == (size_t)-1)
+        return SK_NONE;
+    utf8buf[n] = 0;
+    return SK_CHAR;
+}

@@ -1,0 +1,20 @@
+/* The terminal through curses: set-up, copying a grid to the screen, reading keys. */
+#ifndef CULEAK_CONSOLE_SCREEN_H
+#define CULEAK_CONSOLE_SCREEN_H
+
+#include "grid.h"
+
+int screen_open(void);        /* 0, or -1 when stdin/stdout is not a terminal */
+void screen_close(void);
+void screen_size(int *rows, int *cols);
+void screen_resize(int rows, int cols);
+void screen_redraw_all(void);  /* Ctrl-L: repaint everything next time */
+void screen_draw(const struct grid *g); /* wnoutrefresh + doupdate: only changed cells go out */
+
+enum { SK_NONE, SK_CHAR, SK_NAV, SK_LEFT, SK_RIGHT, SK_BACKSPACE, SK_DELETE, SK_FOCUS, SK_RESIZE, SK_INTR,
+       SK_REDRAW };
+/* Reads one key without waiting: SK_NONE when there is none. For SK_CHAR, utf8 holds the
+ * bytes (NUL terminated); for SK_NAV, *nav is a ui_key. */
+int screen_key(char *utf8, int *nav);
+
+#endif

@@ -1,0 +1,193 @@
+/* The console's listening socket in a private directory; connections of the job. */
+#include "server.h"
+#include "wire.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int private_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+        snprintf(err, errlen, "%s is not a directory owned by you: refusing to use it", dir);
+        return -1;
+    }
+    if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0) {
+        snprintf(err, errlen, "cannot make %s private: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int server_open(struct server *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->lfd = -1;
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (rt && *rt && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) && access(rt, W_OK) == 0)
+        snprintf(s->dir, sizeof s->dir, "%s/culeak", rt);
+    else
+        snprintf(s->dir, sizeof s->dir, "/tmp/culeak-%u", (unsigned)getuid());
+    if (private_dir(s->dir, err, errlen) != 0)
+        return -1;
+    snprintf(s->path, sizeof s->path, "%s/console-%d.sock", s->dir, (int)getpid());
+    snprintf(s->session, sizeof s->session, "%s/session-%d", s->dir, (int)getpid());
+    if (private_dir(s->session, err, errlen) != 0)
+        return -1;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(s->path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "socket path too long: %s", s->path);
+        return -1;
+    }
+    strcpy(sa.sun_path, s->path);
+    unlink(s->path);
+    s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s->lfd, 64) != 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", s->path, strerror(errno));
+        return -1;
+    }
+    chmod(s->path, 0600);
+    return 0;
+}
+
+struct conn *server_accept(struct server *s, const struct culeak_sink *sink, int *refused)
+{
+    *refused = 0;
+    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+        close(fd);
+        *refused = 1;
+        return NULL;
+    }
+    struct conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->fd = fd;
+    c->proc = -1;
+    /* a big receive buffer lets the job run ahead while the console draws */
+    int big = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    struct culeak_sink k = *sink;
+    k.ctx = c;
+    culeak_decoder_init(&c->dec, &k, 1);
+    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%d.culeak", s->session, ++s->nconn_total, (int)cred.pid);
+    c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    return c;
+}
+
+long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
+{
+    ssize_t n = read(c->fd, buf, cap);
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -2 : -1;
+    if (n == 0)
+        return 0;
+    if (c->tee_fd >= 0) {
+        size_t off = 0;
+        while (off < (size_t)n) {
+            ssize_t w = write(c->tee_fd, buf + off, (size_t)n - off);
+            if (w <= 0) {
+                if (w < 0 && errno == EINTR)
+                    continue;
+                close(c->tee_fd);
+                c->tee_fd = -1;
+                break;
+            }
+            off += (size_t)w;
+        }
+    }
+    int rc = culeak_decoder_feed(&c->dec, buf, (size_t)n);
+    return rc < 0 ? -3 : n;
+}
+
+int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
+{
+    if (c->fd < 0)
+        return -1;
+    size_t cap = CULEAK_REC_HEADROOM + (nvals + 1) * CULEAK_UVARINT_MAX;
+    uint8_t stackbuf[256];
+    uint8_t *rec = cap <= sizeof stackbuf ? stackbuf : malloc(cap);
+    if (!rec)
+        return -1;
+    size_t n = 0;
+    uint8_t *p = rec + CULEAK_REC_HEADROOM;
+    for (size_t i = 0; i < nvals; i++)
+        n += culeak_put_u(p + n, vals[i]);
+    size_t total = culeak_rec_finish(rec, type, n);
+    uint8_t *start = rec; /* culeak_rec_finish made the record contiguous at rec */
+    int rc = 0;
+    size_t off = 0;
+    while (off < total) {
+        ssize_t w = send(c->fd, start + off, total - off, MSG_NOSIGNAL);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+            if (errno == EAGAIN) {
+                usleep(1000);
+            }
+            continue;
+        }
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (rec != stackbuf)
+        free(rec);
+    return rc;
+}
+
+void conn_close(struct conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    if (c->tee_fd >= 0)
+        close(c->tee_fd);
+    culeak_decoder_free(&c->dec);
+    free(c->watched);
+    free(c);
+}
+
+void server_close(struct server *s)
+{
+    if (s->lfd >= 0)
+        close(s->lfd);
+    s->lfd = -1;
+    if (s->path[0])
+        unlink(s->path);
+    if (s->session[0]) {
+        DIR *d = opendir(s->session);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (e->d_name[0] == '.')
+                    continue;
+                char p[PATH_MAX + 300];
+                snprintf(p, sizeof p, "%s/%s", s->session, e->d_name);
+                unlink(p);
+            }
+            closedir(d);
+        }
+        rmdir(s->session);
+    }
+}

@@ -1,0 +1,45 @@
+/* The console's listening socket in a private directory, and the connections of the
+ * job's processes (one per traced process). */
+#ifndef CULEAK_CONSOLE_SERVER_H
+#define CULEAK_CONSOLE_SERVER_H
+
+#include "decode.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct conn {
+    int fd;
+    int proc;               /* tracker process index, -1 before HELLO */
+    struct culeak_decoder dec;
+    int tee_fd;             /* raw bytes, for `save` */
+    char tee_path[PATH_MAX];
+    uint8_t *watched;       /* by stackstat index: 1 when sent in WATCH */
+    size_t nwatched;
+    void *owner;
+};
+
+struct server {
+    int lfd;
+    char dir[1024];         /* $XDG_RUNTIME_DIR/culeak or /tmp/culeak-UID, mode 0700 */
+    char path[1100];        /* the socket */
+    char session[1100];     /* per-session directory of the tee files */
+    unsigned nconn_total;
+};
+
+/* Creates the private directory (checked: owned by us, mode 0700), the socket and the
+ * session directory. 0, or -1 with err. */
+int server_open(struct server *s, char *err, size_t errlen);
+/* Accepts one pending connection; NULL when none or refused (another user: *refused set). */
+struct conn *server_accept(struct server *s, const struct culeak_sink *sink, int *refused);
+/* Reads what is available: >0 bytes fed, 0 on end of stream, -1 on error, -2 would block.
+ * Bytes go to the tee file and the decoder (decode errors: -3, conn->dec.error says why). */
+long conn_pump(struct conn *c, uint8_t *buf, size_t cap);
+/* Sends a command record (wire.h). 0, or -1 when the connection is gone. */
+int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals);
+void conn_close(struct conn *c); /* closes the fd and frees; the tee file stays */
+/* Removes the socket and the session directory (with its tee files). */
+void server_close(struct server *s);
+
+#endif
