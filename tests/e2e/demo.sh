@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The demos: every file:line in demo/EXPECTED.md points at an allocation call, and the
+# simulated loop-leak scenario, run the way `make run` runs it on a machine without a GPU
+# (demo/run.sh --sim, here under `culeak record`), leaks what EXPECTED.md says.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "demo: $*" >&2; exit 1; }
+
+refs=$(grep -o '[a-z_]*\.c[u]*:[0-9]*' demo/EXPECTED.md | sort -u)
+[ -n "$refs" ] || fail "no file:line in demo/EXPECTED.md"
+for ref in $refs; do
+    file=${ref%%:*} line=${ref##*:}
+    src=demo/$file
+    [ -f "$src" ] || src=demo/sim/$file
+    [ -f "$src" ] || fail "EXPECTED.md names $file, which is not in demo/"
+    sed -n "${line}p" "$src" | grep -Eq 'cudaMalloc\(|cuMemAlloc\(' ||
+        fail "EXPECTED.md: $ref is not an allocation: $(sed -n "${line}p" "$src")"
+done
+
+export FAKECUDA_LOG=$tmp/fake.log
+DEMO_DELAY_MS=0 demo/run.sh --sim record -o "$tmp/sim.culeak" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "run.sh --sim failed"; }
+grep -q '^loop_leak_sim: 20 iterations of 4 MiB; 19 blocks never freed (76 MiB)$' "$tmp/out" ||
+    { cat "$tmp/out"; fail "unexpected summary"; }
+
+# The simulated driver's own account: 20 allocations of 4 MiB, one free.
+[ "$(grep -c ' alloc cuMemAlloc_v2 .* 4194304$' "$FAKECUDA_LOG")" = 20 ] || fail "fake driver saw: $(cat "$FAKECUDA_LOG")"
+[ "$(grep -c ' free ' "$FAKECUDA_LOG")" = 1 ] || fail "fake driver saw: $(cat "$FAKECUDA_LOG")"
+
+# culeak's account: the same events and one mark per iteration.
+"$BUILD/culeak" dump "$tmp/sim.culeak" >"$tmp/dump"
+[ "$(grep -c '"type":"alloc".*"api":"cuMemAlloc_v2".*"size":4194304,' "$tmp/dump")" = 20 ] || fail "recorded allocations differ"
+[ "$(grep -c '"type":"free"' "$tmp/dump")" = 1 ] || fail "recorded frees differ"
+for i in 1 10 20; do
+    grep -q "\"type\":\"mark\".*\"label\":\"iteration $i\"" "$tmp/dump" || fail "no mark 'iteration $i'"
+done
+[ "$(grep -c '"type":"mark"' "$tmp/dump")" = 20 ] || fail "recorded marks differ"
+echo "demo: ok"
