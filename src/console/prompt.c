@@ -28,6 +28,9 @@ static int getc_fn(FILE *f)
     return queue[qhead++];
 }
 
+/* readline asks whether more input is queued before reading ahead: only our queue counts */
+static int input_available(void) { return qhead < qtail; }
+
 static void noop_prep(int meta) { (void)meta; }
 static void noop_deprep(void) {}
 
@@ -204,6 +207,7 @@ void prompt_open(struct console *c)
     rl_catch_sigwinch = 0;
     rl_change_environment = 0;
     rl_getc_function = getc_fn;
+    rl_input_available_hook = input_available;
     rl_redisplay_function = redisplay;
     rl_prep_term_function = noop_prep;
     rl_deprep_term_function = noop_deprep;

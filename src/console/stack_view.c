@@ -43,9 +43,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
                       culeak_api_name(h->api), size, (unsigned long long)p->pid, (unsigned long long)h->tid);
         if (r.h > 1)
             grid_putf(g, r.y + 1, r.x, r.w, AT_BOLD,
-                      "  %s on %s%d; site now %s live (%s since the breakpoint). continue | step | cuda-gdb -p %llu",
-                      culeak_kind_name(h->kind), h->device >= 0 ? "device " : "", h->device, live,
-                      h->bp_id ? grow : "n/a", (unsigned long long)p->pid);
+                      "  cuda-gdb -p %llu to attach | continue | step.  %s, device %d; site %s live, %s since break",
+                      (unsigned long long)p->pid, culeak_kind_name(h->kind), h->device, live,
+                      h->bp_id ? grow : "n/a");
         frames(u, g, r.y + 2, r.x, r.h - 2, r.w, p, h->leaf);
         return;
     }
