@@ -1,0 +1,42 @@
+/* Reports over a model: leaks (live at exit or ended by a reset), what was live at the
+ * peak or in a snapshot, and diffs; as text, JSON or folded stacks. Shared by
+ * `culeak check`, `culeak report` and the console's exit report. */
+#ifndef CULEAK_REPORT_H
+#define CULEAK_REPORT_H
+
+#include "model.h"
+
+#include <stdio.h>
+
+enum report_what { REPORT_LEAKS, REPORT_PEAK, REPORT_SNAPSHOT, REPORT_NOW, REPORT_DIFF };
+
+struct report_options {
+    enum report_what what;
+    enum model_group group;
+    int proc;                /* MODEL_ALL or one process */
+    int depth;               /* stack frames printed per row; 0: all */
+    const char *snapshot;    /* REPORT_SNAPSHOT */
+    const char *diff_a, *diff_b; /* REPORT_DIFF: snapshot names (diff_b NULL: now) */
+    int diff_b_is_now;       /* diff_b names the present state (streams stopped there) */
+    const char *title;       /* text: what the snapshot/diff is called ("mark iter10") */
+};
+void report_options_init(struct report_options *o); /* leaks, by site, all processes */
+
+struct report_summary {
+    uint64_t bytes, allocations, sites;            /* leaks (or live, for other sources) */
+    uint64_t cache_bytes, cache_allocations, cache_sites;
+    uint64_t reset_bytes, reset_allocations;       /* of bytes: ended by a context reset */
+};
+
+/* Each returns 0, or -1 when the query could not be made (unknown snapshot, no memory). */
+int report_summarize(struct model *m, const struct report_options *o, struct report_summary *s);
+int report_text(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
+int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
+int report_folded(FILE *f, struct model *m, const struct report_options *o);
+
+/* "4.0 MiB (4194304 bytes)", "100 bytes" */
+void report_format_bytes(char *buf, size_t len, uint64_t bytes);
+/* "device", "device+pinned" */
+void report_format_kinds(char *buf, size_t len, uint32_t kinds);
+
+#endif

@@ -1,0 +1,50 @@
+/* Folded stacks (flamegraph.pl, speedscope): "root;...;leaf bytes", one line per stack,
+ * weighted by the bytes of the report's source. */
+#include "report_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void folded_frame(FILE *f, const struct model_frame *fr)
+{
+    char buf[1200];
+    if (fr->function)
+        snprintf(buf, sizeof buf, "%s", fr->function);
+    else
+        model_frame_format(fr, buf, sizeof buf);
+    for (char *c = buf; *c; c++) /* ';' separates frames and a space ends the stack */
+        if (*c == ';' || *c == '\n')
+            *c = ',';
+    fputs(buf, f);
+}
+
+int report_folded(FILE *f, struct model *m, const struct report_options *o)
+{
+    struct report_options so = *o;
+    so.group = MODEL_GROUP_STACK;
+    struct model_table t;
+    if (report_query(m, &so, &t) != 0)
+        return -1;
+    static struct model_frame frames[REPORT_MAX_FRAMES];
+    for (size_t i = 0; i < t.n; i++) {
+        const struct model_row *r = &t.rows[i];
+        if (!r->live_bytes)
+            continue;
+        size_t n = model_stack_frames(m, r->proc, r->stack, frames, REPORT_MAX_FRAMES);
+        if (n > REPORT_MAX_FRAMES)
+            n = REPORT_MAX_FRAMES;
+        if (n == 0)
+            fputs("[no stack]", f);
+        for (size_t k = n; k-- > 0;) {
+            folded_frame(f, &frames[k]);
+            if (k)
+                putc(';', f);
+        }
+        if (r->cache != MODEL_CACHE_NONE)
+            fprintf(f, ";[%s cache]", model_cache_name(r->cache));
+        fprintf(f, " %" PRIu64 "\n", r->live_bytes);
+    }
+    model_table_free(&t);
+    return 0;
+}

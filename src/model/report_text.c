@@ -1,0 +1,154 @@
+/* Human-readable reports: processes, then one entry per row with its stack, then a
+ * compute-sanitizer-like summary line. */
+#include "report_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void print_processes(FILE *f, struct model *m, const struct report_options *o)
+{
+    for (int i = 0; i < model_process_count(m); i++) {
+        if (o->proc != MODEL_ALL && o->proc != i)
+            continue;
+        const struct model_process *p = model_process(m, i);
+        fprintf(f, "culeak: process %" PRIu64, p->pid);
+        if (p->rank >= 0)
+            fprintf(f, " (rank %d)", p->rank);
+        fprintf(f, " on %s:", p->host);
+        for (size_t a = 0; a < p->argc && a < 8; a++)
+            fprintf(f, " %s", p->argv[a]);
+        if (p->argc > 8)
+            fputs(" ...", f);
+        if (p->corrupt)
+            fputs(" [recording corrupt: read up to the damage]", f);
+        else if (p->truncated)
+            fputs(" [recording cut off: read up to the cut]", f);
+        else if (!p->exited)
+            fputs(" [no exit seen: live memory counted as leaked]", f);
+        if (p->unknown_frees)
+            fprintf(f, " [%" PRIu64 " frees of unknown addresses]", p->unknown_frees);
+        if (p->failed_allocs)
+            fprintf(f, " [%" PRIu64 " failed allocations]", p->failed_allocs);
+        fputc('\n', f);
+        if (o->what == REPORT_PEAK) {
+            struct model_counter c;
+            char b[64];
+            model_totals(m, i, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+            report_format_bytes(b, sizeof b, c.peak_bytes);
+            fprintf(f, "culeak:   peak device memory %s at %.3f s (event %" PRIu64 ")\n", b,
+                    (double)(c.peak_t_ns - p->start_monotonic_ns) / 1e9, c.peak_seq);
+        }
+    }
+}
+
+static void print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
+{
+    static struct model_frame frames[REPORT_MAX_FRAMES];
+    size_t hidden;
+    size_t n = report_stack(m, proc, stack, frames, REPORT_MAX_FRAMES, &hidden);
+    if (depth > 0 && n > (size_t)depth)
+        n = (size_t)depth;
+    for (size_t i = 0; i < n; i++) {
+        char buf[1200];
+        model_frame_format(&frames[i], buf, sizeof buf);
+        fprintf(f, "    #%-2zu %s%s\n", i, buf, frames[i].inlined ? " (inlined)" : "");
+    }
+    if (n == 0)
+        fputs("    (no stack recorded)\n", f);
+}
+
+static void print_row(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r,
+                      const char *verb)
+{
+    char bytes[64], kinds[128];
+    report_format_bytes(bytes, sizeof bytes, r->live_bytes);
+    report_format_kinds(kinds, sizeof kinds, r->kinds);
+    fprintf(f, "\n%s %s in %" PRIu64 " allocation%s (%s) from %s", verb, bytes, r->live_count,
+            r->live_count == 1 ? "" : "s", kinds, r->text);
+    if (r->cache != MODEL_CACHE_NONE)
+        fprintf(f, " [held by the %s caching allocator]", model_cache_name(r->cache));
+    if (r->proc >= 0)
+        fprintf(f, " [pid %" PRIu64 "]", model_process(m, r->proc)->pid);
+    fputc('\n', f);
+    if (o->what == REPORT_LEAKS && r->reset_count)
+        fprintf(f, "    %" PRIu64 " of them still live when their context was destroyed or device reset\n",
+                r->reset_count);
+    if (r->nstacks > 1)
+        fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
+    print_stack(f, m, r->stack_proc, r->stack, o->depth);
+}
+
+static int report_diff_text(FILE *f, struct model *m, const struct report_options *o)
+{
+    struct model_query q;
+    model_query_init(&q);
+    q.group = o->group;
+    q.proc = o->proc;
+    struct model_diff d;
+    if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &d) != 0)
+        return -1;
+    char b1[64];
+    const char *b = o->diff_b ? o->diff_b : "now";
+    report_format_bytes(b1, sizeof b1, (uint64_t)(d.delta_bytes < 0 ? -d.delta_bytes : d.delta_bytes));
+    fprintf(f, "culeak: %s -> %s: %s%s live\n", o->diff_a, b, d.delta_bytes < 0 ? "-" : "+", b1);
+    for (size_t i = 0; i < d.n; i++) {
+        const struct model_diff_row *r = &d.rows[i];
+        fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
+                   " allocations) %s\n",
+                r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->text);
+    }
+    report_format_bytes(b1, sizeof b1, d.new_bytes);
+    fprintf(f, "\nculeak: made after %s and still live at %s: %s in %" PRIu64 " allocations\n", o->diff_a, b, b1,
+            d.new_count);
+    for (size_t i = 0; i < d.nnew && i < 50; i++) {
+        report_format_bytes(b1, sizeof b1, d.news[i].bytes);
+        fprintf(f, "\n%s in %" PRIu64 " allocation%s [pid %" PRIu64 "]\n", b1, d.news[i].count,
+                d.news[i].count == 1 ? "" : "s", model_process(m, d.news[i].proc)->pid);
+        print_stack(f, m, d.news[i].proc, d.news[i].stack, o->depth);
+    }
+    if (d.nnew > 50)
+        fprintf(f, "\n... and %zu more stacks\n", d.nnew - 50);
+    model_diff_free(&d);
+    return 0;
+}
+
+int report_text(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
+{
+    struct report_summary local;
+    if (!s)
+        s = &local;
+    memset(s, 0, sizeof *s);
+    if (o->what == REPORT_DIFF) {
+        print_processes(f, m, o);
+        return report_diff_text(f, m, o);
+    }
+    struct model_table t;
+    if (report_query(m, o, &t) != 0)
+        return -1;
+    summarize_table(&t, s);
+    print_processes(f, m, o);
+    const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
+    for (size_t i = 0; i < t.n; i++)
+        if (t.rows[i].cache == MODEL_CACHE_NONE)
+            print_row(f, m, o, &t.rows[i], verb);
+    for (size_t i = 0; i < t.n; i++)
+        if (t.rows[i].cache != MODEL_CACHE_NONE)
+            print_row(f, m, o, &t.rows[i], "CACHED");
+    fputc('\n', f);
+    const char *group = o->group == MODEL_GROUP_SITE ? "call sites" : model_group_name(o->group);
+    if (o->what == REPORT_LEAKS) {
+        fprintf(f, "LEAK SUMMARY: %" PRIu64 " bytes leaked in %" PRIu64 " allocations from %" PRIu64 " %s%s\n",
+                s->bytes, s->allocations, s->sites, group, o->group == MODEL_GROUP_SITE ? "" : " groups");
+        if (s->cache_allocations)
+            fprintf(f, "CACHE SUMMARY: %" PRIu64 " bytes in %" PRIu64
+                       " allocations held by caching allocators at exit (not counted as leaks)\n",
+                    s->cache_bytes, s->cache_allocations);
+    } else {
+        const char *what = o->what == REPORT_PEAK ? "at the peak" : o->what == REPORT_NOW ? "now" : o->snapshot;
+        fprintf(f, "LIVE SUMMARY (%s): %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " %s\n", what,
+                s->bytes + s->cache_bytes, s->allocations + s->cache_allocations, s->sites + s->cache_sites, group);
+    }
+    model_table_free(&t);
+    return 0;
+}
