@@ -12,7 +12,8 @@ OUT=${OUT:-/tmp/culeak-gpu}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$ROOT/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
-CULEAK=$ROOT/build/culeak
+BUILD=${BUILD:-build}
+CULEAK=$ROOT/$BUILD/culeak
 W=$(mktemp -d)
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
@@ -23,7 +24,7 @@ say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$SUMMARY"
 nvcc --version | tail -n 2 | head -n 1 | tee -a "$SUMMARY"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tee -a "$SUMMARY"
-ldd "$ROOT/build/libculeak.so" | grep -E 'not found' && { say "shim dependencies missing"; exit 1; }
+ldd "$ROOT/$BUILD/libculeak.so" | grep -E 'not found' && { say "shim dependencies missing"; exit 1; }
 
 say "== build test programs"
 nvcc -g -lineinfo -o "$W/rt_static" tests/gpu/runtime_families.cu || fails=$((fails + 1))
