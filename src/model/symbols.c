@@ -162,36 +162,55 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
     unsigned n = 1;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
-    /* scopes[0] is innermost. Each inlined_subroutine names the function of frame n-1
-     * and gives, through DW_AT_call_file/line, the location in the frame around it. */
-    for (int i = 0; i < nscopes && n < sizeof s->scratch / sizeof *s->scratch; i++) {
+    /* The innermost function-like scope names frame 0. While it is an inlined instance,
+     * its DW_AT_call_file/line is the location in the frame around it, and that frame's
+     * function is the next function-like scope among the DIEs physically containing it
+     * (dwarf_getscopes continues into the abstract origin instead, so ask
+     * dwarf_getscopes_die). */
+    Dwarf_Die die;
+    int have = 0;
+    for (int i = 0; i < nscopes && !have; i++) {
         int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-            continue;
-        const char *fn = die_function_name(s, &scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+            die = scopes[i];
+            have = 1;
+        }
+    }
+    free(scopes);
+    while (have && n < sizeof s->scratch / sizeof *s->scratch) {
+        const char *fn = die_function_name(s, &die);
         if (fn) {
             f[n - 1].function = fn;
             f[n - 1].function_offset = 0;
         }
-        if (tag == DW_TAG_subprogram)
+        if (dwarf_tag(&die) != DW_TAG_inlined_subroutine)
             break;
-        /* inlined: the caller is the next frame */
         struct sym_frame *caller = &f[n];
         memset(caller, 0, sizeof *caller);
         f[n - 1].inlined = 1;
         Dwarf_Attribute attr;
         Dwarf_Word w;
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+        if (dwarf_attr(&die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
             caller->line = (unsigned)w;
-        if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0) {
+        if (dwarf_attr(&die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0) {
             if (!files)
                 dwarf_getsrcfiles(cudie, &files, &nfiles);
             if (files && w < nfiles)
                 caller->file = intern_or_null(s, dwarf_filesrc(files, w, NULL, NULL));
         }
         n++;
+        Dwarf_Die *outer = NULL;
+        int nouter = dwarf_getscopes_die(&die, &outer);
+        have = 0;
+        for (int i = 1; i < nouter && !have; i++) { /* outer[0] is die itself */
+            int tag = dwarf_tag(&outer[i]);
+            if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+                die = outer[i];
+                have = 1;
+            }
+        }
+        free(outer);
     }
-    free(scopes);
     /* an inline chain cut short (no enclosing subprogram found) keeps the symtab name */
     if (!f[n - 1].function && n > 1)
         f[n - 1].function = f[0].function;
