@@ -27,6 +27,12 @@ have_gpu() {
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1
 }
 
+# Under `make -jN run` the parent's job slots are not passed down to this script: build
+# serially, keeping the rest of MAKEFLAGS (-s, variables such as SAN=1).
+if [ -n "${MAKEFLAGS:-}" ]; then
+    MAKEFLAGS=$(sed -E 's/(^| )-j[0-9]*( |$)/\1\2/; s/ ?--jobserver-(auth|fds)=[^ ]*//' <<<"$MAKEFLAGS")
+fi
+
 tools=("$BUILD/culeak" "$BUILD/libculeak.so")
 if [ $sim = 0 ] && ! have_gpu; then
     echo "no NVIDIA GPU found: running the loop-leak scenario on culeak's simulated driver" >&2
