@@ -1,0 +1,177 @@
+/* Report output: the JSON fields tools rely on, the text summary line, human sizes,
+ * folded stacks, cache memory kept apart from leaks, diffs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "report.h"
+#include "stream_builder.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define APP "/opt/app/bin/app"
+#define TORCH "/opt/torch/lib/libc10_cuda.so"
+
+static struct model *load_leaky(void)
+{
+    struct model *m = model_new(NULL);
+    struct sb *b = sb_new();
+    sb_hello(b, 42, APP, "RANK=2");
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_module(b, TORCH, 0x7f0000000000ull, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);                 /* main */
+    sb_frame(b, 2, 1, 0x400200);                 /* site A */
+    sb_frame(b, 3, 1, 0x400300);                 /* site B */
+    sb_frame(b, 4, 3, 0x7f0000000500ull);        /* inside the caching allocator */
+    sb_alloc(b, 1, 2, 0x1000, 4 << 20);
+    sb_alloc(b, 2, 2, 0x2000, 100);
+    sb_alloc(b, 3, 2, 0x3000, 5);
+    sb_free_dev(b, 4, 2, 0x3000);
+    sb_mark(b, 5, "iter1");
+    sb_alloc(b, 6, 4, 0x4000, 1 << 30);          /* cache: through libc10_cuda */
+    sb_mark(b, 7, "iter2");
+    sb_exit(b, 8);
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+    return m;
+}
+
+static char *run_report(struct model *m, const struct report_options *o, const char *format,
+                        struct report_summary *sum)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    int rc = !strcmp(format, "json")     ? report_json(f, m, o, sum)
+             : !strcmp(format, "folded") ? report_folded(f, m, o)
+                                         : report_text(f, m, o, sum);
+    assert_int_equal(rc, 0);
+    fclose(f);
+    return buf;
+}
+
+static void test_json_fields(void **state)
+{
+    (void)state;
+    struct model *m = load_leaky();
+    struct report_options o;
+    report_options_init(&o);
+    struct report_summary sum;
+    char *js = run_report(m, &o, "json", &sum);
+    assert_int_equal(sum.bytes, (4 << 20) + 100);
+    assert_int_equal(sum.allocations, 2);
+    assert_int_equal(sum.sites, 1);
+    assert_int_equal(sum.cache_bytes, 1 << 30);
+    assert_non_null(strstr(js, "\"leaks\":[{\"id\":"));
+    assert_non_null(strstr(js, "\"bytes\":4194404,\"count\":2,\"kind\":\"device\""));
+    assert_non_null(strstr(js, "\"site\":{\"function\":null,\"file\":null,\"line\":null,\"module\":\"" APP "\""));
+    assert_non_null(strstr(js, "\"stack\":[{\"function\":null"));
+    assert_non_null(strstr(js, "\"cache\":[{"));
+    assert_non_null(strstr(js, "\"allocator\":\"pytorch\""));
+    assert_non_null(strstr(js, "\"summary\":{\"bytes\":4194404,\"allocations\":2,\"sites\":1,"));
+    assert_non_null(strstr(js, "\"rank\":2"));
+    free(js);
+    model_free(m);
+}
+
+static void test_text_summary(void **state)
+{
+    (void)state;
+    struct model *m = load_leaky();
+    struct report_options o;
+    report_options_init(&o);
+    char *txt = run_report(m, &o, "text", NULL);
+    assert_non_null(strstr(txt, "LEAKED 4.0 MiB (4194404 bytes) in 2 allocations (device) from app+0x200"));
+    assert_non_null(strstr(txt, "CACHED 1.0 GiB (1073741824 bytes) in 1 allocation (device)"));
+    assert_non_null(strstr(txt, "LEAK SUMMARY: 4194404 bytes leaked in 2 allocations from 1 call sites\n"));
+    assert_non_null(strstr(txt, "CACHE SUMMARY: 1073741824 bytes in 1 allocations"));
+    assert_non_null(strstr(txt, "process 42 (rank 2)"));
+    free(txt);
+    /* what was live at the peak: everything, since nothing was freed after it */
+    o.what = REPORT_PEAK;
+    txt = run_report(m, &o, "text", NULL);
+    assert_non_null(strstr(txt, "LIVE SUMMARY (at the peak): 1077936228 bytes in 3 allocations"));
+    free(txt);
+    char b[64];
+    report_format_bytes(b, sizeof b, 100);
+    assert_string_equal(b, "100 bytes");
+    report_format_bytes(b, sizeof b, 1536);
+    assert_string_equal(b, "1.5 KiB (1536 bytes)");
+    report_format_kinds(b, sizeof b, 1u << CULEAK_KIND_DEVICE | 1u << CULEAK_KIND_HOST_PINNED);
+    assert_string_equal(b, "device+pinned");
+    model_free(m);
+}
+
+static void test_folded(void **state)
+{
+    (void)state;
+    struct model *m = load_leaky();
+    struct report_options o;
+    report_options_init(&o);
+    char *fo = run_report(m, &o, "folded", NULL);
+    /* root first, leaf last, weighted by bytes */
+    assert_non_null(strstr(fo, "app+0x100;app+0x200 4194404\n"));
+    assert_non_null(strstr(fo, "app+0x100;app+0x300;libc10_cuda.so+0x500;[pytorch cache] 1073741824\n"));
+    free(fo);
+    model_free(m);
+}
+
+static void test_diff_between_marks(void **state)
+{
+    (void)state;
+    /* snapshots armed before the stream, as `culeak report --diff` does */
+    struct model *loaded = model_new(NULL);
+    model_snapshot_at_mark(loaded, "iter1", "iter1");
+    model_snapshot_at_mark(loaded, "iter2", "iter2");
+    struct sb *b = sb_new();
+    sb_hello(b, 42, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400200);
+    sb_alloc(b, 1, 1, 0x1000, 10);
+    sb_mark(b, 2, "iter1");
+    sb_alloc(b, 3, 1, 0x2000, 20);
+    sb_mark(b, 4, "iter2");
+    struct model_stream *s = model_stream_open(loaded);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    model_stream_close(s);
+    struct report_options o;
+    report_options_init(&o);
+    o.what = REPORT_DIFF;
+    o.diff_a = "iter1";
+    o.diff_b = "iter2";
+    char *txt = run_report(loaded, &o, "text", NULL);
+    assert_non_null(strstr(txt, "iter1 -> iter2: +20 bytes live"));
+    assert_non_null(strstr(txt, "+20 bytes (10 -> 30 bytes, 1 -> 2 allocations) app+0x200"));
+    assert_non_null(strstr(txt, "made after iter1 and still live at iter2: 20 bytes in 1 allocations"));
+    free(txt);
+    char *js = run_report(loaded, &o, "json", NULL);
+    assert_non_null(strstr(js, "\"diff\":{\"a\":\"iter1\",\"b\":\"iter2\",\"delta_bytes\":20,"));
+    assert_non_null(strstr(js, "\"new\":{\"bytes\":20,\"count\":1,"));
+    free(js);
+    o.diff_a = "missing";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(report_text(f, loaded, &o, NULL), -1);
+    fclose(f);
+    free(buf);
+    model_free(loaded);
+    sb_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_fields),
+        cmocka_unit_test(test_text_summary),
+        cmocka_unit_test(test_folded),
+        cmocka_unit_test(test_diff_between_marks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,159 @@
+/* Symbolization of a real -g binary (this test itself, a PIE): a stream whose MODULES
+ * describe this executable at its real load bias and whose FRAME is a call in this file
+ * must come back as that function and file:line; an address in no module falls back to
+ * the raw address; a stripped/missing module to module+offset. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model.h"
+#include "stream_builder.h"
+
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t recorded_ip;
+static int recorded_line;
+
+static __attribute__((noinline)) void capture_caller(void)
+{
+    recorded_ip = (uint64_t)(uintptr_t)__builtin_return_address(0) - 1;
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void allocation_site_for_test(void)
+{
+    recorded_line = __LINE__ + 1;
+    capture_caller();
+    __asm__ volatile("" ::: "memory");
+}
+
+struct self_map {
+    uint64_t base;
+    uint64_t vaddr[16], memsz[16];
+    size_t nseg;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self_map *m = data;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 0; /* the main program has an empty name */
+    m->base = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum && m->nseg < 16; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            m->vaddr[m->nseg] = info->dlpi_phdr[i].p_vaddr;
+            m->memsz[m->nseg++] = info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
+static struct sb *stream_for_self(const char *exe, const struct self_map *sm)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, 1, exe, NULL);
+    sb_u(b, 1);
+    sb_u(b, 1);
+    sb_s(b, exe);
+    sb_u(b, sm->base);
+    sb_u(b, sm->nseg);
+    for (size_t i = 0; i < sm->nseg; i++) {
+        sb_u(b, sm->vaddr[i]);
+        sb_u(b, sm->memsz[i]);
+    }
+    sb_end(b, CULEAK_REC_MODULES);
+    sb_frame(b, 1, 0, recorded_ip);
+    sb_frame(b, 2, 0, 0x10);              /* in no module */
+    sb_alloc(b, 1, 1, 0x1000, 64);
+    sb_alloc(b, 2, 2, 0x2000, 32);
+    return b;
+}
+
+static void test_symbolizes_function_and_line(void **state)
+{
+    (void)state;
+    allocation_site_for_test();
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(n > 0);
+    exe[n] = 0;
+    struct self_map sm = {0};
+    dl_iterate_phdr(find_self, &sm);
+    assert_true(sm.nseg > 0);
+
+    struct model *m = model_new(NULL);
+    struct sb *b = stream_for_self(exe, &sm);
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    model_stream_close(s);
+
+    struct model_frame fr[8];
+    size_t depth = model_stack_frames(m, 0, 1, fr, 8);
+    assert_true(depth >= 1);
+    /* the call may be inlined into a caller; the innermost frame is the call's line */
+    assert_string_equal(fr[0].function, "allocation_site_for_test");
+    assert_non_null(fr[0].file);
+    assert_non_null(strstr(fr[0].file, "test_symbols.c"));
+    assert_int_equal(fr[0].line, recorded_line);
+    assert_string_equal(fr[0].module, exe);
+    assert_int_equal(fr[0].offset, recorded_ip - sm.base);
+
+    /* the site table names the site the same way; patterns find the stack */
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.rows[0].function, "allocation_site_for_test");
+    assert_int_equal(t.rows[0].line, recorded_line);
+    assert_non_null(strstr(t.rows[0].text, "allocation_site_for_test at "));
+    assert_non_null(strstr(t.rows[1].text, "0x10"));
+    model_table_free(&t);
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "test_symbols.c:%d", recorded_line);
+    assert_true(model_stack_matches(m, 0, 1, pattern, 0));
+    assert_true(model_stack_matches(m, 0, 1, "allocation_site_*", 0));
+    assert_false(model_stack_matches(m, 0, 1, "other_function", 0));
+    assert_false(model_stack_matches(m, 0, 2, "allocation_site_*", 0));
+    uint64_t found[4];
+    assert_int_equal(model_find_stacks(m, MODEL_ALL, "allocation_site_for_test", 0, found, NULL, 4), 1);
+    assert_int_equal(found[0], 1);
+    model_free(m);
+    sb_free(b);
+}
+
+static void test_missing_module_falls_back_to_offset(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    struct sb *b = sb_new();
+    sb_hello(b, 1, "/nonexistent/app", NULL);
+    sb_module(b, "/nonexistent/app", 0x400000, 0, 0x1000);
+    sb_frame(b, 1, 0, 0x400123);
+    sb_alloc(b, 1, 1, 0x1000, 64);
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    model_stream_close(s);
+    struct model_frame fr[2];
+    assert_int_equal(model_stack_frames(m, 0, 1, fr, 2), 1);
+    assert_null(fr[0].function);
+    char buf[128];
+    model_frame_format(&fr[0], buf, sizeof buf);
+    assert_string_equal(buf, "app+0x123");
+    model_free(m);
+    sb_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_symbolizes_function_and_line),
+        cmocka_unit_test(test_missing_module_falls_back_to_offset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
