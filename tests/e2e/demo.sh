@@ -37,4 +37,11 @@ for i in 1 10 20; do
     grep -q "\"type\":\"mark\".*\"label\":\"iteration $i\"" "$tmp/dump" || fail "no mark 'iteration $i'"
 done
 [ "$(grep -c '"type":"mark"' "$tmp/dump")" = 20 ] || fail "recorded marks differ"
+# culeak check names the site EXPECTED.md gives.
+LD_LIBRARY_PATH=$BUILD/fakecuda "$BUILD/culeak" check --error-exitcode 3 -- "$BUILD/demo/loop_leak_sim" \
+    >/dev/null 2>"$tmp/check" && rc=0 || rc=$?
+[ "$rc" = 3 ] || { cat "$tmp/check"; fail "culeak check exited $rc, expected 3 (leaks found)"; }
+grep -q '^LEAKED 76.0 MiB .* in 19 allocations .*loop_leak_sim\.c:39$' "$tmp/check" || { cat "$tmp/check"; fail "check: no leak at loop_leak_sim.c:39"; }
+grep -q '^LEAK SUMMARY: 79691776 bytes leaked in 19 allocations from 1 call sites$' "$tmp/check" ||
+    { cat "$tmp/check"; fail "check: unexpected summary"; }
 echo "demo: ok"

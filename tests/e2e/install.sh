@@ -30,6 +30,7 @@ want=$(printf '%s\n' "${expected[@]}" | sort)
 [ "$got" = "$want" ] || fail "installed files differ from the list:"$'\n'"$(diff <(echo "$want") <(echo "$got"))"
 
 # The installed culeak preloads the installed shim, found from its own location.
+# shellcheck disable=SC2016 # $LD_PRELOAD is the child's
 out=$(env -u CULEAK_LIB "$root/bin/culeak" record -o "$tmp/rec.culeak" -- sh -c 'echo "$LD_PRELOAD"') ||
     fail "installed culeak record failed"
 shim=$(realpath "$root/lib/culeak/libculeak.so")
@@ -66,6 +67,7 @@ C
 # The staged tree stands in for $prefix here.
 cflags=$(pkg-config --define-variable=prefix="$root" --cflags culeak)
 libs=$(pkg-config --define-variable=prefix="$root" --libs culeak)
+# shellcheck disable=SC2086 # flags are words
 cc -Wall -Wextra -Werror $cflags -o "$tmp/use" "$tmp/use.c" $libs || fail "cannot build against the installed header"
 [ "$("$tmp/use")" = "active=0" ] || fail "header calls are not no-ops without the shim"
 
