@@ -63,6 +63,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 include tests/fakecuda/fakecuda.mk
 -include demo/demo.mk
 -include bench/bench.mk
+-include tests/fuzz/fuzz.mk
 
 test: all $(UNIT_BIN)
 	BUILD=$(BUILD) tests/run.sh

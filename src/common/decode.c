@@ -116,7 +116,8 @@ static int decode_modules(struct culeak_decoder *d, struct culeak_cursor *c, uin
         mods[i].path = get_str(c);
         mods[i].base = culeak_get_u(c);
         uint64_t nseg = culeak_get_u(c);
-        if (c->bad || nseg > (size_t)(c->end - c->p))
+        /* each segment takes two varints, at least 2 bytes: the scratch holds left/2 */
+        if (c->bad || nseg > (size_t)(c->end - c->p) / 2)
             return fail(d, at, "bad MODULES segment count");
         mods[i].nseg = nseg;
         mods[i].seg = seg;

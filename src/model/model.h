@@ -24,6 +24,7 @@
 #ifndef CULEAK_MODEL_H
 #define CULEAK_MODEL_H
 
+#include "apis.h"
 #include "decode.h"
 
 #include <stddef.h>

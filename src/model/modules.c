@@ -135,7 +135,8 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
             p->ranges[p->nranges++] = (struct range){start, end, md->base, id};
         }
     }
-    qsort(p->ranges, p->nranges, sizeof *p->ranges, range_cmp);
+    if (p->nranges > 1)
+        qsort(p->ranges, p->nranges, sizeof *p->ranges, range_cmp);
 }
 
 const struct range *modules_find(const struct process *p, uint64_t ip)

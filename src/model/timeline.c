@@ -81,7 +81,7 @@ size_t model_timeline(const struct model *m, int proc, int device, struct model_
     const struct series *s = find_series(m, proc, device);
     if (!s)
         return 0;
-    if (out)
+    if (out && s->n)
         memcpy(out, s->s, (s->n < max ? s->n : max) * sizeof *out);
     return s->n;
 }

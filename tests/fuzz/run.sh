@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the decoder+model fuzz target and runs it briefly (FUZZ_SECONDS, default 30) from
+# the seed corpus. Fails on any crash, leak, timeout or memory blow-up. Needs clang.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+seconds=${FUZZ_SECONDS:-30}
+if ! command -v "${FUZZ_CC:-clang}" >/dev/null; then
+    echo "tests/fuzz/run.sh: clang not found (apt-get install clang)" >&2
+    exit 1
+fi
+make -s BUILD="$BUILD" fuzz
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp tests/fuzz/corpus/* "$work"/
+cd "$work"
+# -rss_limit_mb and -malloc_limit_mb turn unbounded growth into a failure
+mkdir -p "$OLDPWD/$BUILD/fuzz/artifacts"
+"$OLDPWD/$BUILD/fuzz/fuzz_model" -artifact_prefix="$OLDPWD/$BUILD/fuzz/artifacts/" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
+    -rss_limit_mb=1024 -malloc_limit_mb=512 -print_final_stats=1 "$work" >"$work/log" 2>&1 || { grep -B2 -A30 -m1 "ERROR\|runtime error" "$work/log" || tail -n 40 "$work/log"; exit 1; }
+tail -n 6 "$work/log"
+echo "fuzz: no crash in ${seconds} s"
