@@ -7,3 +7,17 @@ $(BENCH_BIN): bench/shim_bench.c
 
 bench: $(BENCH_BIN) $(BUILD)/libculeak.so fakecuda
 	$(BENCH_BIN) $(BUILD)/libculeak.so $(BUILD)/fakecuda/libcuda.so.1
+
+# make bench also runs bench/model_bench.c: decode+model events/s, bytes per live
+# allocation, and the time to symbolize and print a report of 1M events / 10k stacks.
+MODEL_BENCH_BIN := $(BUILD)/bench/model_bench
+
+$(MODEL_BENCH_BIN): bench/model_bench.c $(BUILD)/culeak-lib.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CONSOLE_LIBS) -ldl
+
+.PHONY: bench-model
+bench-model: $(MODEL_BENCH_BIN)
+	$(MODEL_BENCH_BIN)
+
+bench: bench-model

@@ -1,0 +1,164 @@
+/* Model benchmark (not a test): events per second through decode + model on one core,
+ * bytes per live allocation, and the time to symbolize and print a leak report, on a
+ * synthetic recording of 1M events over 10k distinct stacks. The stacks' addresses lie
+ * in this executable's own code, so symbolization does real DWARF work. */
+#include "live_table.h"
+#include "model_internal.h"
+#include "report.h"
+#include "stream_builder.h"
+
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVENTS 1000000
+#define STACKS 10000
+#define DEPTH 8
+
+struct self { uint64_t base, text_lo, text_hi, vaddr[16], memsz[16]; size_t nseg; };
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self *s = data;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 0;
+    s->base = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum && s->nseg < 16; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        s->vaddr[s->nseg] = ph->p_vaddr;
+        s->memsz[s->nseg++] = ph->p_memsz;
+        if (ph->p_flags & PF_X) {
+            s->text_lo = info->dlpi_addr + ph->p_vaddr;
+            s->text_hi = s->text_lo + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* 10k stacks of depth 8 over 2k distinct call addresses; 1M events: allocations, and
+ * frees of a random earlier one, leaving about a fifth live. */
+static struct sb *build(const char *exe, const struct self *s, size_t *live_at_end)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, 1, exe, NULL);
+    sb_u(b, 1);
+    sb_u(b, 1);
+    sb_s(b, exe);
+    sb_u(b, s->base);
+    sb_u(b, s->nseg);
+    for (size_t i = 0; i < s->nseg; i++) {
+        sb_u(b, s->vaddr[i]);
+        sb_u(b, s->memsz[i]);
+    }
+    sb_end(b, CULEAK_REC_MODULES);
+    uint64_t ips[2000];
+    for (int i = 0; i < 2000; i++)
+        ips[i] = s->text_lo + next() % (s->text_hi - s->text_lo);
+    uint64_t id = 1, leaves[STACKS];
+    for (int st = 0; st < STACKS; st++) {
+        uint64_t parent = 0;
+        for (int d = 0; d < DEPTH; d++) {
+            sb_frame(b, id, parent, ips[(st * 7 + d * 131 + (d == DEPTH - 1 ? st : 0)) % 2000] + (uint64_t)d);
+            parent = id++;
+        }
+        leaves[st] = parent;
+    }
+    uint64_t *live = malloc(EVENTS * sizeof *live);
+    size_t nlive = 0;
+    for (uint64_t seq = 1; seq <= EVENTS; seq++) {
+        if (nlive > 0 && next() % 5 < 2) {
+            size_t k = next() % nlive;
+            sb_free_dev(b, seq, leaves[next() % STACKS], live[k]);
+            live[k] = live[--nlive];
+        } else {
+            uint64_t addr = 0x700000000000ull + seq * 256;
+            sb_alloc(b, seq, leaves[next() % STACKS], addr, 256 + next() % 65536);
+            live[nlive++] = addr;
+        }
+    }
+    sb_exit(b, EVENTS + 1);
+    free(live);
+    *live_at_end = nlive;
+    return b;
+}
+
+int main(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return 1;
+    exe[n] = 0;
+    struct self s = {0};
+    dl_iterate_phdr(find_self, &s);
+    size_t expect_live;
+    struct sb *b = build(exe, &s, &expect_live);
+    printf("recording: %zu events, %d stacks, %.1f MB\n", (size_t)EVENTS, STACKS, (double)b->n / 1e6);
+
+    double best = 0;
+    struct model *m = NULL;
+    for (int round = 0; round < 3; round++) {
+        model_free(m);
+        m = model_new(NULL);
+        struct model_stream *st = model_stream_open(m);
+        double t0 = now();
+        if (model_stream_feed(st, b->buf, b->n) != 0 || model_stream_finish(st) != 0) {
+            fprintf(stderr, "feed failed: %s\n", model_stream_error(st));
+            return 1;
+        }
+        double dt = now() - t0;
+        model_stream_close(st);
+        double rate = EVENTS / dt;
+        if (rate > best)
+            best = rate;
+    }
+    printf("decode + model: %.2f M events/s (best of 3, one core)\n", best / 1e6);
+    printf("live allocations at end: %zu, live table %.1f bytes per live allocation\n", m->live.n,
+           (double)live_table_memory(&m->live) / (double)m->live.n);
+    if (m->live.n != expect_live)
+        fprintf(stderr, "warning: %zu live, expected %zu\n", m->live.n, expect_live);
+
+    FILE *devnull = fopen("/dev/null", "w");
+    struct report_options o;
+    report_options_init(&o);
+    o.group = MODEL_GROUP_STACK;
+    double t0 = now();
+    struct report_summary sum;
+    report_text(devnull, m, &o, &sum);
+    double t_stack = now() - t0;
+    o.group = MODEL_GROUP_SITE;
+    t0 = now();
+    report_text(devnull, m, &o, &sum);
+    double t_site = now() - t0;
+    t0 = now();
+    report_text(devnull, m, &o, &sum);
+    double t_again = now() - t0;
+    printf("leak report, symbolized, all %d stacks printed (cold symbol caches): %.2f s\n", STACKS, t_stack);
+    printf("leak report by site (%llu sites): %.3f s; again, warm: %.3f s\n", (unsigned long long)sum.sites,
+           t_site, t_again);
+    fclose(devnull);
+    model_free(m);
+    sb_free(b);
+    return 0;
+}
