@@ -127,8 +127,16 @@ int cmd_check(int argc, char **argv)
         return 2;
     int loaded = load_dir(m, dir);
     if (loaded <= 0 || model_process_count(m) == 0) {
-        fprintf(stderr, "culeak: no recording was written (did %s start, and use CUDA through the dynamic "
-                        "loader?)\n", argv[i]);
+        /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
+        fprintf(stderr, "culeak: no recording was written: %s made no CUDA calls culeak saw\n", argv[i]);
+        FILE *o = output ? fopen(output, "w") : stderr;
+        if (o && !strcmp(format, "json"))
+            fputs("{\"source\":\"leaks\",\"processes\":[],\"leaks\":[],\"cache\":[],\"summary\":{\"bytes\":0,"
+                  "\"allocations\":0,\"sites\":0,\"cache_bytes\":0,\"cache_allocations\":0}}\n", o);
+        else if (o)
+            fputs("LEAK SUMMARY: 0 bytes leaked in 0 allocations from 0 call sites\n", o);
+        if (o && o != stderr)
+            fclose(o);
         model_free(m);
         return program_status;
     }
