@@ -180,7 +180,8 @@ void ui_rows(struct ui *u)
     }
     u->nrows = m;
     sort_ui = u;
-    qsort(r, m, sizeof *r, row_cmp);
+    if (m > 1)
+        qsort(r, m, sizeof *r, row_cmp);
     sort_ui = NULL;
     if (u->sel_valid) {
         for (size_t i = 0; i < m; i++) {

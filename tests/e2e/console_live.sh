@@ -6,14 +6,20 @@ set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/$BUILD
-[ -x "$B/fakecuda/client_static" ] || { echo "fake driver not built"; exit 1; }
+# the job side (fake driver, clients) may come from another build: CULEAK_E2E_FAKE=DIR
+FAKE=${CULEAK_E2E_FAKE:-$B/fakecuda}
+[ -x "$FAKE/client_static" ] || { echo "fake driver not built"; exit 1; }
 command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
 T=$(mktemp -d)
 S=culeak-e2e-$$
 export TMUX_TMPDIR=$T
 cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
 trap cleanup EXIT
-ENVS="XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$B/fakecuda TERM=xterm-256color"
+# an ASan-built shim is preloaded into programs built without it (SAN=1 builds)
+ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
+# CULEAK_E2E_SHIM / CULEAK_E2E_FAKE: the job side from a plain build, so a SAN build
+# tests its console without preloading sanitized code into unsanitized programs
+[ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
 mkdir -m 700 "$T/run"
 
 screen() { tmux capture-pane -p -t "$S"; }
@@ -35,7 +41,7 @@ start() {
 }
 
 # 1. breakpoint -> PAUSED in the allocation; views work while paused; continue -> EXITED
-start -- "$B/fakecuda/client_static" long 40 100000
+start -- "$FAKE/client_static" long 40 100000
 wait_for "RUNNING"
 type_line "break client_run"
 wait_for "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1"
@@ -64,7 +70,7 @@ type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 
 # 2. a leaking job: sites and sizes, the leak report, save a recording
-start -- "$B/fakecuda/client_static" leak 3 1048576
+start -- "$FAKE/client_static" leak 3 1048576
 wait_for "EXITED (status 0)"
 wait_for "3.00 MiB in 3 allocations"
 type_line "save $T/saved.culeak"
@@ -87,7 +93,7 @@ type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 
 # 4. a job flooding its output does not disturb the screen; Ctrl-C does not kill it
-printf '#!/bin/sh\nseq 1 20000\nexec "%s" long 20 100000\n' "$B/fakecuda/client_static" >"$T/flood.sh"
+printf '#!/bin/sh\nseq 1 20000\nexec "%s" long 20 100000\n' "$FAKE/client_static" >"$T/flood.sh"
 chmod +x "$T/flood.sh"
 start -- "$T/flood.sh"
 wait_for "RUNNING"

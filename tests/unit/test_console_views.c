@@ -199,7 +199,8 @@ static void test_screen_render(void **state)
     feed(&u);
     snprintf(u.title, sizeof u.title, "train.py --epochs 3");
     u.state = JOB_RUNNING;
-    outbuf_feed(&u.out, "epoch 1\r\nloss \x1b[31m0.5\x1b[0m\n", 30);
+    const char *out = "epoch 1\r\nloss \x1b[31m0.5\x1b[0m\n";
+    outbuf_feed(&u.out, out, strlen(out));
     struct layout l;
     struct grid g;
     for (int pass = 0; pass < 2; pass++) {
@@ -238,7 +239,8 @@ static void test_outbuf(void **state)
     (void)state;
     struct outbuf o;
     outbuf_init(&o, 3);
-    outbuf_feed(&o, "a\nb\nc\nd\nprogress 10%\rprogress 99%", 33);
+    const char *text = "a\nb\nc\nd\nprogress 10%\rprogress 99%";
+    outbuf_feed(&o, text, strlen(text));
     assert_int_equal(outbuf_lines(&o), 4); /* a dropped: 3 kept + the open line */
     assert_string_equal(outbuf_line(&o, 0), "b");
     assert_string_equal(outbuf_line(&o, 3), "progress 99%");
