@@ -34,6 +34,7 @@ struct fake_block {
 };
 
 struct CUctx_st {
+    struct CUctx_st *next_dead; /* destroyed contexts stay allocated (see cuCtxDestroy_v2) */
     int device;
     int primary;
     int alive;

@@ -10,6 +10,7 @@ static __thread CUcontext ctx_stack[FAKE_CTX_STACK];
 static __thread int ctx_depth;
 static struct CUctx_st primaries[FAKE_MAX_DEVICES];
 static int primary_refs[FAKE_MAX_DEVICES];
+static struct CUctx_st *dead_contexts;
 
 CUcontext fake_current(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL; }
 
@@ -75,7 +76,12 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     fake_free_ctx(ctx);
     drop_current(ctx);
-    ctx->alive = 0; /* the handle is leaked on purpose: stale handles stay detectable */
+    /* never freed, so a stale handle stays detectable instead of aliasing a new context */
+    pthread_mutex_lock(&fake_lock);
+    ctx->alive = 0;
+    ctx->next_dead = dead_contexts;
+    dead_contexts = ctx;
+    pthread_mutex_unlock(&fake_lock);
     return CUDA_SUCCESS;
 }
 
