@@ -84,6 +84,25 @@ for depth in 8 32 64; do
     say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
 done
 
+say "== a two-rank job (torchrun): ranks, devices, a leak planted on rank 1, merged report"
+rm -f "$W"/ddp.*.culeak
+ITERATIONS=10 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$CULEAK" record -o "$W/ddp.%r.culeak" -- \
+    torchrun --standalone --nproc_per_node 2 tests/gpu/ddp_leak.py >"$W/ddp.out" 2>"$W/ddp.err"
+ddp_rc=$?
+ddp_dumps=()
+for f in "$W"/ddp.*.culeak; do
+    [ -e "$f" ] || continue
+    "$CULEAK" dump "$f" >"$f.jsonl" && ddp_dumps+=("$f.jsonl")
+done
+"$CULEAK" report --format json "$W"/ddp.*.culeak >"$W/ddp-report.json" 2>"$W/ddp-report.err"
+if [ $ddp_rc -ne 0 ]; then
+    say "ddp: torchrun exited $ddp_rc"; tail -n 8 "$W/ddp.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
+else
+    python3 tests/gpu/check_ddp.py "$W/ddp.err" "$W/ddp-report.json" 10 "${ddp_dumps[@]}" | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+fi
+"$CULEAK" report "$W"/ddp.*.culeak 2>&1 | head -n 30 >"$OUT/ddp-report.txt"
+
 if [ -x tests/gpu/console.sh ]; then
     say "== console on a real demo"
     tests/gpu/console.sh "$W" "$OUT" | tee -a "$SUMMARY" || fails=$((fails + 1))
