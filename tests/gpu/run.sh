@@ -74,7 +74,7 @@ for prog in rt_static drv loop_leak early_return ctor_leak double_alloc raii_ok;
     crc=$?
     cs=$(compute-sanitizer --leak-check full "$W/$prog" 2>&1 | grep -E 'LEAK SUMMARY' | sed 's/=* *//')
     say "$prog: culeak exit $crc: $(grep -E 'LEAK SUMMARY' "$W/$prog.check" | head -n 1) | compute-sanitizer: ${cs:-no leaks}"
-    cp "$W/$prog.check" "$OUT/check-$prog.txt" 2>/dev/null
+    cp "$W/$prog.check" "$W/check-$prog.txt" 2>/dev/null
 done
 
 say "== cost on the real driver (cudaMalloc+cudaFree of 4 KiB)"
@@ -101,12 +101,13 @@ else
     python3 tests/gpu/check_ddp.py "$W/ddp.err" "$W/ddp-report.json" 10 "${ddp_dumps[@]}" | tee -a "$SUMMARY"
     [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
 fi
-"$CULEAK" report "$W"/ddp.*.culeak 2>&1 | head -n 30 >"$OUT/ddp-report.txt"
+"$CULEAK" report "$W"/ddp.*.culeak >"$W/ddp-report.txt" 2>&1
 
 if [ -x tests/gpu/console.sh ]; then
     say "== console on a real demo"
     tests/gpu/console.sh "$W" "$OUT" | tee -a "$SUMMARY" || fails=$((fails + 1))
 fi
-cp "$W"/*.jsonl "$OUT/" 2>/dev/null
+# the details travel as one archive: the device tool brings back only a few files
+tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)
 say "== $fails failures"
 [ $fails -eq 0 ]
