@@ -56,4 +56,5 @@ $(FAKE)/client_runtime: tests/fakecuda/client_runtime.c $(FAKE_CLIENT_HDRS) $(FA
 		-L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 # The unit tests of the fake and of the shim under it need all of the above.
-$(BUILD)/tests/test_fakecuda $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
+$(BUILD)/tests/test_fakecuda: | fakecuda $(BUILD)/libculeak.so
+$(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
