@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "decode.h"
 #include "json.h"
+#include "wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -119,6 +120,18 @@ static int dump_mark(void *ctx, const struct culeak_mark *m)
     return 0;
 }
 
+static int dump_pyframe(void *ctx, const struct culeak_pyframe *p)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"pyframe\",\"id\":%" PRIu64 ",\"ip\":\"0x%" PRIx64 "\",\"file\":", p->id,
+            p->id | CULEAK_PYFRAME_TAG);
+    json_write_str(f, p->file.p, p->file.n);
+    fputs(",\"function\":", f);
+    json_write_str(f, p->function.p, p->function.n);
+    fprintf(f, ",\"line\":%" PRIu64 ",\"firstlineno\":%" PRIu64 "}\n", p->line, p->firstlineno);
+    return 0;
+}
+
 static int dump_exit(void *ctx, const struct culeak_exit *x)
 {
     fprintf(((struct dump_state *)ctx)->out,
@@ -140,7 +153,8 @@ int cmd_dump(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs("usage: culeak dump FILE...\n"
-              "Prints every record of culeak recordings as JSON Lines.\n",
+              "Prints every record of culeak recordings as JSON Lines. Stacks list frame ips,\n"
+              "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n",
               argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
@@ -150,6 +164,7 @@ int cmd_dump(int argc, char **argv)
         struct culeak_sink sink = {
             .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
             .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
+            .pyframe = dump_pyframe,
         };
         char err[512];
         int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);

@@ -202,6 +202,17 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
             return fail(d, at, "truncated NOTE record");
         return d->sink.note ? d->sink.note(d->sink.ctx, s) : 0;
     }
+    case CULEAK_REC_PYFRAME: {
+        struct culeak_pyframe f;
+        f.id = culeak_get_u(&c);
+        f.file = get_str(&c);
+        f.function = get_str(&c);
+        f.line = culeak_get_u(&c);
+        f.firstlineno = culeak_get_u(&c);
+        if (c.bad)
+            return fail(d, at, "truncated PYFRAME record");
+        return d->sink.pyframe ? d->sink.pyframe(d->sink.ctx, &f) : 0;
+    }
     default:
         if (type >= CULEAK_CMD_WATCH && d->sink.command)
             return d->sink.command(d->sink.ctx, type, p, n);

@@ -53,6 +53,11 @@ struct culeak_exit {
     uint64_t seq, t_ns, reason;
 };
 
+struct culeak_pyframe {
+    uint64_t id, line, firstlineno;
+    struct culeak_str file, function;
+};
+
 /* Each callback returns 0 to go on, non-zero to stop decoding (feed returns it). */
 struct culeak_sink {
     void *ctx;
@@ -63,6 +68,7 @@ struct culeak_sink {
     int (*mark)(void *ctx, const struct culeak_mark *m);
     int (*exit)(void *ctx, const struct culeak_exit *x);
     int (*note)(void *ctx, struct culeak_str text);
+    int (*pyframe)(void *ctx, const struct culeak_pyframe *f);
     /* console side: commands (types >= 64) arrive here raw; NULL skips them */
     int (*command)(void *ctx, uint8_t type, const uint8_t *payload, size_t len);
 };

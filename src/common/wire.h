@@ -27,6 +27,11 @@
  *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
  *   NOTE    s text                    -- a message from the shim for the user
+ *   PYFRAME u id, s file, s function, u line, u firstlineno
+ *           -- a Python frame (CPython code object + instruction), sent once before the
+ *           first FRAME that uses it. A FRAME whose ip has bit 63 set (CULEAK_PYFRAME_TAG)
+ *           is that Python frame: ip & ~CULEAK_PYFRAME_TAG is its id (ids start at 1).
+ *           function is the qualified name (3.11+) or the name (3.10); line 0: unknown.
  *
  * Direction console -> shim (same framing, no MAGIC):
  *   WATCH      u count, count * u stack  -- hold events whose stack is one of these
@@ -55,6 +60,7 @@ enum culeak_record {
     CULEAK_REC_MARK = 5,
     CULEAK_REC_EXIT = 6,
     CULEAK_REC_NOTE = 7,
+    CULEAK_REC_PYFRAME = 8,
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,
@@ -66,6 +72,8 @@ enum culeak_record {
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
+/* FRAME ips with this bit set name a PYFRAME (native user-space addresses never have it). */
+#define CULEAK_PYFRAME_TAG (UINT64_C(1) << 63)
 
 /* ---- encoding: append to a caller-owned buffer; no allocation, no libc beyond memcpy ---- */
 

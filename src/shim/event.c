@@ -43,7 +43,11 @@ void culeak_fill_ctx(struct culeak_ev *e)
 __attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
 {
     uintptr_t ips[CULEAK_MAX_DEPTH];
-    int n = culeak_unwind(ips, (int)culeak_depth_limit);
+    int n;
+    if (culeak_py_enabled()) /* the Python caller may sit deeper than the depth limit */
+        n = culeak_py_stack(ips, culeak_unwind(ips, CULEAK_MAX_DEPTH), CULEAK_MAX_DEPTH);
+    else
+        n = culeak_unwind(ips, (int)culeak_depth_limit);
     culeak_stream_event(e, ips, n);
 }
 

@@ -62,6 +62,16 @@ void culeak_unwind_init(void);
  * own frames dropped. Returns the count (<= max). */
 int culeak_unwind(uintptr_t *ips, int max);
 
+/* ---- pyframes.c: Python frames of the current thread (CPython 3.10-3.13) ---- */
+/* 1 when this is a Python process whose frames are captured (decided once; sends a NOTE
+ * once when it is a Python process whose frames cannot be read). */
+int culeak_py_enabled(void);
+/* ips[0..n): a native stack unwound up to CULEAK_MAX_DEPTH. Replaces the eval-loop frames
+ * with the Python frames they run (tagged ips, PYFRAME records sent first), applies the
+ * depth limit; returns the new count (<= max). Call without any lock of the shim held. */
+int culeak_py_stack(uintptr_t *ips, int n, int max);
+void culeak_py_fork_child(void);
+
 /* ---- trace_tree.c: (parent, ip) -> id; the caller holds the stream lock ---- */
 struct culeak_tree;
 struct culeak_tree *culeak_tree_new(void);
@@ -92,7 +102,7 @@ void culeak_stream_start_flusher(void);
 void culeak_stream_append(const uint8_t *rec, size_t len);
 /* Encodes an event (or mark, when label != NULL) with its new frames, under the lock. */
 void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n);
-void culeak_stream_mark(const char *label);
+void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/POP */
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);
 /* Forget the parent's stream in a forked child (no locks touched). */

@@ -246,7 +246,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     }
 }
 
-void culeak_stream_mark(const char *label)
+void culeak_stream_mark(const char *label, unsigned flags)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
@@ -258,7 +258,7 @@ void culeak_stream_mark(const char *label)
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, culeak_tid());
         k += culeak_put_s(p + k, label ? label : "", n);
-        k += culeak_put_u(p + k, 0);
+        k += culeak_put_u(p + k, flags);
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
     pthread_mutex_unlock(&s->mu);

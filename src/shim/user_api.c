@@ -7,7 +7,7 @@ CULEAK_EXPORT void culeak_mark_label(const char *label)
 {
     if (!culeak_enter())
         return;
-    culeak_stream_mark(label);
+    culeak_stream_mark(label, 0);
     culeak_leave();
 }
 
