@@ -69,6 +69,8 @@ int cmd_check(int argc, char **argv)
             break;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             return usage(stdout, 0);
+        } else if (!strcmp(s, "--no-pool")) { /* caching allocators off: culeak-record(1) */
+            culeak_no_pool_env();
         } else if (!strcmp(s, "--error-exitcode") && more) {
             error_exit = culeak_parse_count(argv[++i]);
             if (error_exit < 0 || error_exit > 255) {

@@ -9,10 +9,12 @@
 
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak [--depth N] [--snapshot-every SECONDS] [--snapshot-at-marks] -- PROGRAM [ARGS]\n"
+    fputs("usage: culeak [--depth N] [--snapshot-every SECONDS] [--snapshot-at-marks] [--no-pool]\n"
+          "              -- PROGRAM [ARGS]\n"
           "Runs PROGRAM (and every process it starts) under libculeak.so and opens the console:\n"
           "live and peak GPU memory per call site, snapshots and diffs, and breakpoints that\n"
-          "pause the job inside the allocation that makes a site grow. Type help inside.\n",
+          "pause the job inside the allocation that makes a site grow. --no-pool turns the\n"
+          "frameworks' caching allocators off (see culeak-record). Type help inside.\n",
           f);
     return rc;
 }
@@ -37,6 +39,8 @@ int cmd_console(int argc, char **argv)
                 fprintf(stderr, "culeak: --snapshot-every takes seconds (e.g. 5, 2.5s, 1m)\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--no-pool") == 0) {
+            culeak_no_pool_env();
         } else if (strcmp(argv[i], "--snapshot-at-marks") == 0) {
             opt.snapshot_at_marks = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -36,6 +36,52 @@ const char *culeak_shim_path(void)
     return NULL;
 }
 
+/* The directory of culeak.py: <exe dir>/../share/culeak/python when installed, the
+ * source tree's python/ next to a build directory. NULL when neither exists. */
+static const char *python_dir(void)
+{
+    static char dir[PATH_MAX + 64];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    static const char *const rel[] = {"../share/culeak/python", "../python"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s/%s/culeak.py", exe, rel[i]);
+        if (exists(p) && realpath(p, dir)) {
+            *strrchr(dir, '/') = 0;
+            return dir;
+        }
+    }
+    return NULL;
+}
+
+static void prepend_env(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    size_t len = strlen(value) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return;
+    snprintf(v, len, "%s%s%s", value, old && *old ? ":" : "", old ? old : "");
+    setenv(name, v, 1);
+    free(v);
+}
+
+void culeak_no_pool_env(void)
+{
+    setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
+    setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false", 1);
+    setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", 1);
+    setenv("CULEAK_NO_POOL", "1", 1); /* culeak.no_pool() turns CuPy's pools off */
+}
+
 int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth)
 {
     const char *shim = culeak_shim_path();
@@ -55,6 +101,14 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
     snprintf(preload, len, "%s%s%s", abs, old && *old ? ":" : "", old ? old : "");
     setenv("LD_PRELOAD", preload, 1);
     free(preload);
+    /* NVTX ranges and marks (torch.cuda.nvtx, any library's) become culeak marks; a
+     * profiler's injection library already named there is left alone. */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (!nvtx || !*nvtx)
+        setenv("NVTX_INJECTION64_PATH", abs, 1);
+    const char *py = python_dir();
+    if (py) /* `import culeak` works in the job */
+        prepend_env("PYTHONPATH", py);
     if (output_file)
         setenv("CULEAK_OUTPUT", output_file, 1);
     else

@@ -10,9 +10,17 @@
 const char *culeak_shim_path(void);
 
 /* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
- * for a child about to exec. depth <= 0 keeps the shim's default. Returns 0, or -1
+ * for a child about to exec; also NVTX_INJECTION64_PATH (the shim, unless set) and
+ * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default. Returns 0, or -1
  * with a message on stderr when the shim cannot be found. */
 int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth);
+
+/* --no-pool: sets the environment that turns the frameworks' caching allocators off for
+ * the job, so every tensor is its own allocation with its own stack:
+ * PYTORCH_NO_CUDA_MEMORY_CACHING=1, XLA_PYTHON_CLIENT_PREALLOCATE=false,
+ * XLA_PYTHON_CLIENT_ALLOCATOR=platform, and CULEAK_NO_POOL=1 (CuPy has no such variable:
+ * the program calls culeak.no_pool(), or cupy.cuda.set_allocator(None), itself). */
+void culeak_no_pool_env(void);
 
 /* fork+exec argv[0] (searched in PATH) with the environment set up as above; waits.
  * Returns the wait status, or -1 (message on stderr) when it could not start. */

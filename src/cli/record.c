@@ -8,10 +8,11 @@
 
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak record -o FILE [--depth N] -- PROGRAM [ARGS]\n"
+    fputs("usage: culeak record -o FILE [--depth N] [--no-pool] -- PROGRAM [ARGS]\n"
           "Runs PROGRAM under libculeak.so and writes every allocation, free and mark to FILE\n"
           "(%p in FILE expands to the pid, %h to the host, %r to the rank, so every process\n"
-          "of a job writes its own file). Exit status: the program's.\n",
+          "of a job writes its own file). --no-pool turns the caching allocators of PyTorch and\n"
+          "JAX off (and CuPy's, where the program calls culeak.no_pool()). Exit status: the program's.\n",
           f);
     return rc;
 }
@@ -33,6 +34,8 @@ int cmd_record(int argc, char **argv)
                 fprintf(stderr, "culeak record: --depth takes 1 to 256\n");
                 return 2;
             }
+        } else if (strcmp(argv[i], "--no-pool") == 0) {
+            culeak_no_pool_env();
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             return usage(stdout, 0);
         } else if (argv[i][0] == '-') {

@@ -1,5 +1,6 @@
 /* The model object: creation, processes, totals and the small lookups around them. */
 #include "model_internal.h"
+#include "pyframes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ void model_free(struct model *m)
     for (int g = 0; g < MODEL_GROUP_COUNT; g++)
         strpool_free(&m->group_keys[g]);
     symbolizer_free(m->sym);
+    pyframes_free(m);
     free(m->modules);
     for (size_t i = 0; i < m->nskip; i++)
         free(m->skip_globs[i]);

@@ -141,6 +141,7 @@ struct model {
     struct model_failure *failures_pub;
     struct model_observer obs;
     char *stop_label;
+    struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
 };
 
 /* model.c */

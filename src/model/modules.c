@@ -1,6 +1,7 @@
 /* Loaded modules of each process, which of them are looked through, and the call site
  * of a stack: its innermost frame outside those modules. */
 #include "model_internal.h"
+#include "pyframes.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -14,6 +15,10 @@ static const char *const default_skips[] = {
     "libc10_cuda*", "libc10.so*", "libtorch_cuda*", "libcupy*", "*/cupy/*", "*/cupy_backends/*",
     "*/jaxlib/*", "*xla_extension*", "libculeak*", "ld-linux*", "ld.so*", "libc.so*",
     "libpthread*", "libdl.so*", "libstdc++*", "libgcc_s*",
+    /* Python: the interpreter, ctypes, and the frameworks' native parts (Python frames
+     * sit among these, and their own looked-through files are in pyframes.c) */
+    "libpython3*", "python3*", "libffi*", "_ctypes*", "*/lib-dynload/*", "libtorch*",
+    "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/jax/*",
 };
 
 static void add_globs(struct model *m, const char *list)
@@ -192,6 +197,8 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
     uint64_t leaf_ip = p->ip[stack];
     uint64_t id = stack;
     for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        if (pyframes_skipped(m, p->ip[id]))
+            continue;
         const struct range *r = modules_find(p, p->ip[id]);
         if (r && m->modules[r->module].skip)
             continue;

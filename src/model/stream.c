@@ -1,6 +1,7 @@
 /* Streams: one decoder per connection or file, whose callbacks apply records to the
  * model. */
 #include "model_internal.h"
+#include "pyframes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +85,17 @@ static int on_modules(void *ctx, const struct culeak_modules *mods)
 static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
 {
     struct model_stream *s = ctx;
-    if (apply_frame(s->m, s->p, id, parent, ip) != 0) {
+    if (apply_frame(s->m, s->p, id, parent, pyframes_ip(s->m, s->p, ip)) != 0) {
+        snprintf(s->error, sizeof s->error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
+{
+    struct model_stream *s = ctx;
+    if (pyframes_add(s->m, s->p, f) != 0) {
         snprintf(s->error, sizeof s->error, "out of memory");
         return -1;
     }
@@ -144,7 +155,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->m = m;
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
-        .mark = on_mark, .exit = on_exit_record, .note = on_note,
+        .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;

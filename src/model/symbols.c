@@ -29,6 +29,9 @@ struct symbolizer {
     size_t ncache, cached;
     char *(*cxa_demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
+    uint32_t extra_module; /* symbolizer_set_extra; 0: none */
+    sym_extra_fn extra;
+    void *extra_ctx;
     struct sym_frame scratch[64];
 };
 
@@ -243,9 +246,18 @@ static int cache_grow(struct symbolizer *s)
     return 0;
 }
 
+void symbolizer_set_extra(struct symbolizer *s, uint32_t module_id, sym_extra_fn fn, void *ctx)
+{
+    s->extra_module = module_id;
+    s->extra = fn;
+    s->extra_ctx = ctx;
+}
+
 const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module_id, const char *path,
                                            uint64_t offset)
 {
+    if (module_id && module_id == s->extra_module)
+        return s->extra(s->extra_ctx, offset);
     if ((s->cached + 1) * 2 > s->ncache && cache_grow(s) != 0)
         return NULL;
     uint32_t key = module_id + 1;

@@ -31,6 +31,10 @@ void symbolizer_free(struct symbolizer *s);
 /* module_id: the caller's dense id for path. Never NULL except out of memory. */
 const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module_id, const char *path,
                                            uint64_t offset);
+/* Results for one module that has no ELF file (the model's "python" module): lookups of
+ * module_id get fn(ctx, offset) instead of DWARF. One such module per symbolizer. */
+typedef const struct sym_result *(*sym_extra_fn)(void *ctx, uint64_t offset);
+void symbolizer_set_extra(struct symbolizer *s, uint32_t module_id, sym_extra_fn fn, void *ctx);
 /* Demangles C++ names (via libstdc++'s __cxa_demangle when it can be loaded); returns an
  * interned string, or name itself interned. */
 const char *symbolizer_demangle(struct symbolizer *s, const char *name);
