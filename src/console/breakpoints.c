@@ -175,6 +175,7 @@ int bp_delete(struct bp_list *l, int id)
 {
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i].id == id) {
+            free(l->v[i].members);
             memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
             l->n--;
             return 0;
@@ -183,10 +184,16 @@ int bp_delete(struct bp_list *l, int id)
     return -1;
 }
 
-void bp_clear(struct bp_list *l) { l->n = 0; }
+void bp_clear(struct bp_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].members);
+    l->n = 0;
+}
 
 void bp_free(struct bp_list *l)
 {
+    bp_clear(l);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -197,4 +204,28 @@ size_t bp_count_enabled(const struct bp_list *l)
     for (size_t i = 0; i < l->n; i++)
         n += l->v[i].enabled != 0;
     return n;
+}
+
+int bp_has_member(const struct breakpoint *b, int proc, uint64_t stack)
+{
+    for (size_t i = 0; i < b->nmembers; i++)
+        if (b->members[i].stack == stack && b->members[i].proc == proc)
+            return 1;
+    return 0;
+}
+
+int bp_add_member(struct breakpoint *b, int proc, uint64_t stack)
+{
+    if (bp_has_member(b, proc, stack))
+        return 0;
+    if (b->nmembers == b->capmembers) {
+        size_t cap = b->capmembers ? b->capmembers * 2 : 8;
+        struct bp_member *v = realloc(b->members, cap * sizeof *v);
+        if (!v)
+            return -1;
+        b->members = v;
+        b->capmembers = cap;
+    }
+    b->members[b->nmembers++] = (struct bp_member){proc, stack};
+    return 1;
 }

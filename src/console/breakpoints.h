@@ -28,14 +28,24 @@ int bp_cond_met(enum bp_cond cond, uint64_t value, uint64_t base, uint64_t live_
 /* "live > 64.0 MiB", "grows 10.0 MiB", "count > 100", "any allocation". */
 char *bp_cond_describe(char *buf, size_t len, enum bp_cond cond, uint64_t value);
 
+/* A (process, stack) a breakpoint covers: the shim is told to WATCH it. */
+struct bp_member {
+    int proc;
+    uint64_t stack;
+};
+
 struct breakpoint {
     int id;
     int enabled;
     struct bp_spec spec;
-    char what[256];   /* resolved description: the site's label */
-    int site_id;      /* table id at the time it was set (grouping dependent), or 0 */
-    uint64_t base;    /* live bytes of the site when set */
+    char what[256];   /* resolved description: the row's text, or the pattern */
+    int by_row;       /* set by table id: covers the row (group, row) of the model */
+    int group;        /* enum model_group when it was set */
+    uint32_t row;
+    uint64_t base;    /* live bytes of what it covers when set (grows SIZE) */
     uint64_t hits;
+    struct bp_member *members;
+    size_t nmembers, capmembers;
 };
 
 struct bp_list {
@@ -50,5 +60,8 @@ int bp_delete(struct bp_list *l, int id); /* 0, or -1 when there is no such brea
 void bp_clear(struct bp_list *l);
 void bp_free(struct bp_list *l);
 size_t bp_count_enabled(const struct bp_list *l);
+/* Adds a covered stack (once); 1 when it was new, 0 when known, -1 out of memory. */
+int bp_add_member(struct breakpoint *b, int proc, uint64_t stack);
+int bp_has_member(const struct breakpoint *b, int proc, uint64_t stack);
 
 #endif

@@ -48,43 +48,65 @@ static void c_help(struct console *c, int argc, char **argv)
     c->u.out_scroll = 0;
 }
 
-static double snap_now(struct console *c)
+/* Live bytes and count of a snapshot (all processes): O(stacks). */
+static void snapshot_totals(struct console *c, const char *name, uint64_t *bytes, uint64_t *count)
 {
-    if (!c->live && c->tl.pos && c->tl.pos <= c->tl.n)
-        return c->tl.v[c->tl.pos - 1].t;
-    return c->u.now;
+    struct model_query q;
+    model_query_init(&q);
+    q.source = MODEL_SOURCE_SNAPSHOT;
+    q.snapshot = name;
+    struct model_table t;
+    *bytes = *count = 0;
+    if (model_table_build(c->u.m, &q, &t) != 0)
+        return;
+    *bytes = t.total_bytes;
+    *count = t.total_count;
+    model_table_free(&t);
 }
 
 static void c_snapshot(struct console *c, int argc, char **argv)
 {
-    char err[160], sz[32];
-    struct snapshot *s = snap_take(&c->u.snaps, &c->u.tr, argc > 1 ? argv[1] : NULL, snap_now(c), err, sizeof err);
-    if (!s) {
-        ui_message(&c->u, 1, "%s", err);
+    char sz[32], name[80];
+    const char *want = argc > 1 ? argv[1] : NULL;
+    if (want && strlen(want) >= 64) {
+        ui_message(&c->u, 1, "snapshot name too long");
         return;
     }
-    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocations", s->name, fmt_size(sz, sizeof sz, s->live_bytes),
-               (unsigned long long)s->live_count);
+    if (want && model_snapshot_find(c->u.m, want) >= 0) {
+        ui_message(&c->u, 1, "there is already a snapshot named '%s'", want);
+        return;
+    }
+    if (console_snapshot(c, want, name, sizeof name) != 0) {
+        ui_message(&c->u, 1, "out of memory");
+        return;
+    }
+    uint64_t bytes, count;
+    snapshot_totals(c, name, &bytes, &count);
+    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocations%s", name, fmt_size(sz, sizeof sz, bytes),
+               (unsigned long long)count,
+               c->u.src.kind != MODEL_SOURCE_NOW ? " (the end of the recordings)" : "");
 }
 
 static void c_snapshots(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    if (!c->u.snaps.n) {
+    int n = model_snapshot_count(c->u.m);
+    if (!n) {
         ui_message(&c->u, 0, "no snapshots yet (snapshot [NAME])");
         return;
     }
     say(c, "snapshots:");
-    for (size_t i = 0; i < c->u.snaps.n; i++) {
-        char line[256], sz[32], t[32];
-        const struct snapshot *s = &c->u.snaps.v[i];
-        snprintf(line, sizeof line, "  %-16s at %8s  %10s live in %llu allocations", s->name,
-                 fmt_duration(t, sizeof t, s->t), fmt_size(sz, sizeof sz, s->live_bytes),
-                 (unsigned long long)s->live_count);
+    for (int i = 0; i < n; i++) {
+        char line[256], sz[32];
+        const char *name = model_snapshot_name(c->u.m, i);
+        uint64_t bytes, count;
+        snapshot_totals(c, name, &bytes, &count);
+        snprintf(line, sizeof line, "  %-16s %10s live in %llu allocations%s", name, fmt_size(sz, sizeof sz, bytes),
+                 (unsigned long long)count, strcmp(name, c->u.base) == 0 ? "  (base of the change column)" : "");
         say(c, line);
     }
-    ui_message(&c->u, 0, "%zu snapshots listed in the output pane", c->u.snaps.n);
+    ui_message(&c->u, 0, "%d snapshots listed in the output pane", n);
 }
 
 static void c_diff(struct console *c, int argc, char **argv)
@@ -98,15 +120,16 @@ static void c_diff(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "live table");
         return;
     }
-    struct snapshot *a = snap_find(&c->u.snaps, argv[1]);
-    struct snapshot *b = argc > 2 && strcmp(argv[2], "now") != 0 ? snap_find(&c->u.snaps, argv[2]) : NULL;
-    if (!a || (argc > 2 && strcmp(argv[2], "now") != 0 && !b)) {
-        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", !a ? argv[1] : argv[2]);
+    int b_now = argc < 3 || strcmp(argv[2], "now") == 0;
+    const char *missing = model_snapshot_find(c->u.m, argv[1]) < 0 ? argv[1]
+                          : !b_now && model_snapshot_find(c->u.m, argv[2]) < 0 ? argv[2] : NULL;
+    if (missing || strlen(argv[1]) >= sizeof c->u.diff_a || (!b_now && strlen(argv[2]) >= sizeof c->u.diff_b)) {
+        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", missing ? missing : argv[1]);
         return;
     }
     c->u.diff_active = 1;
-    c->u.diff_a = (int)(a - c->u.snaps.v);
-    c->u.diff_b = b ? (int)(b - c->u.snaps.v) : -1;
+    snprintf(c->u.diff_a, sizeof c->u.diff_a, "%s", argv[1]);
+    snprintf(c->u.diff_b, sizeof c->u.diff_b, "%s", b_now ? "" : argv[2]);
     c->u.sort = SORT_CHANGE;
     c->u.sort_reverse = 0;
     c->u.sel = 0;
@@ -116,7 +139,7 @@ static void c_diff(struct console *c, int argc, char **argv)
     for (size_t i = 0; i < c->u.nrows; i++)
         total += c->u.rows[i].change;
     char d[32];
-    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites (diff off: live table)", a->name, b ? b->name : "now",
+    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites (diff off: live table)", argv[1], b_now ? "now" : argv[2],
                fmt_delta(d, sizeof d, total), c->u.nrows);
 }
 
@@ -154,29 +177,25 @@ static void c_break(struct console *c, int argc, char **argv)
     }
     uint64_t id;
     const char *s = spec.site[0] == '#' ? spec.site + 1 : spec.site;
-    long site = ui_find_site(&c->u, spec.site);
+    struct row row;
+    int found = ui_find_site(&c->u, spec.site, &row) == 0;
     int by_id = parse_u64(s, &id) == 0;
-    if (by_id && site < 0) {
+    if (by_id && !found) {
         ui_message(&c->u, 1, "no site #%s in the table", s);
         return;
     }
     struct breakpoint *b = bp_add(&c->u.bps, &spec);
     if (!b)
         return;
-    if (by_id) {
-        b->site_id = (int)site + 1;
-        snprintf(b->what, sizeof b->what, "%s", c->u.tr.sites[site].key);
-        b->base = c->u.tr.sites[site].live_bytes;
-    } else {
-        b->site_id = 0;
-        snprintf(b->what, sizeof b->what, "%s", spec.site);
-        b->base = site >= 0 ? c->u.tr.sites[site].live_bytes : 0;
-    }
+    b->by_row = by_id;
+    b->group = (int)c->u.group;
+    b->row = by_id ? row.id : 0;
+    snprintf(b->what, sizeof b->what, "%s", by_id && row.text ? row.text : spec.site);
+    ui_bp_collect(&c->u, b);
     char cond[96];
     bp_cond_describe(cond, sizeof cond, spec.cond, spec.value);
-    ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id,
-               by_id ? c->u.tr.sites[site].label : spec.site, cond,
-               !by_id && site < 0 ? " (no allocation matches yet; new stacks are checked)" : "");
+    ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id, b->what, cond,
+               !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
     if (c->live)
         console_update_watches(c);
     else
@@ -196,25 +215,30 @@ static void c_info(struct console *c, int argc, char **argv)
         for (size_t i = 0; i < c->u.bps.n; i++) {
             const struct breakpoint *b = &c->u.bps.v[i];
             bp_cond_describe(cond, sizeof cond, b->spec.cond, b->spec.value);
-            const char *label = b->spec.site;
-            if (b->site_id > 0 && (size_t)b->site_id <= c->u.tr.nsites &&
-                strcmp(c->u.tr.sites[b->site_id - 1].key, b->what) == 0)
-                label = c->u.tr.sites[b->site_id - 1].label;
-            snprintf(line, sizeof line, "%-4d %-4s %5llu  %-20s %s", b->id, b->enabled ? "y" : "n",
-                     (unsigned long long)b->hits, cond, label);
+            snprintf(line, sizeof line, "%-4d %-4s %5llu  %-20s %s%s", b->id, b->enabled ? "y" : "n",
+                     (unsigned long long)b->hits, cond, b->what,
+                     b->by_row && b->group != (int)c->u.group ? " (by an earlier grouping)" : "");
             say(c, line);
         }
         ui_message(&c->u, 0, "%zu breakpoints listed in the output pane", c->u.bps.n);
     } else if (strncmp(what, "processes", strlen(what)) == 0) {
-        for (size_t i = 0; i < c->u.tr.nprocs; i++) {
-            const struct proc *p = c->u.tr.procs[i];
-            snprintf(line, sizeof line, "  pid %-8llu ppid %-8llu %-8s %10s live  %s", (unsigned long long)p->pid,
-                     (unsigned long long)p->ppid,
-                     p->state == PROC_RUNNING ? "running" : p->state == PROC_EXITED ? "exited" : "gone",
-                     fmt_size(sz, sizeof sz, p->live_bytes), p->cmd);
+        int n = model_process_count(c->u.m);
+        for (int i = 0; i < n; i++) {
+            const struct model_process *p = model_process(c->u.m, i);
+            struct model_counter dm;
+            model_totals(c->u.m, i, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &dm);
+            int gone = (size_t)i < c->u.ngone && c->u.gone[i];
+            size_t k = (size_t)snprintf(line, sizeof line, "  pid %-8llu ppid %-8llu %-8s %10s live %8llu events ",
+                                        (unsigned long long)p->pid, (unsigned long long)p->ppid,
+                                        p->exited ? "exited" : gone || !c->live ? "gone" : "running",
+                                        fmt_size(sz, sizeof sz, dm.live_bytes), (unsigned long long)p->events);
+            for (size_t a = 0; a < p->argc && k < sizeof line; a++)
+                k += (size_t)snprintf(line + k, sizeof line - k, " %s", p->argv[a]);
+            if (!p->argc && k < sizeof line)
+                snprintf(line + k, sizeof line - k, " %s", p->exe);
             say(c, line);
         }
-        ui_message(&c->u, 0, "%zu processes listed in the output pane", c->u.tr.nprocs);
+        ui_message(&c->u, 0, "%d processes listed in the output pane", n);
     } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
         c_snapshots(c, 1, argv);
     } else {
@@ -256,9 +280,13 @@ static void set_enabled(struct console *c, int argc, char **argv, int on)
     int id;
     if (bp_arg(c, argc, argv, &id) != 0)
         return;
-    for (size_t i = 0; i < c->u.bps.n; i++)
-        if (!id || c->u.bps.v[i].id == id)
-            c->u.bps.v[i].enabled = on;
+    for (size_t i = 0; i < c->u.bps.n; i++) {
+        if (id && c->u.bps.v[i].id != id)
+            continue;
+        if (on && !c->u.bps.v[i].enabled)
+            ui_bp_collect(&c->u, &c->u.bps.v[i]); /* stacks seen while disabled */
+        c->u.bps.v[i].enabled = on;
+    }
     ui_message(&c->u, 0, "%s %s", on ? "enabled" : "disabled", id ? argv[1] : "every breakpoint");
     if (c->live)
         console_update_watches(c);
@@ -329,7 +357,7 @@ static void c_group(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "usage: group site|function|file|module|stack");
         return;
     }
-    tracker_regroup(&c->u.tr, (enum group_by)g);
+    c->u.group = (enum model_group)g;
     c->u.sel = 0;
     c->u.sel_valid = 0;
     c->u.diff_active = 0;
@@ -344,48 +372,50 @@ static void c_show(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "usage: show SITE (a table id, a function name or file:line)");
         return;
     }
-    long s = ui_find_site(&c->u, argv[1]);
-    if (s < 0) {
+    struct row st;
+    if (ui_find_site(&c->u, argv[1], &st) != 0) {
         ui_message(&c->u, 1, "no site matches '%s'", argv[1]);
         return;
     }
     c->u.filter[0] = 0;
-    c->u.sel_site = (uint32_t)s;
+    c->u.sel_site = st.id;
     c->u.sel_valid = 1;
     ui_rows(&c->u);
-    const struct site *st = &c->u.tr.sites[s];
-    const struct proc *p = c->u.tr.procs[st->proc];
     char line[1300], a[32], b[32];
-    snprintf(line, sizeof line, "site #%ld %s: %s live in %llu allocations, peak %s, %llu allocations made", s + 1,
-             st->label, fmt_size(a, sizeof a, st->live_bytes), (unsigned long long)st->live_count,
-             fmt_size(b, sizeof b, st->peak_bytes), (unsigned long long)st->allocs);
+    snprintf(line, sizeof line, "site #%u %s: %s live in %llu allocations, peak %s, %llu allocations made",
+             ui_site_id(st.id), st.text ? st.text : "?", fmt_size(a, sizeof a, st.live),
+             (unsigned long long)st.count, fmt_size(b, sizeof b, st.peak), (unsigned long long)st.allocs);
     say(c, line);
-    uint64_t ips[256];
-    size_t n = track_stack(p, st->leaf, ips, 256);
-    for (size_t i = 0; i < n; i++) {
+    struct model_frame f[256];
+    size_t n = model_stack_frames(c->u.m, st.stack_proc, st.stack, f, 256);
+    for (size_t i = 0; i < n && i < 256; i++) {
         char fl[1100];
-        snprintf(line, sizeof line, "  #%-2zu %s", i, track_frame_label(&c->u.tr, p, ips[i], fl, sizeof fl));
+        model_frame_format(&f[i], fl, sizeof fl);
+        snprintf(line, sizeof line, "  #%-2zu %s%s", i, fl, f[i].inlined ? " (inlined)" : "");
         say(c, line);
     }
     c->u.out_scroll = 0;
-    ui_message(&c->u, 0, "site #%ld selected; its stack is in the output pane too", s + 1);
+    ui_message(&c->u, 0, "site #%u selected; its stack is in the output pane too", ui_site_id(st.id));
 }
 
 static void c_process(struct console *c, int argc, char **argv)
 {
     uint64_t pid;
+    int n = model_process_count(c->u.m);
     if (argc < 2 || strcmp(argv[1], "all") == 0) {
         c->u.proc_filter = -1;
-        ui_message(&c->u, 0, "all %zu processes together", c->u.tr.nprocs);
+        c->u.sel_valid = 0;
+        ui_message(&c->u, 0, "all %d processes together", n);
         return;
     }
     if (parse_u64(argv[1], &pid) != 0) {
         ui_message(&c->u, 1, "usage: process PID|all");
         return;
     }
-    for (size_t i = 0; i < c->u.tr.nprocs; i++) {
-        if (c->u.tr.procs[i]->pid == pid) {
-            c->u.proc_filter = (int)i;
+    /* a pid that exec'd is several processes in turn: the latest one */
+    for (int i = n - 1; i >= 0; i--) {
+        if (model_process(c->u.m, i)->pid == pid) {
+            c->u.proc_filter = i;
             c->u.sel_valid = 0;
             ui_message(&c->u, 0, "process %llu only (process all: every process)", (unsigned long long)pid);
             return;
@@ -425,25 +455,25 @@ static void c_export(struct console *c, int argc, char **argv)
         fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
     for (size_t i = 0; i < c->u.nrows; i++) {
         const struct row *r = &c->u.rows[i];
-        const struct site *s = &c->u.tr.sites[r->site];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
         char kinds[128];
         ui_kinds(r->kinds, kinds, sizeof kinds);
         if (json) {
             fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
                        "\"allocs\":%llu,\"kind\":",
-                    ui_site_id(r->site), (unsigned long long)r->live, (unsigned long long)r->count,
+                    ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count,
                     (long long)r->change, (unsigned long long)r->peak, (unsigned long long)r->allocs);
             json_write_str(f, kinds, strlen(kinds));
             fputs(",\"module\":", f);
-            json_write_str(f, s->module, strlen(s->module));
+            json_write_str(f, module, strlen(module));
             fputs(",\"site\":", f);
-            json_write_str(f, s->label, strlen(s->label));
+            json_write_str(f, label, strlen(label));
             fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
         } else {
-            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->site), (unsigned long long)r->live,
+            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
                     (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
-                    (unsigned long long)r->allocs, kinds, s->module);
-            for (const char *p = s->label; *p; p++) {
+                    (unsigned long long)r->allocs, kinds, module);
+            for (const char *p = label; *p; p++) {
                 if (*p == '"')
                     fputc('"', f);
                 fputc(*p, f);
@@ -471,15 +501,22 @@ static void c_goto(struct console *c, int argc, char **argv)
         return;
     }
     char err[256];
-    long pos = timeline_find(&c->tl, argv[1], err, sizeof err);
-    if (pos < 0) {
+    struct model *before = c->u.m;
+    if (timeline_goto(&c->tl, &c->u.m, argv[1], &c->u.src, err, sizeof err) != 0) {
         ui_message(&c->u, 1, "%s", err);
         return;
     }
-    timeline_seek(&c->tl, &c->u.tr, (size_t)pos);
-    char where[160], sz[32];
-    timeline_describe(&c->tl, where, sizeof where);
-    ui_message(&c->u, 0, "%s: %s live", where, fmt_size(sz, sizeof sz, c->u.tr.live_bytes));
+    if (c->u.m != before) { /* reloaded: ids, snapshots and the process filter start over */
+        c->u.base[0] = 0;
+        c->u.diff_active = 0;
+        c->u.proc_filter = -1;
+    }
+    c->u.sel_valid = 0;
+    ui_rows(&c->u);
+    uint64_t bytes, count;
+    ui_totals(&c->u, &bytes, &count);
+    char sz[32];
+    ui_message(&c->u, 0, "%s: %s live", c->tl.where, fmt_size(sz, sizeof sz, bytes));
 }
 
 static void c_quit(struct console *c, int argc, char **argv)

@@ -1,6 +1,8 @@
 /* The console session: poll loop over the terminal, the job's pty, the listening socket,
  * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
 #include "console.h"
+#include "report.h"
+#include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
 #include "prompt.h"
@@ -41,45 +43,9 @@ double console_clock(void)
 
 /* ---- streams from the job's processes ---- */
 
-static struct console *the; /* decoder callbacks get the connection as context */
+/* The model calls the observer from inside model_stream_feed on c->feeding. */
 
-static struct proc *conn_proc(struct conn *k)
-{
-    return k->proc >= 0 && (size_t)k->proc < the->u.tr.nprocs ? the->u.tr.procs[k->proc] : NULL;
-}
-
-static int s_hello(void *ctx, const struct culeak_hello *h)
-{
-    struct conn *k = ctx;
-    struct proc *p = tracker_add_proc(&the->u.tr);
-    if (!p)
-        return 1;
-    track_hello(&the->u.tr, p, h);
-    k->proc = p->idx;
-    char line[700];
-    snprintf(line, sizeof line, "[culeak] process %llu connected: %s", (unsigned long long)p->pid, p->cmd);
-    outbuf_add_line(&the->u.out, line);
-    if (the->u.bps.n || the->stepping)
-        console_update_watches(the);
-    the->dirty = 1;
-    return 0;
-}
-
-static int s_modules(void *ctx, const struct culeak_modules *m)
-{
-    struct proc *p = conn_proc(ctx);
-    if (p)
-        track_modules(&the->u.tr, p, m);
-    return 0;
-}
-
-static int s_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
-{
-    struct proc *p = conn_proc(ctx);
-    if (p)
-        track_frame(p, id, parent, ip);
-    return 0;
-}
+static const struct model_process *proc_of(struct console *c, int proc) { return model_process(c->u.m, proc); }
 
 static void release(struct conn *k, uint64_t seq)
 {
@@ -87,73 +53,58 @@ static void release(struct conn *k, uint64_t seq)
     conn_send(k, CULEAK_CMD_RELEASE, &v, 1);
 }
 
-/* Does breakpoint b cover the stack? */
-static int bp_covers(struct console *c, const struct breakpoint *b, struct proc *p, uint32_t stat)
-{
-    if (!b->enabled)
-        return 0;
-    if (b->site_id > 0) {
-        const struct site *s = &c->u.tr.sites[p->st[stat].site];
-        return strcmp(s->key, b->what) == 0;
-    }
-    return track_stack_matches(&c->u.tr, p, p->st[stat].leaf, b->spec.site);
-}
-
 static void pause_at(struct console *c, struct conn *k, const struct held *h)
 {
     c->paused_conn = k;
     c->u.held = *h;
     c->u.state = JOB_PAUSED;
-    struct proc *p = conn_proc(k);
+    const struct model_process *p = proc_of(c, h->proc);
     char size[32];
     fmt_size(size, sizeof size, h->size);
     ui_message(&c->u, 0, "%s(%s) in pid %llu thread %llu; continue | step | show | cuda-gdb -p %llu",
                culeak_api_name(h->api), size, p ? (unsigned long long)p->pid : 0ull, (unsigned long long)h->tid,
                p ? (unsigned long long)p->pid : 0ull);
-    /* the site of the held allocation becomes the selected row */
-    if (p && h->stat < p->nst) {
-        c->u.sel_site = p->st[h->stat].site;
+    /* the row of the held allocation becomes the selected row */
+    uint32_t row = model_stack_row(c->u.m, h->proc, h->leaf, c->u.group);
+    if (row != UINT32_MAX) {
+        c->u.sel_site = row;
         c->u.sel_valid = 1;
     }
     c->dirty = 1;
 }
 
-static void on_held(struct console *c, struct conn *k, const struct culeak_event *e, uint32_t stat)
+static void on_held(struct console *c, struct conn *k, int proc, const struct culeak_event *e)
 {
-    struct proc *p = conn_proc(k);
-    struct held h = {.proc = p ? p->idx : -1, .seq = e->seq, .tid = e->tid, .size = e->size, .leaf = e->stack,
-                     .api = e->api, .kind = e->kind, .stat = stat, .device = e->device};
+    struct held h = {.proc = proc, .seq = e->seq, .tid = e->tid, .size = e->size, .leaf = e->stack,
+                     .api = e->api, .kind = e->kind, .device = e->device};
     int stop = 0;
-    if (p && stat != UINT32_MAX && e->op == CULEAK_OP_ALLOC) {
+    if (e->op == CULEAK_OP_ALLOC) {
         if (c->stepping) {
             stop = 1;
-        } else {
-            const struct site *s = &c->u.tr.sites[p->st[stat].site];
-            int watched_new = 0;
-            for (size_t i = 0; i < c->u.bps.n && !stop; i++) {
-                struct breakpoint *b = &c->u.bps.v[i];
-                if (!bp_covers(c, b, p, stat))
-                    continue;
-                watched_new = 1;
-                if (bp_cond_met(b->spec.cond, b->spec.value, b->base, s->live_bytes, s->live_count)) {
-                    stop = 1;
-                    b->hits++;
-                    h.bp_id = b->id;
-                    h.growth = (int64_t)(s->live_bytes - b->base);
-                }
+            struct row r;
+            uint32_t id = model_stack_row(c->u.m, proc, e->stack, c->u.group);
+            if (id != UINT32_MAX && ui_row_by_id(&c->u, id, &r) == 0)
+                h.site_live = r.live;
+        }
+        for (size_t i = 0; i < c->u.bps.n && !stop; i++) {
+            struct breakpoint *b = &c->u.bps.v[i];
+            if (!b->enabled || !bp_has_member(b, proc, e->stack))
+                continue;
+            uint64_t live, count; /* the allocation being made included */
+            ui_bp_live(&c->u, b, &live, &count);
+            h.site_live = live;
+            if (bp_cond_met(b->spec.cond, b->spec.value, b->base, live, count)) {
+                stop = 1;
+                b->hits++;
+                h.bp_id = b->id;
+                h.growth = (int64_t)(live - b->base);
             }
-            h.site_live = s->live_bytes;
-            /* a stack seen for the first time that a breakpoint covers: watch it from now on */
-            if (watched_new && (stat >= k->nwatched || !k->watched[stat]))
-                console_update_watches(c);
         }
     }
     if (!stop) {
         release(k, e->seq);
         return;
     }
-    if (p && stat < p->nst)
-        h.site_live = c->u.tr.sites[p->st[stat].site].live_bytes;
     if (c->stepping) {
         c->stepping = 0;
         uint64_t off = 0;
@@ -177,69 +128,123 @@ static void on_held(struct console *c, struct conn *k, const struct culeak_event
     pause_at(c, k, &h);
 }
 
-static int s_event(void *ctx, const struct culeak_event *e)
+static void o_hello(void *ctx, int proc)
 {
-    struct conn *k = ctx;
-    struct proc *p = conn_proc(k);
-    if (!p)
-        return 0;
-    uint32_t stat = track_event(&the->u.tr, p, e);
-    the->rate_events++;
-    if (e->flags & CULEAK_EVENT_HELD)
-        on_held(the, k, e, stat);
-    the->dirty = 1;
+    struct console *c = ctx;
+    struct conn *k = c->feeding;
+    if (!k)
+        return;
+    k->proc = proc;
+    if ((size_t)proc >= c->nby_proc) {
+        size_t n = (size_t)proc + 16;
+        struct conn **v = realloc(c->by_proc, n * sizeof *v);
+        uint8_t *g = realloc(c->u.gone, n);
+        if (v)
+            c->by_proc = v;
+        if (g)
+            c->u.gone = g;
+        if (!v || !g)
+            return;
+        memset(c->by_proc + c->nby_proc, 0, (n - c->nby_proc) * sizeof *v);
+        memset(c->u.gone + c->nby_proc, 0, n - c->nby_proc);
+        c->nby_proc = c->u.ngone = n;
+    }
+    c->by_proc[proc] = k;
+    const struct model_process *p = proc_of(c, proc);
+    char line[700];
+    size_t n = (size_t)snprintf(line, sizeof line, "[culeak] process %llu connected:", (unsigned long long)p->pid);
+    for (size_t i = 0; i < p->argc && n < sizeof line; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, " %s", p->argv[i]);
+    if (!p->argc)
+        snprintf(line + n, sizeof line - n, " %s", p->exe);
+    outbuf_add_line(&c->u.out, line);
+    if (c->u.bps.n || c->stepping)
+        console_update_watches(c);
+    c->dirty = 1;
+}
+
+/* A stack allocated for the first time: a breakpoint covering it watches it from now on. */
+static void o_new_stack(void *ctx, int proc, uint64_t stack)
+{
+    struct console *c = ctx;
+    int watch = 0;
+    for (size_t i = 0; i < c->u.bps.n; i++) {
+        struct breakpoint *b = &c->u.bps.v[i];
+        if (b->enabled && ui_bp_covers(&c->u, b, proc, stack) && bp_add_member(b, proc, stack) > 0)
+            watch = 1;
+    }
+    if (watch && c->feeding) {
+        uint64_t v[2] = {1, stack};
+        conn_send(c->feeding, CULEAK_CMD_WATCH, v, 2);
+    }
+}
+
+static void o_event(void *ctx, int proc, const struct culeak_event *e)
+{
+    struct console *c = ctx;
+    c->rate_events++;
+    if ((e->flags & CULEAK_EVENT_HELD) && c->feeding)
+        on_held(c, c->feeding, proc, e);
+    c->dirty = 1;
+}
+
+/* A snapshot of the model now, under name (NULL or taken: the next "sN"). 0 or -1. */
+int console_snapshot(struct console *c, const char *name, char *out, size_t outlen)
+{
+    char auto_name[64];
+    if (!name || !*name || model_snapshot_find(c->u.m, name) >= 0) {
+        do
+            snprintf(auto_name, sizeof auto_name, "s%u", ++c->u.auto_snap);
+        while (model_snapshot_find(c->u.m, auto_name) >= 0);
+        name = auto_name;
+    }
+    if (model_snapshot_take(c->u.m, name) != 0)
+        return -1;
+    snprintf(c->u.base, sizeof c->u.base, "%s", name);
+    snprintf(out, outlen, "%s", name);
     return 0;
 }
 
-static int s_mark(void *ctx, const struct culeak_mark *m)
+static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
 {
-    struct conn *k = ctx;
-    struct proc *p = conn_proc(k);
+    struct console *c = ctx;
+    const struct model_process *p = proc_of(c, proc);
     char line[400];
     snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
              p ? (unsigned long long)p->pid : 0ull);
-    outbuf_add_line(&the->u.out, line);
-    if (the->autosnap_marks) {
-        char name[64], err[128];
-        snprintf(name, sizeof name, "%.40s", m->label.p ? m->label.p : "");
-        name[m->label.n < 40 ? m->label.n : 40] = 0;
-        if (!name[0] || snap_find(&the->u.snaps, name))
-            name[0] = 0; /* a label seen before: numbered name */
-        if (snap_take(&the->u.snaps, &the->u.tr, name, the->u.now, err, sizeof err))
-            ui_message(&the->u, 0, "snapshot %s taken at mark", the->u.snaps.v[the->u.snaps.n - 1].name);
+    outbuf_add_line(&c->u.out, line);
+    if (c->autosnap_marks) {
+        char name[64], taken[64];
+        snprintf(name, sizeof name, "%.*s", (int)(m->label.n < 40 ? m->label.n : 40), m->label.p ? m->label.p : "");
+        if (console_snapshot(c, name, taken, sizeof taken) == 0) /* a label seen before: numbered name */
+            ui_message(&c->u, 0, "snapshot %s taken at mark", taken);
     }
-    the->dirty = 1;
-    return 0;
+    c->dirty = 1;
 }
 
-static int s_exit(void *ctx, const struct culeak_exit *x)
+static void o_exit(void *ctx, int proc)
 {
-    (void)x;
-    struct proc *p = conn_proc(ctx);
-    if (p)
-        p->state = PROC_EXITED;
-    return 0;
+    (void)proc;
+    ((struct console *)ctx)->dirty = 1;
 }
 
-static int s_note(void *ctx, struct culeak_str text)
+static void o_note(void *ctx, int proc, const char *text, size_t len)
 {
-    struct proc *p = conn_proc(ctx);
+    struct console *c = ctx;
+    const struct model_process *p = proc_of(c, proc);
     char line[600];
-    snprintf(line, sizeof line, "[culeak] pid %llu: %.*s", p ? (unsigned long long)p->pid : 0ull, (int)text.n,
-             text.p);
-    outbuf_add_line(&the->u.out, line);
-    return 0;
+    snprintf(line, sizeof line, "[culeak] pid %llu: %.*s", p ? (unsigned long long)p->pid : 0ull, (int)len, text);
+    outbuf_add_line(&c->u.out, line);
 }
-
-static const struct culeak_sink sink = {.hello = s_hello, .modules = s_modules, .frame = s_frame, .event = s_event,
-                                        .mark = s_mark, .exit = s_exit, .note = s_note};
 
 static void drop_conn(struct console *c, size_t i, const char *why)
 {
     struct conn *k = c->conns[i];
-    struct proc *p = conn_proc(k);
-    if (p && p->state == PROC_RUNNING)
-        p->state = PROC_GONE;
+    const struct model_process *p = proc_of(c, k->proc);
+    if (p && !p->exited && (size_t)k->proc < c->u.ngone)
+        c->u.gone[k->proc] = 1;
+    if (k->ms && !why)
+        model_stream_finish(k->ms); /* a record cut off marks the process truncated */
     if (why) {
         char line[400];
         snprintf(line, sizeof line, "[culeak] pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, why);
@@ -262,7 +267,6 @@ static void drop_conn(struct console *c, size_t i, const char *why)
     }
     close(k->fd);
     k->fd = -1;
-    (void)i;
     c->dirty = 1;
 }
 
@@ -271,25 +275,21 @@ void console_update_watches(struct console *c)
     size_t enabled = bp_count_enabled(&c->u.bps);
     for (size_t i = 0; i < c->nconns; i++) {
         struct conn *k = c->conns[i];
-        struct proc *p = conn_proc(k);
-        if (k->fd < 0 || !p)
-            continue;
-        free(k->watched);
-        k->watched = calloc(p->nst ? p->nst : 1, 1);
-        k->nwatched = k->watched ? p->nst : 0;
-        uint64_t *v = malloc((p->nst + 1) * sizeof *v);
-        if (!v)
+        if (k->fd < 0 || k->proc < 0)
             continue;
         size_t n = 0;
-        for (size_t s = 0; s < p->nst && enabled; s++) {
-            for (size_t b = 0; b < c->u.bps.n; b++) {
-                if (bp_covers(c, &c->u.bps.v[b], p, (uint32_t)s)) {
-                    v[1 + n++] = p->st[s].leaf;
-                    if (k->watched)
-                        k->watched[s] = 1;
-                    break;
-                }
-            }
+        for (size_t b = 0; b < c->u.bps.n; b++)
+            if (c->u.bps.v[b].enabled)
+                n += c->u.bps.v[b].nmembers;
+        uint64_t *v = malloc((n + 1) * sizeof *v);
+        if (!v)
+            continue;
+        n = 0;
+        for (size_t b = 0; b < c->u.bps.n; b++) {
+            const struct breakpoint *bp = &c->u.bps.v[b];
+            for (size_t j = 0; bp->enabled && j < bp->nmembers; j++)
+                if (bp->members[j].proc == k->proc)
+                    v[1 + n++] = bp->members[j].stack;
         }
         v[0] = n;
         conn_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
@@ -344,37 +344,31 @@ void console_kill(struct console *c)
 
 void console_leak_report(struct console *c)
 {
-    struct ui *u = &c->u;
+    struct report_options o;
+    report_options_init(&o);
+    o.depth = 8;
+    struct report_summary sum;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return;
+    int rc = report_text(f, c->u.m, &o, &sum);
+    fclose(f);
     char line[1200], a[32];
-    snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
-             fmt_size(a, sizeof a, u->tr.live_bytes), (unsigned long long)u->tr.live_count);
-    outbuf_add_line(&u->out, line);
-    int saved_filter = u->proc_filter, saved_diff = u->diff_active;
-    enum sort_field saved_sort = u->sort;
-    u->proc_filter = -1;
-    u->diff_active = 0;
-    u->sort = SORT_LIVE;
-    char saved_text[sizeof u->filter];
-    memcpy(saved_text, u->filter, sizeof saved_text);
-    u->filter[0] = 0;
-    ui_rows(u);
-    size_t shown = 0;
-    for (size_t i = 0; i < u->nrows && shown < 10; i++) {
-        const struct row *r = &u->rows[i];
-        if (!r->count)
-            continue;
-        snprintf(line, sizeof line, "[culeak]   #%u %10s in %llu allocation%s at %s", ui_site_id(r->site),
-                 fmt_size(a, sizeof a, r->live), (unsigned long long)r->count, r->count == 1 ? "" : "s",
-                 u->tr.sites[r->site].label);
-        outbuf_add_line(&u->out, line);
-        shown++;
+    if (rc == 0) {
+        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
+                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations);
+        outbuf_add_line(&c->u.out, line);
+        if (!sum.allocations && !sum.cache_allocations)
+            outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
+        for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+            nl = strchr(p, '\n');
+            snprintf(line, sizeof line, "[culeak]   %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+            outbuf_add_line(&c->u.out, line);
+        }
     }
-    if (!shown)
-        outbuf_add_line(&u->out, "[culeak]   no leaks: every allocation was freed");
-    memcpy(u->filter, saved_text, sizeof saved_text);
-    u->proc_filter = saved_filter;
-    u->diff_active = saved_diff;
-    u->sort = saved_sort;
+    free(text);
 }
 
 int console_save(struct console *c, const char *path, char *msg, size_t msglen)
@@ -426,6 +420,24 @@ int console_save(struct console *c, const char *path, char *msg, size_t msglen)
 
 /* ---- the loop ---- */
 
+void console_history(struct console *c)
+{
+    /* recordings: device memory over each process's time, summed at the same fractions */
+    c->u.nspark = 0;
+    memset(c->u.spark, 0, sizeof c->u.spark);
+    for (int p = 0; p < model_process_count(c->u.m); p++) {
+        size_t n = model_timeline(c->u.m, p, MODEL_ALL, NULL, 0);
+        struct model_sample *v = n ? malloc(n * sizeof *v) : NULL;
+        if (!v)
+            continue;
+        model_timeline(c->u.m, p, MODEL_ALL, v, n);
+        for (size_t i = 0; i < SPARK_N; i++)
+            c->u.spark[i] += v[(n - 1) * i / (SPARK_N - 1)].max_bytes;
+        free(v);
+    }
+    c->u.nspark = SPARK_N;
+}
+
 static void render(struct console *c)
 {
     int rows, cols;
@@ -441,7 +453,7 @@ static void render(struct console *c)
     }
     prompt_sync(c);
     if (!c->live)
-        timeline_describe(&c->tl, c->u.timeline, sizeof c->u.timeline);
+        snprintf(c->u.timeline, sizeof c->u.timeline, "%s", c->tl.where);
     ui_render(&c->u, &c->grid, &c->lay);
     screen_draw(&c->grid);
     c->dirty = 0;
@@ -520,7 +532,7 @@ static void accept_all(struct console *c)
 {
     for (;;) {
         int refused = 0;
-        struct conn *k = server_accept(&c->srv, &sink, &refused);
+        struct conn *k = server_accept(&c->srv, c->u.m, &refused);
         if (!k) {
             if (refused)
                 outbuf_add_line(&c->u.out, "[culeak] refused a connection from another user");
@@ -601,6 +613,7 @@ static int run_loop(struct console *c)
                     continue;
                 struct conn *k = c->conns[map[i - conn0]];
                 /* read eagerly, a bounded amount per turn so keys stay responsive */
+                c->feeding = k;
                 for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
                     long got = conn_pump(k, buf, sizeof buf);
                     if (got == -2)
@@ -610,10 +623,11 @@ static int run_loop(struct console *c)
                         break;
                     }
                     if (got == -3) {
-                        drop_conn(c, map[i - conn0], k->dec.error);
+                        drop_conn(c, map[i - conn0], model_stream_error(k->ms));
                         break;
                     }
                 }
+                c->feeding = NULL;
             }
         }
         now = console_clock();
@@ -635,8 +649,8 @@ static int run_loop(struct console *c)
             }
         }
         if (c->autosnap_every > 0 && now >= c->next_autosnap) {
-            char err[128];
-            snap_take(&c->u.snaps, &c->u.tr, NULL, c->u.now, err, sizeof err);
+            char name[64];
+            console_snapshot(c, NULL, name, sizeof name);
             c->next_autosnap = now + c->autosnap_every;
             c->dirty = 1;
         }
@@ -664,15 +678,18 @@ int console_main(const struct console_options *opt)
     static struct console con;
     struct console *c = &con;
     memset(c, 0, sizeof *c);
-    the = c;
     c->opt = *opt;
     c->t0 = c->rate_t = console_clock();
     c->srv.lfd = -1;
     c->job.master = -1;
-    ui_init(&c->u);
+    if (ui_init(&c->u) != 0) {
+        fprintf(stderr, "culeak: out of memory\n");
+        ui_free(&c->u);
+        return 1;
+    }
     char err[512];
     if (opt->files) {
-        if (timeline_load(&c->tl, &c->u.tr, opt->files, opt->nfiles, err, sizeof err) != 0) {
+        if (timeline_load(&c->tl, c->u.m, opt->files, opt->nfiles, err, sizeof err) != 0) {
             fprintf(stderr, "culeak open: %s\n", err);
             ui_free(&c->u);
             return 1;
@@ -685,11 +702,7 @@ int console_main(const struct console_options *opt)
                 break;
             n += (size_t)w;
         }
-        /* the history of live bytes along the recording */
-        for (size_t i = 0; i < SPARK_N; i++) {
-            timeline_seek(&c->tl, &c->u.tr, c->tl.n * (i + 1) / SPARK_N);
-            ui_sample(&c->u);
-        }
+        console_history(c);
     } else {
         if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
             fprintf(stderr, "culeak: the console needs a terminal (use culeak record or culeak check)\n");
@@ -702,6 +715,9 @@ int console_main(const struct console_options *opt)
             return 1;
         }
         c->live = 1;
+        struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
+                                     .mark = o_mark, .exit = o_exit, .note = o_note};
+        model_set_observer(c->u.m, &obs);
         size_t n = 0;
         for (int i = 0; opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
             int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->argv[i]);
@@ -760,8 +776,8 @@ int console_main(const struct console_options *opt)
             outbuf_add_line(&c->u.out, line);
         }
     } else {
-        ui_message(&c->u, 0, "%zu events in %zu processes; goto peak|oom|MARK|TIME|start|end", c->tl.n,
-                   c->u.tr.nprocs);
+        ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
+                   (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
     }
     c->dirty = 1;
     run_loop(c);
@@ -776,6 +792,7 @@ int console_main(const struct console_options *opt)
     for (size_t i = 0; i < c->nconns; i++)
         conn_close(c->conns[i]);
     free(c->conns);
+    free(c->by_proc);
     free(c->pending);
     int status = 0;
     if (c->live) {

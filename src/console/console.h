@@ -32,6 +32,9 @@ struct console {
     double kill_deadline;    /* SIGKILL after SIGTERM at this time; 0: none */
     struct conn **conns;
     size_t nconns, capconns;
+    struct conn **by_proc;   /* the connection of each model process */
+    size_t nby_proc;
+    struct conn *feeding;    /* the connection whose bytes the model is reading */
     struct pending_hold *pending; /* held events waiting while the job is paused */
     size_t npending, cappending;
     struct conn *paused_conn;
@@ -61,6 +64,11 @@ void console_resume(struct console *c, int step);
 void console_kill(struct console *c);
 void console_update_watches(struct console *c);
 void console_leak_report(struct console *c);
+/* Takes a snapshot of the model now (name NULL or taken: the next "sN"); it becomes the
+ * base of the change column. 0 with the name in out, or -1. */
+int console_snapshot(struct console *c, const char *name, char *out, size_t outlen);
+/* Recordings: the sparkline from the model's timelines. */
+void console_history(struct console *c);
 /* Writes the session's recordings to path (one per process). */
 int console_save(struct console *c, const char *path, char *msg, size_t msglen);
 

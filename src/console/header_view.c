@@ -1,7 +1,6 @@
 /* Header: the job, its state, processes, event rate; live and peak bytes per device
  * and a sparkline of live bytes over time. */
 #include "fmt.h"
-#include "track.h"
 #include "ui.h"
 
 #include <stdio.h>
@@ -35,16 +34,16 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     uint8_t sa = u->state == JOB_PAUSED ? AT_PAUSED : u->state == JOB_EXITED ? AT_BAD : AT_TITLE;
     state_text(u, st, sizeof st);
     x += grid_putf(g, r.y, x, r.x + r.w - x, sa, " %s ", st);
-    size_t running = 0;
-    for (size_t i = 0; i < u->tr.nprocs; i++)
-        running += u->tr.procs[i]->state == PROC_RUNNING;
+    size_t nprocs = (size_t)model_process_count(u->m), running = 0;
+    for (size_t i = 0; i < nprocs; i++)
+        running += !model_process(u->m, (int)i)->exited && !(i < u->ngone && u->gone[i]);
     fmt_count(rate, sizeof rate, (uint64_t)(u->rate + 0.5));
     fmt_duration(up, sizeof up, u->now);
     char right[320];
     if (u->state == JOB_NONE)
-        snprintf(right, sizeof right, " %zu proc  %s ", u->tr.nprocs, u->timeline);
+        snprintf(right, sizeof right, " %zu proc  %s ", nprocs, u->timeline);
     else
-        snprintf(right, sizeof right, " %zu proc (%zu live)  %s ev/s  %s ", u->tr.nprocs, running, rate, up);
+        snprintf(right, sizeof right, " %zu proc (%zu live)  %s ev/s  %s ", nprocs, running, rate, up);
     int rw = (int)strlen(right);
     int room = r.x + r.w - x - rw - 1;
     if (room > 4)
@@ -58,18 +57,31 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     int spark_w = r.w >= 100 ? SPARK_N : r.w >= 80 ? 16 : 0;
     int limit = r.x + r.w - (spark_w ? spark_w + 2 : 0);
     char a[32], b[32];
-    x += grid_putf(g, y, x, limit - x, AT_BOLD, "live %s", fmt_size(a, sizeof a, u->tr.live_bytes));
-    x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, u->tr.peak_bytes));
-    for (int d = 0; d <= TRACK_MAX_DEV && x < limit; d++) {
-        if (!(u->tr.dev_seen & (1u << d)))
+    uint64_t live, count;
+    ui_totals(u, &live, &count);
+    int proc = u->proc_filter < 0 ? MODEL_ALL : u->proc_filter;
+    struct model_counter dm;
+    model_totals(u->m, proc, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &dm);
+    x += grid_putf(g, y, x, limit - x, AT_BOLD, "live %s", fmt_size(a, sizeof a, live));
+    x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, dm.peak_bytes));
+    /* per device: now and peak (the peak of one device over processes is an upper bound) */
+    int devs[16];
+    int nd = model_devices(u->m, proc, devs, 16);
+    for (int d = 0; d < nd && d < 16 && x < limit && u->src.kind == MODEL_SOURCE_NOW; d++) {
+        struct model_counter c;
+        model_totals(u->m, proc, devs[d], MODEL_KIND_DEVICE_MEMORY, &c);
+        if (!c.peak_bytes)
             continue;
-        fmt_size(a, sizeof a, u->tr.dev_live[d]);
-        fmt_size(b, sizeof b, u->tr.dev_peak[d]);
-        if (d == TRACK_MAX_DEV)
-            x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s/%s ", a, b);
-        else
-            x += grid_putf(g, y, x, limit - x, AT_DIM, "| gpu%d %s/%s ", d, a, b);
+        x += grid_putf(g, y, x, limit - x, AT_DIM, "| gpu%d %s/%s ", devs[d], fmt_size(a, sizeof a, c.live_bytes),
+                       fmt_size(b, sizeof b, c.peak_bytes));
     }
+    struct model_counter hp, hr;
+    model_totals(u->m, proc, MODEL_ALL, CULEAK_KIND_HOST_PINNED, &hp);
+    model_totals(u->m, proc, MODEL_ALL, CULEAK_KIND_HOST_REGISTERED, &hr);
+    if (hp.peak_bytes + hr.peak_bytes && x < limit && u->src.kind == MODEL_SOURCE_NOW)
+        x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s/%s ",
+                       fmt_size(a, sizeof a, hp.live_bytes + hr.live_bytes),
+                       fmt_size(b, sizeof b, hp.peak_bytes + hr.peak_bytes));
     if (!spark_w || !u->nspark)
         return;
     uint64_t max = 1;

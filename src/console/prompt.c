@@ -74,9 +74,10 @@ static const char *sort_item(size_t i) { return i < sort_nfields ? sort_field_na
 static const char *group_item(size_t i) { return i < group_nnames ? group_names[i] : NULL; }
 static const char *snap_item(size_t i)
 {
-    if (i < con->u.snaps.n)
-        return con->u.snaps.v[i].name;
-    return i == con->u.snaps.n ? "off" : NULL;
+    size_t n = (size_t)model_snapshot_count(con->u.m);
+    if (i < n)
+        return model_snapshot_name(con->u.m, (int)i);
+    return i == n ? "off" : NULL;
 }
 static const char *goto_item(size_t i)
 {
@@ -101,18 +102,19 @@ static const char *site_item(size_t i)
 {
     /* the visible table's ids, then the sites' function labels */
     if (i < con->u.nrows) {
-        snprintf(idbuf, sizeof idbuf, "%u", ui_site_id(con->u.rows[i].site));
+        snprintf(idbuf, sizeof idbuf, "%u", ui_site_id(con->u.rows[i].id));
         return idbuf;
     }
     return NULL;
 }
 static const char *proc_item(size_t i)
 {
-    if (i < con->u.tr.nprocs) {
-        snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)con->u.tr.procs[i]->pid);
+    size_t n = (size_t)model_process_count(con->u.m);
+    if (i < n) {
+        snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)model_process(con->u.m, (int)i)->pid);
         return idbuf;
     }
-    return i == con->u.tr.nprocs ? "all" : NULL;
+    return i == n ? "all" : NULL;
 }
 static const char *bp_item(size_t i)
 {

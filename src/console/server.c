@@ -63,7 +63,7 @@ int server_open(struct server *s, char *err, size_t errlen)
     return 0;
 }
 
-struct conn *server_accept(struct server *s, const struct culeak_sink *sink, int *refused)
+struct conn *server_accept(struct server *s, struct model *m, int *refused)
 {
     *refused = 0;
     int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -83,12 +83,14 @@ struct conn *server_accept(struct server *s, const struct culeak_sink *sink, int
     }
     c->fd = fd;
     c->proc = -1;
+    if (!(c->ms = model_stream_open(m))) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
     /* a big receive buffer lets the job run ahead while the console draws */
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    struct culeak_sink k = *sink;
-    k.ctx = c;
-    culeak_decoder_init(&c->dec, &k, 1);
     snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%d.culeak", s->session, ++s->nconn_total, (int)cred.pid);
     c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     return c;
@@ -115,8 +117,7 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
             off += (size_t)w;
         }
     }
-    int rc = culeak_decoder_feed(&c->dec, buf, (size_t)n);
-    return rc < 0 ? -3 : n;
+    return model_stream_feed(c->ms, buf, (size_t)n) == MODEL_FEED_CORRUPT ? -3 : n;
 }
 
 int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
@@ -163,8 +164,7 @@ void conn_close(struct conn *c)
         close(c->fd);
     if (c->tee_fd >= 0)
         close(c->tee_fd);
-    culeak_decoder_free(&c->dec);
-    free(c->watched);
+    model_stream_close(c->ms);
     free(c);
 }
 

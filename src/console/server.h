@@ -3,7 +3,7 @@
 #ifndef CULEAK_CONSOLE_SERVER_H
 #define CULEAK_CONSOLE_SERVER_H
 
-#include "decode.h"
+#include "model.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -11,12 +11,10 @@
 
 struct conn {
     int fd;
-    int proc;               /* tracker process index, -1 before HELLO */
-    struct culeak_decoder dec;
+    int proc;               /* model process index, -1 before HELLO */
+    struct model_stream *ms; /* every byte read goes into the model through it */
     int tee_fd;             /* raw bytes, for `save` */
     char tee_path[PATH_MAX];
-    uint8_t *watched;       /* by stackstat index: 1 when sent in WATCH */
-    size_t nwatched;
     void *owner;
 };
 
@@ -31,10 +29,11 @@ struct server {
 /* Creates the private directory (checked: owned by us, mode 0700), the socket and the
  * session directory. 0, or -1 with err. */
 int server_open(struct server *s, char *err, size_t errlen);
-/* Accepts one pending connection; NULL when none or refused (another user: *refused set). */
-struct conn *server_accept(struct server *s, const struct culeak_sink *sink, int *refused);
+/* Accepts one pending connection, with a stream into m; NULL when none or refused
+ * (another user: *refused set). */
+struct conn *server_accept(struct server *s, struct model *m, int *refused);
 /* Reads what is available: >0 bytes fed, 0 on end of stream, -1 on error, -2 would block.
- * Bytes go to the tee file and the decoder (decode errors: -3, conn->dec.error says why). */
+ * Bytes go to the tee file and the model (corrupt stream: -3, model_stream_error says why). */
 long conn_pump(struct conn *c, uint8_t *buf, size_t cap);
 /* Sends a command record (wire.h). 0, or -1 when the connection is gone. */
 int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals);

@@ -6,29 +6,31 @@
 #include <stdio.h>
 #include <string.h>
 
-static void frames(struct ui *u, struct grid *g, int y, int x, int rows, int w, const struct proc *p, uint64_t leaf)
+static void frames(struct ui *u, struct grid *g, int y, int x, int rows, int w, int proc, uint64_t stack)
 {
-    uint64_t ips[256];
-    size_t n = track_stack(p, leaf, ips, 256);
+    struct model_frame f[64];
+    size_t n = model_stack_frames(u->m, proc, stack, f, 64);
     if (n == 0 && rows > 0)
         grid_put(g, y, x, w, "  (no stack recorded)", AT_DIM);
     for (size_t i = 0; i < n && (int)i < rows; i++) {
         char label[1024];
-        track_frame_label(&u->tr, p, ips[i], label, sizeof label);
+        if (i < 64)
+            model_frame_format(&f[i], label, sizeof label);
         if ((int)i == rows - 1 && i + 1 < n)
             grid_putf(g, y + (int)i, x, w, AT_DIM, "  ... %zu more frames (show SITE lists them in the output pane)",
                       n - i);
-        else
-            grid_putf(g, y + (int)i, x, w, AT_NORMAL, "  #%-2zu %s", i, label);
+        else if (i < 64)
+            grid_putf(g, y + (int)i, x, w, f[i].skipped ? AT_DIM : AT_NORMAL, "  #%-2zu %s%s", i, label,
+                      f[i].inlined ? " (inlined)" : "");
     }
 }
 
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
-    if (u->state == JOB_PAUSED && u->held.proc >= 0 && (size_t)u->held.proc < u->tr.nprocs) {
+    if (u->state == JOB_PAUSED && model_process(u->m, u->held.proc)) {
         const struct held *h = &u->held;
-        const struct proc *p = u->tr.procs[h->proc];
+        const struct model_process *p = model_process(u->m, h->proc);
         char size[32], grow[32], live[32];
         fmt_size(size, sizeof size, h->size);
         fmt_delta(grow, sizeof grow, h->growth);
@@ -46,20 +48,20 @@ static void render(struct ui *u, struct grid *g, struct rect r)
                       "  cuda-gdb -p %llu to attach | continue | step.  %s, device %d; site %s live, %s since break",
                       (unsigned long long)p->pid, culeak_kind_name(h->kind), h->device, live,
                       h->bp_id ? grow : "n/a");
-        frames(u, g, r.y + 2, r.x, r.h - 2, r.w, p, h->leaf);
+        frames(u, g, r.y + 2, r.x, r.h - 2, r.w, h->proc, h->leaf);
         return;
     }
     if (!u->nrows || u->sel >= u->nrows) {
         grid_put(g, r.y, r.x, r.w, " stack", AT_TITLE);
         return;
     }
-    const struct site *s = &u->tr.sites[u->rows[u->sel].site];
-    if (s->proc < 0 || (size_t)s->proc >= u->tr.nprocs)
+    const struct row *s = &u->rows[u->sel];
+    const struct model_process *p = model_process(u->m, s->stack_proc);
+    if (!p)
         return;
-    const struct proc *p = u->tr.procs[s->proc];
-    grid_putf(g, r.y, r.x, r.w, AT_TITLE, " stack of #%u %s  (%zu stack%s; pid %llu)", ui_site_id(u->rows[u->sel].site),
-              s->label, s->nstacks, s->nstacks == 1 ? "" : "s", (unsigned long long)p->pid);
-    frames(u, g, r.y + 1, r.x, r.h - 1, r.w, p, s->leaf);
+    grid_putf(g, r.y, r.x, r.w, AT_TITLE, " stack of #%u %s  (%u stack%s; pid %llu)", ui_site_id(s->id),
+              s->text ? s->text : "?", s->nstacks, s->nstacks == 1 ? "" : "s", (unsigned long long)p->pid);
+    frames(u, g, r.y + 1, r.x, r.h - 1, r.w, s->stack_proc, s->stack);
 }
 
 static int key(struct ui *u, int k, struct rect r)

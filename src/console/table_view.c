@@ -7,12 +7,10 @@
 
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
-    ui_rows(u);
     int wide = r.w >= 110;
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
     if (u->diff_active) {
-        const char *an = u->diff_a >= 0 && (size_t)u->diff_a < u->snaps.n ? u->snaps.v[u->diff_a].name : "?";
-        const char *bn = u->diff_b >= 0 && (size_t)u->diff_b < u->snaps.n ? u->snaps.v[u->diff_b].name : "now";
+        const char *an = u->diff_a, *bn = u->diff_b[0] ? u->diff_b : "now";
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)",
                   "id", "change", "count+-", bn, an, "allocs", an, bn);
     } else if (wide) {
@@ -24,10 +22,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     }
     {   /* sort indicator after the title */
         char s[400];
-        snprintf(s, sizeof s, " sort:%s%s%s%s%s ", u->sort == SORT_ID ? "id" : u->sort == SORT_LIVE ? "live"
-                 : u->sort == SORT_COUNT ? "count" : u->sort == SORT_CHANGE ? "change" : u->sort == SORT_PEAK ? "peak"
-                 : u->sort == SORT_ALLOCS ? "allocs" : u->sort == SORT_KIND ? "kind" : u->sort == SORT_SITE ? "site"
-                 : "module", u->sort_reverse ? "(asc)" : "", u->filter[0] ? " filter:" : "", u->filter,
+        snprintf(s, sizeof s, " sort:%s%s%s%s%s ", ui_sort_name(u->sort), u->sort_reverse ? "(asc)" : "", u->filter[0] ? " filter:" : "", u->filter,
                  u->proc_filter >= 0 ? " 1 proc" : "");
         int sl = (int)strlen(s);
         if (r.w > sl + 60)
@@ -52,7 +47,10 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     for (int i = 0; i < rows && u->top + (size_t)i < u->nrows; i++) {
         size_t ri = u->top + (size_t)i;
         const struct row *row = &u->rows[ri];
-        const struct site *s = &u->tr.sites[row->site];
+        const char *text = row->text ? row->text : "?", *module = row->module ? row->module : "?";
+        const char *slash = strrchr(module, '/');
+        if (slash)
+            module = slash + 1;
         int sel = ri == u->sel;
         uint8_t at = sel ? AT_SELECT : AT_NORMAL;
         int y = r.y + 1 + i;
@@ -63,12 +61,12 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         fmt_delta(change, sizeof change, row->change);
         fmt_count(allocs, sizeof allocs, row->allocs);
         int x = r.x;
-        x += grid_putf(g, y, x, 5, at, "%4u ", ui_site_id(row->site));
+        x += grid_putf(g, y, x, 5, at, "%4u ", ui_site_id(row->id));
         if (u->diff_active) {
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
             x += grid_putf(g, y, x, 20, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
-            grid_put(g, y, x, r.x + r.w - x, s->label, at);
+            grid_put(g, y, x, r.x + r.w - x, text, at);
             continue;
         }
         fmt_size(peak, sizeof peak, row->peak);
@@ -80,9 +78,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         x += grid_putf(g, y, x, 19, at, "%10s %7s ", peak, allocs);
         if (wide) {
             x += grid_putf(g, y, x, 9, at, "%-8.8s ", ui_kinds(row->kinds, kinds, sizeof kinds));
-            x += grid_putf(g, y, x, 16, at, "%-15.15s ", s->module);
+            x += grid_putf(g, y, x, 16, at, "%-15.15s ", module);
         }
-        grid_put(g, y, x, r.x + r.w - x, s->label, at);
+        grid_put(g, y, x, r.x + r.w - x, text, at);
     }
 }
 
@@ -100,7 +98,7 @@ static int key(struct ui *u, int k, struct rect r)
     case UK_END: u->sel = u->nrows - 1; break;
     default: return 0;
     }
-    u->sel_site = u->rows[u->sel].site;
+    u->sel_site = u->rows[u->sel].id;
     u->sel_valid = 1;
     return 1;
 }

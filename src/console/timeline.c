@@ -1,221 +1,251 @@
-/* Recordings merged into one timeline and replayed into the tracker. */
+/* Recordings in the model, and the positions of `goto`. */
 #include "timeline.h"
-#include "apis.h"
+#include "decode.h"
 #include "fmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct loader {
+/* ---- pass over the files before loading: mark labels, event count, start time ---- */
+
+struct scan {
     struct timeline *tl;
-    struct tracker *t;
-    struct proc *p;
-    uint64_t t0_real, t0_mono;
-    size_t first;           /* first entry of this file */
 };
 
-static struct tl_entry *push(struct timeline *tl)
+static int scan_hello(void *ctx, const struct culeak_hello *h)
 {
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? tl->cap * 2 : 4096;
-        struct tl_entry *v = realloc(tl->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        tl->v = v;
-        tl->cap = cap;
-    }
-    struct tl_entry *e = &tl->v[tl->n++];
-    memset(e, 0, sizeof *e);
-    return e;
-}
-
-static int on_hello(void *ctx, const struct culeak_hello *h)
-{
-    struct loader *l = ctx;
-    l->p = tracker_add_proc(l->t);
-    if (!l->p)
-        return 1;
-    track_hello(l->t, l->p, h);
-    l->t0_real = h->realtime_ns;
-    l->t0_mono = h->monotonic_ns;
+    struct timeline *tl = ((struct scan *)ctx)->tl;
+    if (!tl->t0_real || h->realtime_ns < tl->t0_real)
+        tl->t0_real = h->realtime_ns;
     return 0;
 }
 
-static int on_modules(void *ctx, const struct culeak_modules *m)
+static int scan_event(void *ctx, const struct culeak_event *e)
 {
-    struct loader *l = ctx;
-    if (l->p)
-        track_modules(l->t, l->p, m);
+    (void)e;
+    ((struct scan *)ctx)->tl->nevents++;
     return 0;
 }
 
-static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+static int scan_mark(void *ctx, const struct culeak_mark *mk)
 {
-    struct loader *l = ctx;
-    if (l->p)
-        track_frame(l->p, id, parent, ip);
-    return 0;
-}
-
-/* Absolute wall time of a process time, in ns. */
-static double wall(const struct loader *l, uint64_t t_ns) { return (double)l->t0_real + (double)(t_ns - l->t0_mono); }
-
-static int on_event(void *ctx, const struct culeak_event *e)
-{
-    struct loader *l = ctx;
-    if (!l->p)
+    struct timeline *tl = ((struct scan *)ctx)->tl;
+    if (tl->nlabels >= 256 || !mk->label.n)
+        return 0; /* beyond that many labels, goto MARK finds the first ones only */
+    for (size_t i = 0; i < tl->nlabels; i++)
+        if (strlen(tl->labels[i]) == mk->label.n && memcmp(tl->labels[i], mk->label.p, mk->label.n) == 0)
+            return 0;
+    char **v = realloc(tl->labels, (tl->nlabels + 1) * sizeof *v);
+    if (!v)
         return 0;
-    struct tl_entry *x = push(l->tl);
-    if (!x)
-        return 1;
-    x->t = wall(l, e->t_ns);
-    x->proc = l->p->idx;
-    x->e = *e;
+    tl->labels = v;
+    if ((v[tl->nlabels] = strndup(mk->label.p, mk->label.n)))
+        tl->nlabels++;
     return 0;
 }
 
-static int on_mark(void *ctx, const struct culeak_mark *m)
+/* ---- loading up to a wall time: a sink in front of the model's ---- */
+
+struct cut {
+    const struct culeak_sink *to;
+    uint64_t real0, mono0, limit;
+    int past;               /* this stream went past the limit: the rest is dropped */
+    uint64_t events;
+};
+
+static int over(struct cut *c, uint64_t t_ns)
 {
-    struct loader *l = ctx;
-    struct timeline *tl = l->tl;
-    if (!l->p)
+    if (!c->past && c->real0 + (t_ns - c->mono0) > c->limit)
+        c->past = 1;
+    return c->past;
+}
+
+static int cut_hello(void *ctx, const struct culeak_hello *h)
+{
+    struct cut *c = ctx;
+    c->real0 = h->realtime_ns;
+    c->mono0 = h->monotonic_ns;
+    return c->to->hello(c->to->ctx, h);
+}
+
+static int cut_modules(void *ctx, const struct culeak_modules *m)
+{
+    struct cut *c = ctx;
+    return c->to->modules(c->to->ctx, m);
+}
+
+static int cut_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct cut *c = ctx;
+    return c->to->frame(c->to->ctx, id, parent, ip);
+}
+
+static int cut_event(void *ctx, const struct culeak_event *e)
+{
+    struct cut *c = ctx;
+    if (over(c, e->t_ns))
         return 0;
-    if (tl->nlabels == tl->caplabels) {
-        size_t cap = tl->caplabels ? tl->caplabels * 2 : 64;
-        char **v = realloc(tl->labels, cap * sizeof *v);
-        if (!v)
-            return 1;
-        tl->labels = v;
-        tl->caplabels = cap;
+    c->events++;
+    return c->to->event(c->to->ctx, e);
+}
+
+static int cut_mark(void *ctx, const struct culeak_mark *mk)
+{
+    struct cut *c = ctx;
+    return over(c, mk->t_ns) ? 0 : c->to->mark(c->to->ctx, mk);
+}
+
+static int cut_exit(void *ctx, const struct culeak_exit *x)
+{
+    struct cut *c = ctx;
+    return over(c, x->t_ns) ? 0 : c->to->exit(c->to->ctx, x);
+}
+
+static int cut_note(void *ctx, struct culeak_str text)
+{
+    struct cut *c = ctx;
+    return c->to->note(c->to->ctx, text);
+}
+
+static void arm(const struct timeline *tl, struct model *m)
+{
+    model_snapshot_take(m, "@start"); /* before any process: nothing live */
+    for (size_t i = 0; i < tl->nlabels; i++) {
+        if (strspn(tl->labels[i], "0123456789") == strlen(tl->labels[i]))
+            continue; /* the model reads an all-digit label as an event number */
+        char name[300];
+        snprintf(name, sizeof name, "@%s", tl->labels[i]);
+        model_snapshot_at_mark(m, tl->labels[i], name);
     }
-    tl->labels[tl->nlabels] = strndup(m->label.p, m->label.n);
-    struct tl_entry *x = push(tl);
-    if (!x)
-        return 1;
-    x->t = wall(l, m->t_ns);
-    x->proc = l->p->idx;
-    x->is_mark = 1;
-    x->label = (uint32_t)tl->nlabels++;
-    return 0;
 }
 
-static int on_exit_rec(void *ctx, const struct culeak_exit *x)
+/* Loads every file (cut_ns: up to that wall time; 0: all). Returns events applied, or
+ * -1 with err. */
+static long long load(const struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
 {
-    struct loader *l = ctx;
-    if (l->p)
-        l->p->state = PROC_EXITED;
-    (void)x;
-    return 0;
+    arm(tl, m);
+    long long events = 0;
+    for (int i = 0; i < tl->npaths; i++) {
+        if (!cut_ns) {
+            if (model_load_file(m, tl->paths[i], err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        struct model_stream *s = model_stream_open(m);
+        if (!s) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        struct cut c = {.to = model_stream_sink(s), .limit = cut_ns};
+        struct culeak_sink k = {.ctx = &c, .hello = cut_hello, .modules = cut_modules, .frame = cut_frame,
+                                .event = cut_event, .mark = cut_mark, .exit = cut_exit, .note = cut_note};
+        char e[256];
+        int rc = culeak_decode_file(tl->paths[i], &k, e, sizeof e);
+        model_stream_close(s);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s: %s", tl->paths[i], e);
+            return -1;
+        }
+        events += (long long)c.events;
+    }
+    return cut_ns ? events : (long long)model_event_count(m);
 }
 
-static int by_time(const void *a, const void *b)
-{
-    const struct tl_entry *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->proc != y->proc)
-        return x->proc - y->proc;
-    return x->e.seq < y->e.seq ? -1 : x->e.seq > y->e.seq;
-}
-
-static void apply(struct timeline *tl, struct tracker *t, size_t i)
-{
-    const struct tl_entry *x = &tl->v[i];
-    if (!x->is_mark)
-        track_event(t, t->procs[x->proc], &x->e);
-}
-
-int timeline_load(struct timeline *tl, struct tracker *t, char **files, int nfiles, char *err, size_t errlen)
+int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles, char *err, size_t errlen)
 {
     memset(tl, 0, sizeof *tl);
     tl->paths = files;
     tl->npaths = nfiles;
+    struct scan sc = {tl};
+    struct culeak_sink k = {.ctx = &sc, .hello = scan_hello, .event = scan_event, .mark = scan_mark};
     for (int i = 0; i < nfiles; i++) {
-        struct loader l = {.tl = tl, .t = t, .first = tl->n};
-        struct culeak_sink sink = {.ctx = &l, .hello = on_hello, .modules = on_modules, .frame = on_frame,
-                                   .event = on_event, .mark = on_mark, .exit = on_exit_rec};
         char e[256];
-        int rc = culeak_decode_file(files[i], &sink, e, sizeof e);
-        if (rc < 0) {
+        if (culeak_decode_file(files[i], &k, e, sizeof e) < 0) {
             snprintf(err, errlen, "%s: %s", files[i], e);
             return -1;
         }
-        if (l.p && l.p->state != PROC_EXITED)
-            l.p->state = PROC_GONE;
     }
-    double t0 = tl->n ? tl->v[0].t : 0;
-    for (size_t i = 0; i < tl->n; i++)
-        if (tl->v[i].t < t0)
-            t0 = tl->v[i].t;
-    for (size_t i = 0; i < tl->n; i++)
-        tl->v[i].t = (tl->v[i].t - t0) / 1e9;
-    qsort(tl->v, tl->n, sizeof *tl->v, by_time);
-    /* one pass: the peak of live bytes and the first failed allocation */
-    tl->oom_pos = tl->n;
-    tracker_reset_counts(t);
-    for (size_t i = 0; i < tl->n; i++) {
-        apply(tl, t, i);
-        const struct tl_entry *x = &tl->v[i];
-        if (!x->is_mark && x->e.op == CULEAK_OP_ALLOC && x->e.result != 0 && tl->oom_pos == tl->n)
-            tl->oom_pos = i + 1;
-        if (t->live_bytes > tl->peak_bytes) {
-            tl->peak_bytes = t->live_bytes;
-            tl->peak_pos = i + 1;
-        }
-    }
-    tl->pos = tl->n;
+    if (load(tl, m, 0, err, errlen) < 0)
+        return -1;
+    snprintf(tl->where, sizeof tl->where, "at end: event %llu/%llu", (unsigned long long)tl->nevents,
+             (unsigned long long)tl->nevents);
     return 0;
 }
 
-void timeline_seek(struct timeline *tl, struct tracker *t, size_t pos)
+/* Replaces *m with the recordings loaded up to cut_ns (0: all). */
+static int reload(struct timeline *tl, struct model **m, uint64_t cut_ns, long long *events, char *err, size_t errlen)
 {
-    if (pos > tl->n)
-        pos = tl->n;
-    if (pos < tl->pos) {
-        tracker_reset_counts(t);
-        tl->pos = 0;
+    struct model *nm = model_new(NULL);
+    if (!nm) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    while (tl->pos < pos)
-        apply(tl, t, tl->pos++);
+    long long n = load(tl, nm, cut_ns, err, errlen);
+    if (n < 0) {
+        model_free(nm);
+        return -1;
+    }
+    model_free(*m);
+    *m = nm;
+    tl->cut = cut_ns != 0;
+    *events = n;
+    return 0;
 }
 
-long timeline_find(const struct timeline *tl, const char *what, char *err, size_t errlen)
+int timeline_goto(struct timeline *tl, struct model **m, const char *what, struct view_source *src, char *err,
+                  size_t errlen)
 {
-    if (strcmp(what, "end") == 0)
-        return (long)tl->n;
-    if (strcmp(what, "start") == 0)
-        return 0;
-    if (strcmp(what, "peak") == 0)
-        return (long)tl->peak_pos;
-    if (strcmp(what, "oom") == 0) {
-        if (tl->oom_pos == tl->n && (tl->n == 0 || tl->v[tl->n - 1].is_mark || tl->v[tl->n - 1].e.result == 0)) {
-            snprintf(err, errlen, "no allocation failed in these recordings");
-            return -1;
-        }
-        return (long)tl->oom_pos;
-    }
-    for (size_t i = 0; i < tl->n; i++) /* a mark: stop right after it */
-        if (tl->v[i].is_mark && strcmp(tl->labels[tl->v[i].label], what) == 0)
-            return (long)i + 1;
+    unsigned long long total = (unsigned long long)tl->nevents;
     double s;
-    if (parse_seconds(what, &s) == 0) {
-        size_t i = 0;
-        while (i < tl->n && tl->v[i].t <= s)
-            i++;
-        return (long)i;
+    long long n = 0;
+    struct view_source to = {.kind = MODEL_SOURCE_NOW};
+    char where[160], mark[sizeof src->snapshot];
+    if (snprintf(mark, sizeof mark, "@%s", what) >= (int)sizeof mark)
+        mark[0] = 0; /* too long to be a label we armed */
+    if (strcmp(what, "end") == 0 || strcmp(what, "peak") == 0 || strcmp(what, "oom") == 0 ||
+        strcmp(what, "start") == 0 || model_snapshot_find(*m, mark) >= 0) {
+        if (tl->cut && reload(tl, m, 0, &n, err, errlen) != 0)
+            return -1;
+        if (strcmp(what, "end") == 0) {
+            snprintf(where, sizeof where, "at end: event %llu/%llu", total, total);
+        } else if (strcmp(what, "peak") == 0) {
+            to.kind = MODEL_SOURCE_PEAK;
+            snprintf(where, sizeof where, "at peak (each process at its own) of %llu events", total);
+        } else if (strcmp(what, "oom") == 0) {
+            size_t nf;
+            const struct model_failure *f = model_failures(*m, &nf);
+            size_t i = 0;
+            while (i < nf && !f[i].has_state)
+                i++;
+            if (i == nf) {
+                snprintf(err, errlen, "no allocation failed in these recordings");
+                return -1;
+            }
+            to.kind = MODEL_SOURCE_FAILURE;
+            to.failure = (int)i;
+            snprintf(where, sizeof where, "at oom: pid %llu event %llu of %llu",
+                     (unsigned long long)model_process(*m, f[i].proc)->pid, (unsigned long long)f[i].seq, total);
+        } else {
+            to.kind = MODEL_SOURCE_SNAPSHOT;
+            memcpy(to.snapshot, mark, sizeof mark);
+            if (strcmp(what, "start") == 0)
+                snprintf(where, sizeof where, "at start: event 0/%llu", total);
+            else
+                snprintf(where, sizeof where, "at mark %.60s of %llu events", what, total);
+        }
+    } else if (parse_seconds(what, &s) == 0) {
+        if (reload(tl, m, tl->t0_real + (uint64_t)(s * 1e9) + 1, &n, err, errlen) != 0)
+            return -1;
+        char d[32];
+        snprintf(where, sizeof where, "at %s: event %lld/%llu", fmt_duration(d, sizeof d, s), n, total);
+    } else {
+        snprintf(err, errlen, "no mark named '%s' (goto MARK|TIME|peak|oom|start|end)", what);
+        return -1;
     }
-    snprintf(err, errlen, "no mark named '%s' (goto MARK|TIME|peak|oom|start|end)", what);
-    return -1;
-}
-
-void timeline_describe(const struct timeline *tl, char *buf, size_t len)
-{
-    double t = tl->pos && tl->pos <= tl->n ? tl->v[tl->pos - 1].t : 0;
-    char d[32];
-    fmt_duration(d, sizeof d, t);
-    const char *where = tl->pos == tl->n ? "end" : tl->pos == tl->peak_pos ? "peak" : tl->pos == 0 ? "start" : "";
-    snprintf(buf, len, "at %s event %zu/%zu%s%s", d, tl->pos, tl->n, where[0] ? " " : "", where);
+    *src = to;
+    snprintf(tl->where, sizeof tl->where, "%s", where);
+    return 0;
 }
 
 void timeline_free(struct timeline *tl)
@@ -223,6 +253,5 @@ void timeline_free(struct timeline *tl)
     for (size_t i = 0; i < tl->nlabels; i++)
         free(tl->labels[i]);
     free(tl->labels);
-    free(tl->v);
     memset(tl, 0, sizeof *tl);
 }

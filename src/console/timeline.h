@@ -1,42 +1,34 @@
-/* Recordings opened with `culeak open`: every event and mark of every file, merged by
- * wall-clock time, replayed into the tracker up to a chosen point. */
+/* Recordings opened with `culeak open`: loaded into the model, and the positions `goto`
+ * moves to. The end, the peak and the first failed allocation are sources of the model;
+ * marks and the start are snapshots armed before loading; a time reloads the recordings
+ * up to that moment (wall clock, from the earliest process's start). */
 #ifndef CULEAK_CONSOLE_TIMELINE_H
 #define CULEAK_CONSOLE_TIMELINE_H
 
-#include "decode.h"
-#include "track.h"
+#include "model.h"
+#include "ui.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct tl_entry {
-    double t;               /* seconds since the earliest process started */
-    int proc;
-    int is_mark;
-    uint32_t label;         /* marks: index in labels */
-    struct culeak_event e;
-};
-
 struct timeline {
-    struct tl_entry *v;
-    size_t n, cap;
-    char **labels;
-    size_t nlabels, caplabels;
-    char **paths;           /* the files, for `save` */
+    char **paths;           /* the files, for `save` and reloading */
     int npaths;
-    size_t pos;             /* entries applied */
-    size_t peak_pos, oom_pos; /* oom_pos == n: none */
-    uint64_t peak_bytes;
+    char **labels;          /* distinct mark labels, in order of appearance */
+    size_t nlabels;
+    uint64_t nevents;       /* events in the recordings */
+    uint64_t t0_real;       /* earliest process start (wall ns) */
+    int cut;                /* the model holds the recordings up to a time only */
+    char where[160];        /* the position, in words */
 };
 
-/* Loads files into t's processes and the timeline; positions at the end. 0, or -1. */
-int timeline_load(struct timeline *tl, struct tracker *t, char **files, int nfiles, char *err, size_t errlen);
-/* Moves to position pos (entries applied), replaying from the start when going back. */
-void timeline_seek(struct timeline *tl, struct tracker *t, size_t pos);
-/* Resolves "peak", "oom", "end", "start", a mark label, or a time ("12.5s") to a
- * position. -1 (err set) when nothing matches. */
-long timeline_find(const struct timeline *tl, const char *what, char *err, size_t errlen);
-void timeline_describe(const struct timeline *tl, char *buf, size_t len);
+/* Loads files into m (marks and the start armed as snapshots "@LABEL", "@start");
+ * positions at the end. 0, or -1 with err. */
+int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles, char *err, size_t errlen);
+/* Moves to "peak", "oom", "end", "start", a mark label or a time ("12.5s"): sets src,
+ * and for a time (or back from one) replaces *m with a reloaded model. 0, or -1 (err set). */
+int timeline_goto(struct timeline *tl, struct model **m, const char *what, struct view_source *src, char *err,
+                  size_t errlen);
 void timeline_free(struct timeline *tl);
 
 #endif

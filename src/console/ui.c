@@ -2,6 +2,7 @@
 #include "ui.h"
 #include "apis.h"
 #include "fmt.h"
+#include "view_support.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -10,25 +11,28 @@
 #include <string.h>
 #include <strings.h>
 
-void ui_init(struct ui *u)
+int ui_init(struct ui *u)
 {
     memset(u, 0, sizeof *u);
-    tracker_init(&u->tr);
     outbuf_init(&u->out, 10000);
+    u->m = model_new(NULL);
     u->sort = SORT_LIVE;
+    u->group = MODEL_GROUP_SITE;
+    u->src.kind = MODEL_SOURCE_NOW;
     u->proc_filter = -1;
-    u->diff_b = -1;
     u->prompt = "(culeak) ";
     u->line = "";
+    return u->m ? 0 : -1;
 }
 
 void ui_free(struct ui *u)
 {
-    tracker_free(&u->tr);
-    snap_free(&u->snaps);
+    model_free(u->m);
     bp_free(&u->bps);
     outbuf_free(&u->out);
     free(u->rows);
+    free(u->gone);
+    u->m = NULL;
 }
 
 void ui_message(struct ui *u, int error, const char *fmt, ...)
@@ -74,118 +78,114 @@ static int row_matches(struct ui *u, const struct row *r)
 {
     if (!u->filter[0])
         return 1;
-    const struct site *s = &u->tr.sites[r->site];
     char kinds[128], id[24];
-    snprintf(id, sizeof id, "%u", ui_site_id(r->site));
-    return contains_ci(s->label, u->filter) || contains_ci(s->module, u->filter) ||
+    snprintf(id, sizeof id, "%u", ui_site_id(r->id));
+    return contains_ci(r->text ? r->text : "", u->filter) || contains_ci(r->module ? r->module : "", u->filter) ||
            contains_ci(ui_kinds(r->kinds, kinds, sizeof kinds), u->filter) || strcmp(id, u->filter) == 0;
 }
 
-static struct ui *sort_ui; /* qsort has no context argument */
-
 static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
 
-static int row_cmp(const void *pa, const void *pb)
+static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+
+static int row_cmp(const void *pa, const void *pb, void *arg)
 {
+    const struct ui *u = arg;
     const struct row *a = pa, *b = pb;
-    const struct site *sa = &sort_ui->tr.sites[a->site], *sb = &sort_ui->tr.sites[b->site];
     int c = 0;
     char ka[128], kb[128];
-    switch (sort_ui->sort) {
-    case SORT_ID: c = -cmp_u64(a->site, b->site); break;
+    switch (u->sort) {
+    case SORT_ID: c = -cmp_u64(a->id, b->id); break;
     case SORT_LIVE: c = cmp_u64(a->live, b->live); break;
     case SORT_COUNT: c = cmp_u64(a->count, b->count); break;
     case SORT_CHANGE: c = a->change < b->change ? -1 : a->change > b->change; break;
     case SORT_PEAK: c = cmp_u64(a->peak, b->peak); break;
     case SORT_ALLOCS: c = cmp_u64(a->allocs, b->allocs); break;
     case SORT_KIND: c = -strcmp(ui_kinds(a->kinds, ka, sizeof ka), ui_kinds(b->kinds, kb, sizeof kb)); break;
-    case SORT_SITE: c = -strcmp(sa->label, sb->label); break;
-    case SORT_MODULE: c = -strcmp(sa->module, sb->module); break;
+    case SORT_SITE: c = -cmp_str(a->text, b->text); break;
+    case SORT_MODULE: c = -cmp_str(a->module, b->module); break;
     }
     if (c == 0) /* stable order: larger live first, then lower id */
         c = cmp_u64(a->live, b->live);
     if (c == 0)
-        c = -cmp_u64(a->site, b->site);
-    return sort_ui->sort_reverse ? c : -c;
+        c = -cmp_u64(a->id, b->id);
+    return u->sort_reverse ? c : -c;
+}
+
+static struct row row_of(const struct model_row *r)
+{
+    return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
+                        .allocs = r->allocs, .kinds = r->kinds, .nstacks = r->nstacks, .text = r->text,
+                        .module = r->module, .stack_proc = r->stack_proc, .stack = r->stack};
+}
+
+static void query_of(const struct ui *u, struct model_query *q)
+{
+    model_query_init(q);
+    q->group = u->group;
+    q->proc = u->proc_filter < 0 ? MODEL_ALL : u->proc_filter;
+    q->source = u->src.kind;
+    q->snapshot = u->src.snapshot;
+    q->failure = u->src.failure;
 }
 
 void ui_rows(struct ui *u)
 {
-    struct tracker *t = &u->tr;
-    size_t n = t->nsites;
-    if (n > u->caprows) {
-        struct row *v = realloc(u->rows, n * sizeof *v);
-        if (!v)
-            return;
-        u->rows = v;
-        u->caprows = n;
-    }
-    struct row *r = u->rows;
-    for (size_t i = 0; i < n; i++)
-        r[i] = (struct row){.site = (uint32_t)i};
-    int all = u->proc_filter < 0;
+    struct model_query q;
+    query_of(u, &q);
+    const char *base = u->base[0] && model_snapshot_find(u->m, u->base) >= 0 ? u->base : NULL;
     if (u->diff_active) {
-        const struct snapshot *a = u->diff_a >= 0 && (size_t)u->diff_a < u->snaps.n ? &u->snaps.v[u->diff_a] : NULL;
-        const struct snapshot *b = u->diff_b >= 0 && (size_t)u->diff_b < u->snaps.n ? &u->snaps.v[u->diff_b] : NULL;
-        for (size_t pi = 0; pi < t->nprocs; pi++) {
-            if (!all && (int)pi != u->proc_filter)
-                continue;
-            struct proc *p = t->procs[pi];
-            for (size_t k = 0; k < p->nst; k++) {
-                struct row *x = &r[p->st[k].site];
-                uint64_t ab = a ? snap_bytes(a, (int)pi, k) : 0, ac = a ? snap_count(a, (int)pi, k) : 0;
-                uint64_t bb = b ? snap_bytes(b, (int)pi, k) : p->st[k].live_bytes;
-                uint64_t bc = b ? snap_count(b, (int)pi, k) : p->st[k].live_count;
-                x->a_bytes += ab;
-                x->live += bb;
-                x->count += bc;
-                x->change += (int64_t)(bb - ab);
-                x->count_change += (int64_t)(bc - ac);
-                x->kinds |= p->st[k].kinds;
-                x->allocs += p->st[k].allocs;
-            }
+        q.source = u->diff_b[0] ? MODEL_SOURCE_SNAPSHOT : MODEL_SOURCE_NOW;
+        q.snapshot = u->diff_b;
+        base = u->diff_a;
+    }
+    struct model_table t;
+    uint64_t *bb = NULL, *bc = NULL;
+    u->nrows = 0;
+    u->total_bytes = u->total_count = 0;
+    if (model_table_build(u->m, &q, &t) != 0)
+        return;
+    if (t.n > u->caprows) {
+        struct row *v = realloc(u->rows, t.n * sizeof *v);
+        if (!v) {
+            model_table_free(&t);
+            return;
         }
-    } else if (all) {
-        for (size_t i = 0; i < n; i++) {
-            const struct site *s = &t->sites[i];
-            r[i].live = s->live_bytes;
-            r[i].count = s->live_count;
-            r[i].peak = s->peak_bytes;
-            r[i].allocs = s->allocs;
-            r[i].change = (int64_t)(s->live_bytes - s->base_bytes);
-            r[i].kinds = s->kinds;
-        }
-    } else if ((size_t)u->proc_filter < t->nprocs) {
-        struct proc *p = t->procs[u->proc_filter];
-        for (size_t k = 0; k < p->nst; k++) {
-            struct row *x = &r[p->st[k].site];
-            x->live += p->st[k].live_bytes;
-            x->count += p->st[k].live_count;
-            x->allocs += p->st[k].allocs;
-            x->change += (int64_t)(p->st[k].live_bytes - p->st[k].base_bytes);
-            if (p->st[k].peak_bytes > x->peak)
-                x->peak = p->st[k].peak_bytes;
-            x->kinds |= p->st[k].kinds;
+        u->rows = v;
+        u->caprows = t.n;
+    }
+    if (base && t.n) {
+        bb = malloc(t.n * sizeof *bb);
+        bc = malloc(t.n * sizeof *bc);
+        if (!bb || !bc || model_table_baseline(u->m, &q, base, &t, bb, bc) != 0) {
+            free(bb);
+            free(bc);
+            bb = bc = NULL;
         }
     }
+    u->total_bytes = t.total_bytes;
+    u->total_count = t.total_count;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!all && r[i].allocs == 0)
-            continue; /* not a site of this process */
-        if (u->diff_active && r[i].change == 0 && r[i].count_change == 0)
+    for (size_t i = 0; i < t.n; i++) {
+        struct row r = row_of(&t.rows[i]);
+        r.a_bytes = bb ? bb[i] : 0;
+        r.change = (int64_t)(r.live - r.a_bytes);
+        r.count_change = (int64_t)(r.count - (bc ? bc[i] : 0));
+        if (u->diff_active && r.change == 0 && r.count_change == 0)
             continue;
-        if (!row_matches(u, &r[i]))
+        if (!row_matches(u, &r))
             continue;
-        r[m++] = r[i];
+        u->rows[m++] = r;
     }
+    free(bb);
+    free(bc);
+    model_table_free(&t);
     u->nrows = m;
-    sort_ui = u;
     if (m > 1)
-        qsort(r, m, sizeof *r, row_cmp);
-    sort_ui = NULL;
+        qsort_r(u->rows, m, sizeof *u->rows, row_cmp, u);
     if (u->sel_valid) {
         for (size_t i = 0; i < m; i++) {
-            if (r[i].site == u->sel_site) {
+            if (u->rows[i].id == u->sel_site) {
                 u->sel = i;
                 return;
             }
@@ -194,31 +194,92 @@ void ui_rows(struct ui *u)
     if (u->sel >= m)
         u->sel = m ? m - 1 : 0;
     if (m) {
-        u->sel_site = r[u->sel].site;
+        u->sel_site = u->rows[u->sel].id;
         u->sel_valid = 1;
     }
 }
 
-long ui_find_site(struct ui *u, const char *spec)
+/* Calls fn for every row of the current grouping, live now, over all processes. */
+static int each_row(struct ui *u, int (*fn)(struct ui *u, const struct model_row *r, void *arg), void *arg)
 {
-    struct tracker *t = &u->tr;
+    struct model_query q;
+    model_query_init(&q);
+    q.group = u->group;
+    struct model_table t;
+    if (model_table_build(u->m, &q, &t) != 0)
+        return -1;
+    for (size_t i = 0; i < t.n; i++)
+        if (fn(u, &t.rows[i], arg))
+            break;
+    model_table_free(&t);
+    return 0;
+}
+
+struct find {
+    const char *spec;
+    uint32_t id;
+    int by_id, found;
+    struct row *out;
+};
+
+static int find_one(struct ui *u, const struct model_row *r, void *arg)
+{
+    struct find *f = arg;
+    if (f->by_id) {
+        if (r->id != f->id)
+            return 0;
+        *f->out = row_of(r);
+        f->found = 1;
+        return 1;
+    }
+    if (f->found && r->live_bytes <= f->out->live)
+        return 0; /* the biggest match wins */
+    if ((r->text && strcmp(r->text, f->spec) == 0) || model_stack_matches(u->m, r->stack_proc, r->stack, f->spec, 1)) {
+        *f->out = row_of(r);
+        f->found = 1;
+    }
+    return 0;
+}
+
+int ui_row_by_id(struct ui *u, uint32_t id, struct row *row)
+{
+    struct find f = {.id = id, .by_id = 1, .out = row};
+    return each_row(u, find_one, &f) == 0 && f.found ? 0 : -1;
+}
+
+int ui_find_site(struct ui *u, const char *spec, struct row *row)
+{
     uint64_t id;
     if (spec[0] == '#')
         spec++;
     if (parse_u64(spec, &id) == 0)
-        return id >= 1 && id <= t->nsites ? (long)(id - 1) : -1;
-    /* a pattern: a site whose representative stack has a matching frame, biggest first */
-    long best = -1;
-    for (size_t i = 0; i < t->nsites; i++) {
-        const struct site *s = &t->sites[i];
-        if (s->proc < 0 || (size_t)s->proc >= t->nprocs)
-            continue;
-        if (strcmp(s->label, spec) == 0 || track_stack_matches(t, t->procs[s->proc], s->leaf, spec)) {
-            if (best < 0 || s->live_bytes > t->sites[best].live_bytes)
-                best = (long)i;
-        }
+        return id >= 1 && id <= UINT32_MAX ? ui_row_by_id(u, (uint32_t)(id - 1), row) : -1;
+    struct find f = {.spec = spec, .out = row};
+    return each_row(u, find_one, &f) == 0 && f.found ? 0 : -1;
+}
+
+void ui_totals(struct ui *u, uint64_t *bytes, uint64_t *count)
+{
+    if (u->src.kind != MODEL_SOURCE_NOW) { /* recordings: the state the table shows */
+        *bytes = u->total_bytes;
+        *count = u->total_count;
+        return;
     }
-    return best;
+    *bytes = *count = 0;
+    for (unsigned k = 0; k < CULEAK_KIND_COUNT; k++) {
+        if (!culeak_kind_is_memory(k))
+            continue;
+        struct model_counter c;
+        model_totals(u->m, u->proc_filter < 0 ? MODEL_ALL : u->proc_filter, MODEL_ALL, (int)k, &c);
+        *bytes += c.live_bytes;
+        *count += c.live_count;
+    }
+}
+
+const char *ui_sort_name(enum sort_field f)
+{
+    static const char *const names[] = {"id", "live", "count", "change", "peak", "allocs", "kind", "site", "module"};
+    return (unsigned)f < sizeof names / sizeof *names ? names[f] : "?";
 }
 
 void ui_sample(struct ui *u)
@@ -227,7 +288,9 @@ void ui_sample(struct ui *u)
         memmove(u->spark, u->spark + 1, (SPARK_N - 1) * sizeof *u->spark);
         u->nspark--;
     }
-    u->spark[u->nspark++] = u->tr.live_bytes;
+    uint64_t b, n;
+    ui_totals(u, &b, &n);
+    u->spark[u->nspark++] = b;
 }
 
 void layout_compute(int h, int w, struct layout *l)
@@ -258,6 +321,7 @@ void layout_compute(int h, int w, struct layout *l)
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
+    ui_rows(u); /* the header's totals come from the rows when the source is not "now" */
     header_view.render(u, g, l->header);
     table_view.render(u, g, l->table);
     stack_view.render(u, g, l->stack);

@@ -5,9 +5,8 @@
 
 #include "breakpoints.h"
 #include "grid.h"
+#include "model.h"
 #include "outbuf.h"
-#include "snap.h"
-#include "track.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,30 +16,48 @@ enum job_state { JOB_NONE /* a recording */, JOB_STARTING, JOB_RUNNING, JOB_PAUS
 enum sort_field { SORT_ID, SORT_LIVE, SORT_COUNT, SORT_CHANGE, SORT_PEAK, SORT_ALLOCS, SORT_KIND, SORT_SITE,
                   SORT_MODULE };
 
+/* One table row: a model row plus what the console adds (change since the latest
+ * snapshot, or the diff's A side). */
 struct row {
-    uint32_t site;
+    uint32_t id;           /* the model's row id in the current grouping */
     uint64_t live, count, peak, allocs, a_bytes;
     int64_t change, count_change;
-    uint32_t kinds;
+    uint32_t kinds, nstacks;
+    const char *text, *module;
+    int stack_proc;        /* the member stack with the most bytes */
+    uint64_t stack;
 };
 
 /* The allocation the job is paused in. */
 struct held {
     int proc;
     uint64_t seq, tid, size, leaf;
-    uint32_t api, kind, stat;
+    uint32_t api, kind;
     int device;
     int bp_id;        /* 0: a step */
     int64_t growth;   /* the site's growth since the breakpoint was set */
     uint64_t site_live;
 };
 
+/* Which state of the model the table shows: live now, or (recordings) the state at the
+ * peak, at a failed allocation or in a snapshot (marks, start). */
+struct view_source {
+    enum model_source kind;
+    char snapshot[80];
+    int failure;
+};
+
 #define SPARK_N 48
 
 struct ui {
-    struct tracker tr;
-    struct snap_list snaps;
+    struct model *m;       /* the one picture of the job: every view reads it */
     struct bp_list bps;
+    enum model_group group;
+    struct view_source src;
+    char base[80];         /* the latest snapshot: the change column counts from it */
+    unsigned auto_snap;    /* automatic snapshot names s1, s2, ... */
+    uint8_t *gone;         /* by process: its connection closed without EXIT */
+    size_t ngone;
     struct outbuf out;
 
     char title[512];       /* the job's command or the recordings' names */
@@ -57,11 +74,12 @@ struct ui {
     char filter[256];
     int proc_filter;       /* process index, -1: all */
     int diff_active;
-    int diff_a, diff_b;    /* snapshot indexes; diff_b -1: now */
+    char diff_a[80], diff_b[80]; /* snapshot names; diff_b empty: now */
     struct row *rows;
     size_t nrows, caprows;
+    uint64_t total_bytes, total_count; /* every row of the source, before the filter */
     size_t sel, top;
-    uint32_t sel_site;     /* keeps the selection on its site when rows move */
+    uint32_t sel_site;     /* the selected row's id: keeps the selection when rows move */
     int sel_valid;
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
@@ -77,16 +95,30 @@ struct ui {
     char completions[512];
 };
 
-void ui_init(struct ui *u);
+/* 0, or -1 when out of memory. The ui owns its model. */
+int ui_init(struct ui *u);
 void ui_free(struct ui *u);
 void ui_message(struct ui *u, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Recomputes the table's rows (filter, process, diff, sort), keeping the selection. */
+/* Recomputes the table's rows (source, filter, process, diff, sort), keeping the
+ * selection. Costs O(stacks), never O(live allocations). */
 void ui_rows(struct ui *u);
-/* Table id of a site (its index + 1) and back. */
-static inline unsigned ui_site_id(uint32_t site) { return site + 1; }
-/* Resolves SITE text (an id or a pattern) to a site index among the current sites;
- * -1 when nothing matches. */
-long ui_find_site(struct ui *u, const char *spec);
+/* Table id of a row as shown and typed (the model's id + 1). */
+static inline unsigned ui_site_id(uint32_t id) { return id + 1; }
+/* Resolves SITE text (a table id or a pattern) to a row of the current grouping (the
+ * biggest match); 0 with *row filled, -1 when nothing matches. */
+int ui_find_site(struct ui *u, const char *spec, struct row *row);
+/* A row of the current grouping by model id, live now; 0, or -1 when unknown. */
+int ui_row_by_id(struct ui *u, uint32_t id, struct row *row);
+/* Live memory of the table's source (all processes, or the process filter). */
+void ui_totals(struct ui *u, uint64_t *bytes, uint64_t *count);
+/* Breakpoints against the model (bp_model.c): the stacks b covers now and its base (the
+ * live bytes of what it covers); whether it covers a stack; its live memory now, in
+ * O(its stacks), never O(live allocations). */
+void ui_bp_collect(struct ui *u, struct breakpoint *b);
+int ui_bp_covers(struct ui *u, const struct breakpoint *b, int proc, uint64_t stack);
+void ui_bp_live(struct ui *u, const struct breakpoint *b, uint64_t *bytes, uint64_t *count);
+/* Sort key name of enum sort_field. */
+const char *ui_sort_name(enum sort_field f);
 /* Adds a sample to the live-bytes history. */
 void ui_sample(struct ui *u);
 /* Kind names of a mask: "device", "device+managed". */

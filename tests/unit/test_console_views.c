@@ -1,5 +1,6 @@
-/* Console logic without a terminal: sizes, commands, breakpoint conditions, the tracker,
- * and the screen rendered into a text grid. */
+/* Console logic without a terminal: sizes, commands, breakpoint conditions, the table,
+ * snapshots and breakpoints read from a model fed with a synthetic stream, and the
+ * screen rendered into a text grid. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 #include "../../src/console/fmt.h"
 #include "../../src/console/ui.h"
 #include "apis.h"
+#include "stream_builder.h"
+#include "view_support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static void test_commands(void **state)
     for (size_t i = 0; i < cmd_nspecs; i++) /* every command has help */
         assert_true(strlen(cmd_specs[i].help) > 10);
     assert_int_equal(sort_field_by_name("peak"), SORT_PEAK);
-    assert_int_equal(group_by_name("module"), GROUP_MODULE);
+    assert_int_equal(group_by_name("module"), MODEL_GROUP_MODULE);
     assert_int_equal(group_by_name("nope"), -1);
 }
 
@@ -114,80 +117,190 @@ static void test_breakpoint_conditions(void **state)
     bp_free(&l);
 }
 
-/* A process with two stacks: stack 2 (leaf) leaks, stack 3 frees. */
-static struct proc *feed(struct ui *u)
+#define APP "/nonexistent/app"
+#define APP_BASE 0x555500000000ull
+
+/* Feeds records into the ui's model the way the console does: bytes through a stream. */
+static void feed_bytes(struct ui *u, struct model_stream *s, struct sb *b)
 {
-    struct proc *p = tracker_add_proc(&u->tr);
-    p->pid = 4242;
-    track_frame(p, 1, 0, 0x1000);
-    track_frame(p, 2, 1, 0x2000);
-    track_frame(p, 3, 1, 0x3000);
-    struct culeak_event e = {.op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC, .kind = CULEAK_KIND_DEVICE};
-    for (int i = 0; i < 3; i++) {
-        e.seq++;
-        e.addr = 0x7000 + (uint64_t)i * 0x100;
-        e.size = 1 << 20;
-        e.stack = 2;
-        track_event(&u->tr, p, &e);
-    }
-    e.seq++;
-    e.addr = 0x9000;
-    e.size = 4096;
-    e.stack = 3;
-    track_event(&u->tr, p, &e);
-    e.op = CULEAK_OP_FREE;
-    e.size = 0;
-    track_event(&u->tr, p, &e);
-    return p;
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
+    b->n = 0;
 }
 
-static void test_tracker(void **state)
+/* Process 4242: stack 2 (app+0x200) leaks 3 x 1 MiB, stack 3 (app+0x300) frees its 4 KiB. */
+static struct model_stream *feed(struct ui *u, struct sb **out)
+{
+    struct model_stream *s = model_stream_open(u->m);
+    assert_non_null(s);
+    struct sb *b = sb_new();
+    sb_hello(b, 4242, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, APP_BASE + 0x100);
+    sb_frame(b, 2, 1, APP_BASE + 0x200);
+    sb_frame(b, 3, 1, APP_BASE + 0x300);
+    for (int i = 0; i < 3; i++)
+        sb_alloc(b, (uint64_t)i + 1, 2, 0x7000 + (uint64_t)i * 0x100, 1 << 20);
+    sb_alloc(b, 4, 3, 0x9000, 4096);
+    sb_free_dev(b, 5, 3, 0x9000);
+    feed_bytes(u, s, b);
+    *out = b;
+    return s;
+}
+
+static void test_views_from_model(void **state)
 {
     (void)state;
     struct ui u;
-    ui_init(&u);
-    struct proc *p = feed(&u);
-    assert_true(u.tr.live_bytes == 3u << 20);
-    assert_true(u.tr.live_count == 3);
-    assert_true(u.tr.peak_bytes == (3u << 20) + 4096);
-    assert_true(u.tr.dev_live[0] == 3u << 20);
-    assert_int_equal(u.tr.nsites, 2);
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b);
+    uint64_t bytes, count;
+    ui_totals(&u, &bytes, &count);
+    assert_true(bytes == 3u << 20);
+    assert_true(count == 3);
+    struct model_counter dm;
+    model_totals(u.m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &dm);
+    assert_true(dm.peak_bytes == (3u << 20) + 4096);
     ui_rows(&u);
     assert_int_equal(u.nrows, 2);
     assert_true(u.rows[0].live == 3u << 20); /* sorted by live bytes */
+    assert_true(u.rows[0].change == 3 << 20); /* no snapshot yet: all of it is change */
     assert_true(u.rows[1].live == 0);
     assert_true(u.rows[1].peak == 4096);
-    /* snapshot, then one more leak: the change column and a diff show it */
-    char err[64];
-    assert_non_null(snap_take(&u.snaps, &u.tr, "a", 1.0, err, sizeof err));
-    assert_null(snap_take(&u.snaps, &u.tr, "a", 1.0, err, sizeof err));
-    struct culeak_event e = {.seq = 9, .op = CULEAK_OP_ALLOC, .kind = CULEAK_KIND_DEVICE, .addr = 0xA000,
-                             .size = 1 << 20, .stack = 2};
-    track_event(&u.tr, p, &e);
+    assert_non_null(strstr(u.rows[0].text, "+0x200"));
+    /* a snapshot, then one more leak: the change column and a diff show it */
+    assert_int_equal(model_snapshot_take(u.m, "a"), 0);
+    snprintf(u.base, sizeof u.base, "a");
+    sb_alloc(b, 6, 2, 0xA000, 1 << 20);
+    feed_bytes(&u, s, b);
     ui_rows(&u);
     assert_true(u.rows[0].change == 1 << 20);
+    assert_true(u.rows[0].a_bytes == 3u << 20);
+    assert_true(u.rows[1].change == 0);
     u.diff_active = 1;
-    u.diff_a = 0;
-    u.diff_b = -1;
+    snprintf(u.diff_a, sizeof u.diff_a, "a");
     ui_rows(&u);
     assert_int_equal(u.nrows, 1);
     assert_true(u.rows[0].change == 1 << 20);
     assert_true(u.rows[0].count_change == 1);
     u.diff_active = 0;
-    /* filter by id text; regroup by module merges both stacks */
+    /* filter; the row of an id; regroup by module merges both stacks */
     snprintf(u.filter, sizeof u.filter, "zzz");
     ui_rows(&u);
     assert_int_equal(u.nrows, 0);
     u.filter[0] = 0;
-    tracker_regroup(&u.tr, GROUP_MODULE);
+    struct row r;
+    assert_int_equal(ui_find_site(&u, "+0x300", &r), -1); /* not a pattern of any frame */
+    ui_rows(&u);
+    assert_int_equal(ui_row_by_id(&u, u.rows[1].id, &r), 0);
+    assert_true(r.peak == 4096);
+    char idtext[16];
+    snprintf(idtext, sizeof idtext, "#%u", ui_site_id(u.rows[0].id));
+    assert_int_equal(ui_find_site(&u, idtext, &r), 0);
+    assert_true(r.live == 4u << 20);
+    u.group = MODEL_GROUP_MODULE;
     ui_rows(&u);
     assert_int_equal(u.nrows, 1);
     assert_true(u.rows[0].live == 4u << 20);
+    assert_int_equal(u.rows[0].nstacks, 2);
+    u.group = MODEL_GROUP_SITE;
     /* a FREE_ALL of device 0 ends everything */
-    e.op = CULEAK_OP_FREE_ALL;
-    e.device = 0;
-    track_event(&u.tr, p, &e);
-    assert_true(u.tr.live_bytes == 0);
+    sb_event(b, (struct sb_ev){.seq = 7, .dt = 1000, .op = CULEAK_OP_FREE_ALL, .api = CULEAK_API_CUDA_MALLOC});
+    feed_bytes(&u, s, b);
+    ui_totals(&u, &bytes, &count);
+    assert_true(bytes == 0);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
+/* The model's additions for the console: snapshot baselines per row, one stack's live. */
+static void test_view_support(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b);
+    uint64_t bytes, count;
+    model_stack_live(u.m, 0, 2, 0, &bytes, &count);
+    assert_true(bytes == 3u << 20 && count == 3);
+    model_stack_live(u.m, 0, 3, 0, &bytes, &count);
+    assert_true(bytes == 0 && count == 0);
+    model_stack_live(u.m, 0, 2, 1u << CULEAK_KIND_HOST_PINNED, &bytes, &count); /* other kinds only */
+    assert_true(bytes == 0);
+    model_stack_live(u.m, 9, 2, 0, &bytes, &count); /* no such process */
+    assert_true(bytes == 0);
+    assert_int_equal(model_snapshot_take(u.m, "before"), 0);
+    sb_free_dev(b, 6, 2, 0x7000);
+    feed_bytes(&u, s, b);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(u.m, &q, &t), 0);
+    assert_int_equal(t.n, 2);
+    uint64_t bb[2], bc[2];
+    assert_int_equal(model_table_baseline(u.m, &q, "before", &t, bb, bc), 0);
+    assert_true(t.rows[0].live_bytes == 2u << 20);
+    assert_true(bb[0] == 3u << 20 && bc[0] == 3);
+    assert_true(bb[1] == 0 && bc[1] == 0);
+    assert_int_equal(model_table_baseline(u.m, &q, "nope", &t, bb, bc), -1);
+    assert_true(bb[0] == 0);
+    q.proc = 1; /* a process the snapshot lacks counts nothing */
+    assert_int_equal(model_table_baseline(u.m, &q, "before", &t, bb, bc), 0);
+    assert_true(bb[0] == 0);
+    model_table_free(&t);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
+/* Breakpoint conditions evaluated against what the model says the covered stacks hold. */
+static void test_breakpoints_on_model(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b);
+    ui_rows(&u);
+    char buf[128], err[128], *argv[CMD_MAX_ARGS];
+    snprintf(buf, sizeof buf, "%u grows 1.5MiB", ui_site_id(u.rows[0].id));
+    char line[128];
+    snprintf(line, sizeof line, "%s", buf);
+    int argc = cmd_split(line, buf, sizeof buf, argv);
+    struct bp_spec spec;
+    assert_int_equal(bp_parse(argc, argv, &spec, err, sizeof err), 0);
+    struct breakpoint *bp = bp_add(&u.bps, &spec);
+    bp->by_row = 1;
+    bp->group = MODEL_GROUP_SITE;
+    bp->row = u.rows[0].id;
+    ui_bp_collect(&u, bp);
+    assert_int_equal(bp->nmembers, 1);
+    assert_true(bp->base == 3u << 20);
+    assert_true(ui_bp_covers(&u, bp, 0, 2));
+    assert_false(ui_bp_covers(&u, bp, 0, 3));
+    uint64_t live, count;
+    sb_alloc(b, 6, 2, 0xB000, 1 << 20);
+    feed_bytes(&u, s, b);
+    ui_bp_live(&u, bp, &live, &count);
+    assert_true(live == 4u << 20 && count == 4);
+    assert_false(bp_cond_met(bp->spec.cond, bp->spec.value, bp->base, live, count)); /* grew 1 MiB */
+    sb_alloc(b, 7, 2, 0xC000, 1 << 20);
+    feed_bytes(&u, s, b);
+    ui_bp_live(&u, bp, &live, &count);
+    assert_true(bp_cond_met(bp->spec.cond, bp->spec.value, bp->base, live, count)); /* 2 MiB */
+    assert_true(bp_cond_met(BP_COUNT_ABOVE, 4, 0, live, count));
+    assert_false(bp_cond_met(BP_COUNT_ABOVE, 5, 0, live, count));
+    /* a pattern breakpoint covers nothing when no frame matches */
+    struct bp_spec pat = {.cond = BP_ANY};
+    snprintf(pat.site, sizeof pat.site, "no_such_function");
+    struct breakpoint *bp2 = bp_add(&u.bps, &pat);
+    ui_bp_collect(&u, bp2);
+    assert_int_equal(bp2->nmembers, 0);
+    assert_true(bp2->base == 0);
+    model_stream_close(s);
+    sb_free(b);
     ui_free(&u);
 }
 
@@ -195,8 +308,9 @@ static void test_screen_render(void **state)
 {
     (void)state;
     struct ui u;
-    ui_init(&u);
-    feed(&u);
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b);
     snprintf(u.title, sizeof u.title, "train.py --epochs 3");
     u.state = JOB_RUNNING;
     const char *out = "epoch 1\r\nloss \x1b[31m0.5\x1b[0m\n";
@@ -231,6 +345,8 @@ static void test_screen_render(void **state)
     assert_true(grid_contains(&g, "PAUSED in cudaMalloc(1.00 MiB) - breakpoint 1"));
     assert_true(grid_contains(&g, "cuda-gdb -p 4242"));
     grid_free(&g);
+    model_stream_close(s);
+    sb_free(b);
     ui_free(&u);
 }
 
@@ -251,7 +367,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),         cmocka_unit_test(test_commands),
-        cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_tracker),
+        cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
+        cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
         cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,63 @@
+/* Snapshot baselines of a built table and per-stack live totals, for the console. */
+#include "view_support.h"
+#include "model_internal.h"
+
+#include <string.h>
+
+int model_table_baseline(struct model *m, const struct model_query *q, const char *snapshot,
+                         const struct model_table *t, uint64_t *bytes, uint64_t *count)
+{
+    if (t->n) {
+        memset(bytes, 0, t->n * sizeof *bytes);
+        memset(count, 0, t->n * sizeof *count);
+    }
+    int si = snapshot ? model_snapshot_find(m, snapshot) : -1;
+    if (si < 0)
+        return -1;
+    struct u64map rows;
+    u64map_init(&rows);
+    for (size_t r = 0; r < t->n; r++) /* LEAKS tables may repeat an id (cache rows): the first wins */
+        if (u64map_get(&rows, t->rows[r].id) == UINT32_MAX && u64map_put(&rows, t->rows[r].id, (uint32_t)r) != 0) {
+            u64map_free(&rows);
+            return -1;
+        }
+    const struct snapshot *s = &m->snaps[si];
+    for (int i = 0; i < m->nprocs && i < s->nparts; i++) {
+        if ((q->proc != MODEL_ALL && q->proc != i) || !s->parts[i].present)
+            continue;
+        struct process *p = m->procs[i];
+        const struct state *st = &s->parts[i];
+        for (size_t k = 0; k < st->n; k++) { /* only units live at the snapshot are kept */
+            const struct state_item *it = &st->items[k];
+            if (it->unit >= p->nunits)
+                continue;
+            struct unit *u = &p->units[it->unit];
+            if (!unit_in_query(u, q))
+                continue;
+            uint32_t r = u64map_get(&rows, unit_row_id(m, i, u, q->group));
+            if (r == UINT32_MAX)
+                continue; /* a row the table left out (filter, only_live) */
+            bytes[r] += it->bytes;
+            count[r] += it->count;
+        }
+    }
+    u64map_free(&rows);
+    return 0;
+}
+
+void model_stack_live(const struct model *m, int proc, uint64_t stack, uint32_t kinds, uint64_t *bytes,
+                      uint64_t *count)
+{
+    *bytes = *count = 0;
+    const struct process *p = model_proc(m, proc);
+    if (!p)
+        return;
+    struct model_query q = {.kinds = kinds};
+    for (unsigned k = 0; k < CULEAK_KIND_COUNT; k++) {
+        uint32_t ui = u64map_get(&p->unit_index, stack << 5 | k);
+        if (ui == UINT32_MAX || !unit_in_query(&p->units[ui], &q))
+            continue;
+        *bytes += p->units[ui].live_bytes;
+        *count += p->units[ui].live_count;
+    }
+}
