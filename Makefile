@@ -61,6 +61,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) -lcmocka $(CONSOLE_LIBS) -ldl
 
 include tests/fakecuda/fakecuda.mk
+include tests/unit/site_fixture.mk
 -include demo/demo.mk
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk

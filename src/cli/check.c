@@ -13,7 +13,7 @@
 static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak check [--error-exitcode N] [--format text|json] [--group G] [--depth N]\n"
-          "                    [--skip GLOB] [--output FILE] -- PROGRAM [ARGS]\n"
+          "                    [--skip GLOB] [--skip-function GLOB] [--output FILE] -- PROGRAM [ARGS]\n"
           "Runs PROGRAM (and the programs it starts) under libculeak.so and reports the GPU memory\n"
           "still allocated at exit, or when its context was destroyed or its device reset, grouped\n"
           "by call site with the full stack, then a line\n"
@@ -21,7 +21,10 @@ static int usage(FILE *f, int rc)
           "Memory still held by a caching allocator (PyTorch, CuPy, XLA) is reported apart, not as\n"
           "a leak. The report goes to stderr (or to --output FILE); the program's own output is\n"
           "left alone. --depth limits the frames recorded per stack; --skip GLOB adds modules to\n"
-          "look through when finding call sites (also $CULEAK_SKIP_MODULES).\n"
+          "look through when finding call sites (also $CULEAK_SKIP_MODULES); --skip-function GLOB\n"
+          "adds functions, or source files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS;\n"
+          "the CUDA runtime linked into a program, cuda*, libcudart_static_* and cuda_runtime.h,\n"
+          "is looked through by default).\n"
           "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
           f);
     return rc;
@@ -57,7 +60,7 @@ int cmd_check(int argc, char **argv)
 {
     long error_exit = 1, depth = 0;
     const char *format = "text", *output = NULL;
-    char skip[4096] = "";
+    char skip[4096] = "", skip_fn[4096] = "";
     struct report_options ro;
     report_options_init(&ro);
     int i = 1;
@@ -99,6 +102,9 @@ int cmd_check(int argc, char **argv)
         } else if (!strcmp(s, "--skip") && more) {
             size_t n = strlen(skip);
             snprintf(skip + n, sizeof skip - n, "%s%s", n ? "," : "", argv[++i]);
+        } else if (!strcmp(s, "--skip-function") && more) {
+            size_t n = strlen(skip_fn);
+            snprintf(skip_fn + n, sizeof skip_fn - n, "%s%s", n ? "," : "", argv[++i]);
         } else if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && more) {
             output = argv[++i];
         } else if (s[0] == '-') {
@@ -123,7 +129,7 @@ int cmd_check(int argc, char **argv)
     int st = culeak_run_traced(argv + i, file, (int)depth);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
-    struct model_options mo = {.skip_modules = skip[0] ? skip : NULL};
+    struct model_options mo = {.skip_modules = skip[0] ? skip : NULL, .skip_functions = skip_fn[0] ? skip_fn : NULL};
     struct model *m = model_new(&mo);
     if (!m)
         return 2;

@@ -12,12 +12,15 @@ static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B]\n"
           "                      [--group site|function|file|module|stack] [--format text|json|folded]\n"
-          "                      [--depth N] [--skip GLOB] [-o FILE]\n"
+          "                      [--depth N] [--skip GLOB] [--skip-function GLOB] [-o FILE]\n"
           "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
           "what was live at the peak of device memory, at a mark, or what changed between two marks\n"
           "(A and B are mark labels, or event seq numbers). --skip adds modules to look through when\n"
-          "finding call sites (also $CULEAK_SKIP_MODULES). Exit status: 0, or 1 when a recording\n"
-          "could not be read (whatever could be read is still reported).\n",
+          "finding call sites (also $CULEAK_SKIP_MODULES); --skip-function adds functions, or source\n"
+          "files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS; the CUDA runtime linked\n"
+          "into a program, cuda*, libcudart_static_* and cuda_runtime.h, is looked through by\n"
+          "default). Exit status: 0, or 1 when a recording could not be read (whatever could be\n"
+          "read is still reported).\n",
           f);
     return rc;
 }
@@ -27,7 +30,7 @@ struct report_args {
     int nfiles;
     struct report_options ro;
     const char *format, *output, *at;
-    char skip[4096];
+    char skip[4096], skip_fn[4096];
 };
 
 static int append_skip(char *skip, size_t len, const char *glob)
@@ -82,6 +85,9 @@ static int parse(int argc, char **argv, struct report_args *a)
             a->ro.depth = (int)d;
         } else if (!strcmp(s, "--skip") && more) {
             if (append_skip(a->skip, sizeof a->skip, argv[++i]) != 0)
+                return 2;
+        } else if (!strcmp(s, "--skip-function") && more) {
+            if (append_skip(a->skip_fn, sizeof a->skip_fn, argv[++i]) != 0)
                 return 2;
         } else if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && more) {
             a->output = argv[++i];
@@ -140,7 +146,8 @@ int cmd_report(int argc, char **argv)
         free(a.files);
         return rc < 0 ? 0 : rc;
     }
-    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL};
+    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
+                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL};
     struct model *m = model_new(&mo);
     if (!m) {
         free(a.files);

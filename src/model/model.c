@@ -85,6 +85,9 @@ void model_free(struct model *m)
     for (size_t i = 0; i < m->nskip; i++)
         free(m->skip_globs[i]);
     free(m->skip_globs);
+    for (size_t i = 0; i < m->nskip_fn; i++)
+        free(m->skip_fn_globs[i]);
+    free(m->skip_fn_globs);
     strpool_free(&m->module_paths);
     strpool_free(&m->strings);
     free(m->stop_label);

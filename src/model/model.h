@@ -7,9 +7,10 @@
  *   stack    a trace-tree leaf id of one process (FRAME ids, wire.h). Ids are per process.
  *   site     where the program asked for memory: the innermost frame of a stack that is
  *            not inside a looked-through module (CUDA libraries, libc, ...; see
- *            model_options.skip_modules). Sites are shared by processes running the same
- *            binary: a site is (module path, offset), so rank 3's leak and rank 5's leak at
- *            the same line are one site.
+ *            model_options.skip_modules) or function (the CUDA runtime linked into
+ *            the program; model_options.skip_functions). Sites are shared by processes
+ *            running the same binary: a site is (module path, offset), so rank 3's leak
+ *            and rank 5's leak at the same line are one site.
  *   kind     memory kind (apis.h). Kinds are never added together, except in the pseudo
  *            kind MODEL_KIND_DEVICE_MEMORY (device-resident memory: device, managed, VMM
  *            physical, arrays, graph, external). Address reservations, mappings, pool
@@ -43,7 +44,12 @@ struct model_options {
     /* Comma-separated globs of modules to look through, added to the defaults and to
      * $CULEAK_SKIP_MODULES. A glob without '/' matches the file name, with '/' the path. */
     const char *skip_modules;
-    int no_default_skips;       /* only skip_modules and the environment */
+    /* Comma-separated globs of functions to look through (the CUDA runtime linked into a
+     * program: cudart_static), added to the defaults and to $CULEAK_SKIP_FUNCTIONS. A
+     * glob matches the demangled name with or without its return type and parameters;
+     * a glob with '/' matches the frame's source file instead (from DWARF). */
+    const char *skip_functions;
+    int no_default_skips;       /* only skip_modules, skip_functions and the environment */
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
     uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */

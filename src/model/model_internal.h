@@ -91,6 +91,7 @@ struct site {
     uint32_t module;
     uint64_t offset;
     int symbolized;
+    unsigned frame;            /* the site's frame in sym's inline chain (CUDA headers inlined) */
     const struct sym_result *sym;
     const char *text;
     uint32_t group_id[MODEL_GROUP_COUNT];
@@ -115,6 +116,8 @@ struct model {
     struct model_options opt;
     char **skip_globs;
     size_t nskip;
+    char **skip_fn_globs;          /* functions, or source files when the glob has '/' */
+    size_t nskip_fn;
     struct strpool strings;
     struct strpool module_paths;   /* path -> module id */
     struct module_info *modules;
@@ -158,6 +161,13 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
 /* The range holding ip, or NULL. */
 const struct range *modules_find(const struct process *p, uint64_t ip);
 uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack);
+/* Is a symbolized frame inside a looked-through function or CUDA header? */
+int modules_skips_frame(const struct model *m, const struct sym_frame *f);
+/* The site's frame of a symbolized site (frames[site->frame]), or NULL. */
+static inline const struct sym_frame *site_frame(const struct site *s)
+{
+    return s->sym && s->frame < s->sym->n ? &s->sym->frames[s->frame] : NULL;
+}
 
 /* apply.c */
 int apply_frame(struct model *m, struct process *p, uint64_t id, uint64_t parent, uint64_t ip);

@@ -1,5 +1,6 @@
 /* Loaded modules of each process, which of them are looked through, and the call site
- * of a stack: its innermost frame outside those modules. */
+ * of a stack: its innermost frame outside those modules and outside looked-through
+ * functions. */
 #include "model_internal.h"
 #include "pyframes.h"
 
@@ -21,7 +22,16 @@ static const char *const default_skips[] = {
     "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/jax/*",
 };
 
-static void add_globs(struct model *m, const char *list)
+/* nvcc links the CUDA runtime statically by default, so its API entry points
+ * (cudaMalloc), internal functions (libcudart_static_<hash>, __cudart*), registration code
+ * (__cuda*) and the cuda_runtime.h templates (cudaMalloc<float>) are in the program itself.
+ * Globs with '/' match the source file: CUDA header code inlined into the program. */
+static const char *const default_skip_functions[] = {
+    "cuda[A-Z]*", "libcudart_static_*", "__cudart*", "__cuda*",
+    "*/cuda_runtime.h", "*/cuda_runtime_api.h", "*/crt/*",
+};
+
+static void add_globs(char ***globs, size_t *nglobs, const char *list)
 {
     if (!list)
         return;
@@ -30,12 +40,12 @@ static void add_globs(struct model *m, const char *list)
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
         if (n) {
-            char **g = realloc(m->skip_globs, (m->nskip + 1) * sizeof *g);
+            char **g = realloc(*globs, (*nglobs + 1) * sizeof *g);
             if (!g)
                 return;
-            m->skip_globs = g;
-            if ((g[m->nskip] = strndup(p, n)))
-                m->nskip++;
+            *globs = g;
+            if ((g[*nglobs] = strndup(p, n)))
+                (*nglobs)++;
         }
         p += n + (comma ? 1 : 0);
     }
@@ -43,11 +53,56 @@ static void add_globs(struct model *m, const char *list)
 
 void modules_configure(struct model *m)
 {
-    if (!m->opt.no_default_skips)
+    if (!m->opt.no_default_skips) {
         for (size_t i = 0; i < sizeof default_skips / sizeof *default_skips; i++)
-            add_globs(m, default_skips[i]);
-    add_globs(m, getenv("CULEAK_SKIP_MODULES"));
-    add_globs(m, m->opt.skip_modules);
+            add_globs(&m->skip_globs, &m->nskip, default_skips[i]);
+        for (size_t i = 0; i < sizeof default_skip_functions / sizeof *default_skip_functions; i++)
+            add_globs(&m->skip_fn_globs, &m->nskip_fn, default_skip_functions[i]);
+    }
+    add_globs(&m->skip_globs, &m->nskip, getenv("CULEAK_SKIP_MODULES"));
+    add_globs(&m->skip_globs, &m->nskip, m->opt.skip_modules);
+    add_globs(&m->skip_fn_globs, &m->nskip_fn, getenv("CULEAK_SKIP_FUNCTIONS"));
+    add_globs(&m->skip_fn_globs, &m->nskip_fn, m->opt.skip_functions);
+}
+
+/* "cudaError cudaMalloc<float>(float**, unsigned long)" -> "cudaMalloc<float>": the
+ * name without return type and parameters, so that "cuda[A-Z]*" matches templates. */
+static void function_base(const char *fn, char *out, size_t len)
+{
+    const char *b = fn, *p = fn;
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>' && depth > 0)
+            depth--;
+        else if (depth == 0 && *p == '(' && p > fn)
+            break;
+        else if (depth == 0 && *p == ' ')
+            b = p + 1;
+    }
+    size_t n = (size_t)(p - b) < len ? (size_t)(p - b) : len - 1;
+    memcpy(out, b, n);
+    out[n] = 0;
+}
+
+int modules_skips_frame(const struct model *m, const struct sym_frame *f)
+{
+    if (!f || m->nskip_fn == 0)
+        return 0;
+    char base[512] = "";
+    if (f->function)
+        function_base(f->function, base, sizeof base);
+    for (size_t i = 0; i < m->nskip_fn; i++) {
+        const char *g = m->skip_fn_globs[i];
+        if (strchr(g, '/')) {
+            if (f->file && fnmatch(g, f->file, 0) == 0)
+                return 1;
+        } else if (f->function && (fnmatch(g, f->function, 0) == 0 || fnmatch(g, base, 0) == 0)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int glob_matches(const char *glob, const char *path, const char *name)
@@ -160,7 +215,7 @@ const struct range *modules_find(const struct process *p, uint64_t ip)
     return ip < r->end ? r : NULL;
 }
 
-static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset)
+static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset, unsigned frame)
 {
     /* module-relative offsets stay far below 2^44; anything else goes to the exact map */
     int packed = module != 0 && offset < (1ull << 44) && module < (1u << 20);
@@ -181,6 +236,7 @@ static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset)
     memset(st, 0, sizeof *st);
     st->module = packed ? module : 0;
     st->offset = offset;
+    st->frame = frame;
     for (int g = 0; g < MODEL_GROUP_COUNT; g++)
         st->group_id[g] = MODEL_NO_ROW;
     if (u64map_put(idx, key, (uint32_t)m->nsites) != 0)
@@ -188,10 +244,28 @@ static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset)
     return (uint32_t)m->nsites++;
 }
 
+/* Is the frame at (module, off) inside a looked-through function? Asked once per new
+ * stack, from the cheap per-address cache. When CUDA header code was inlined into the
+ * program's function, the frame is kept and *frame is the first frame of its inline
+ * chain that is the program's. */
+static int in_skipped_function(struct model *m, uint32_t module, uint64_t off, unsigned *frame)
+{
+    const struct module_info *mi = &m->modules[module];
+    if (!modules_skips_frame(m, symbolizer_brief(m->sym, module, mi->path, off)))
+        return 0;
+    const struct sym_result *sr = symbolizer_lookup(m->sym, module, mi->path, off);
+    for (unsigned i = 0; sr && i < sr->n; i++)
+        if (!modules_skips_frame(m, &sr->frames[i])) {
+            *frame = i;
+            return 0;
+        }
+    return 1;
+}
+
 uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack)
 {
     if (m->nsites == 0)
-        site_intern(m, 0, 0); /* site 0: the empty stack */
+        site_intern(m, 0, 0, 0); /* site 0: the empty stack */
     if (stack == 0 || stack >= p->nframes)
         return 0;
     uint64_t leaf_ip = p->ip[stack];
@@ -200,11 +274,15 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
         if (pyframes_skipped(m, p->ip[id]))
             continue;
         const struct range *r = modules_find(p, p->ip[id]);
-        if (r && m->modules[r->module].skip)
+        if (!r)
+            return site_intern(m, 0, p->ip[id], 0);
+        unsigned frame = 0;
+        if (m->modules[r->module].skip ||
+            (m->nskip_fn && in_skipped_function(m, r->module, p->ip[id] - r->bias, &frame)))
             continue;
-        return r ? site_intern(m, r->module, p->ip[id] - r->bias) : site_intern(m, 0, p->ip[id]);
+        return site_intern(m, r->module, p->ip[id] - r->bias, frame);
     }
-    /* every frame is inside looked-through modules: the innermost one is all we know */
+    /* every frame is looked through: the innermost one is all we know */
     const struct range *r = modules_find(p, leaf_ip);
-    return r ? site_intern(m, r->module, leaf_ip - r->bias) : site_intern(m, 0, leaf_ip);
+    return r ? site_intern(m, r->module, leaf_ip - r->bias, 0) : site_intern(m, 0, leaf_ip, 0);
 }

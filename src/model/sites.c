@@ -22,8 +22,8 @@ void model_frame_format(const struct model_frame *f, char *buf, size_t len)
         snprintf(buf, len, "0x%" PRIx64, f->ip);
 }
 
-static void frame_from_sym(struct model_frame *out, const struct module_info *mi, uint64_t ip, uint64_t offset,
-                           const struct sym_frame *sf)
+static void frame_from_sym(const struct model *m, struct model_frame *out, const struct module_info *mi,
+                           uint64_t ip, uint64_t offset, const struct sym_frame *sf)
 {
     out->ip = ip;
     out->module = mi->path;
@@ -33,7 +33,7 @@ static void frame_from_sym(struct model_frame *out, const struct module_info *mi
     out->file = sf ? sf->file : NULL;
     out->line = sf ? sf->line : 0;
     out->inlined = sf ? sf->inlined : 0;
-    out->skipped = mi->skip;
+    out->skipped = mi->skip || modules_skips_frame(m, sf);
 }
 
 void site_symbolize(struct model *m, struct site *s)
@@ -45,7 +45,7 @@ void site_symbolize(struct model *m, struct site *s)
     if (s->module != 0)
         s->sym = symbolizer_lookup(m->sym, s->module, mi->path, s->offset);
     struct model_frame f;
-    frame_from_sym(&f, mi, s->module ? 0 : s->offset, s->offset, s->sym ? &s->sym->frames[0] : NULL);
+    frame_from_sym(m, &f, mi, s->module ? 0 : s->offset, s->offset, site_frame(s));
     char buf[1024];
     if (s == &m->sites[0] && s->offset == 0)
         snprintf(buf, sizeof buf, "(no stack)");
@@ -64,7 +64,7 @@ uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g)
     if (s->group_id[g] != MODEL_NO_ROW)
         return s->group_id[g];
     site_symbolize(m, s);
-    const struct sym_frame *f = s->sym ? &s->sym->frames[0] : NULL;
+    const struct sym_frame *f = site_frame(s);
     const struct module_info *mi = &m->modules[s->module];
     char buf[1024];
     const char *key = buf;
@@ -167,7 +167,7 @@ size_t model_stack_frames(struct model *m, int proc, uint64_t stack, struct mode
         unsigned k = sr ? sr->n : 1;
         for (unsigned i = 0; i < k; i++, n++)
             if (n < max)
-                frame_from_sym(&out[n], mi, ip, off, sr ? &sr->frames[i] : NULL);
+                frame_from_sym(m, &out[n], mi, ip, off, sr ? &sr->frames[i] : NULL);
     }
     return n;
 }
@@ -234,7 +234,7 @@ int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *p
         const struct module_info *mi = &m->modules[s->module];
         if (!s->sym)
             return sym_frame_matches(pattern, NULL, mi);
-        for (unsigned i = 0; i < s->sym->n; i++)
+        for (unsigned i = s->frame; i < s->sym->n; i++)
             if (sym_frame_matches(pattern, &s->sym->frames[i], mi))
                 return 1;
         return 0;

@@ -21,12 +21,17 @@ struct cache_slot {
     struct sym_result *res;
 };
 
+struct sym_cache {
+    struct cache_slot *slot;
+    size_t n, used;
+};
+
 struct symbolizer {
     struct strpool *pool;
     struct sym_module *mods;
     size_t nmods;
-    struct cache_slot *cache;
-    size_t ncache, cached;
+    struct sym_cache full;  /* symbolizer_lookup */
+    struct sym_cache brief; /* symbolizer_brief: one frame each */
     char *(*cxa_demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
     uint32_t extra_module; /* symbolizer_set_extra; 0: none */
@@ -57,12 +62,15 @@ void symbolizer_free(struct symbolizer *s)
     for (size_t i = 0; i < s->nmods; i++)
         if (s->mods[i].dwfl)
             dwfl_end(s->mods[i].dwfl);
-    for (size_t i = 0; i < s->ncache; i++)
-        if (s->cache[i].res) {
-            free(s->cache[i].res->frames);
-            free(s->cache[i].res);
-        }
-    free(s->cache);
+    struct sym_cache *caches[] = {&s->full, &s->brief};
+    for (int c = 0; c < 2; c++) {
+        for (size_t i = 0; i < caches[c]->n; i++)
+            if (caches[c]->slot[i].res) {
+                free(caches[c]->slot[i].res->frames);
+                free(caches[c]->slot[i].res);
+            }
+        free(caches[c]->slot);
+    }
     free(s->mods);
     free(s);
 }
@@ -136,6 +144,30 @@ static const char *intern_or_null(struct symbolizer *s, const char *str)
     return str ? strpool_intern(s->pool, str, strlen(str)) : NULL;
 }
 
+/* Fills f's file:line from the line table, only when addr lies inside the CU that libdwfl
+ * picked: libdwfl stretches each CU over the gaps up to the next one, so code without
+ * DWARF (_start, a library compiled without -g) would get a neighbouring CU's last line.
+ * Returns that CU, or NULL when the address is in none. */
+static Dwarf_Die *source_line(struct symbolizer *s, struct sym_module *m, Dwarf_Addr addr, struct sym_frame *f,
+                              Dwarf_Addr *bias)
+{
+    Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, bias);
+    if (!cudie)
+        return NULL;
+    /* a CU that states no address range at all is taken at its word */
+    if ((dwarf_hasattr(cudie, DW_AT_low_pc) || dwarf_hasattr(cudie, DW_AT_ranges)) &&
+        dwarf_haspc(cudie, addr - *bias) != 1)
+        return NULL;
+    Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
+    if (line) {
+        int lineno = 0;
+        const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+        f->file = intern_or_null(s, file);
+        f->line = lineno > 0 ? (unsigned)lineno : 0;
+    }
+    return cudie;
+}
+
 /* Fills s->scratch with the frames of one address; returns how many. */
 static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off)
 {
@@ -149,15 +181,8 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
     const char *symname = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
     f[0].function = symbolizer_demangle(s, symname);
     f[0].function_offset = sym_off;
-    Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
-    if (line) {
-        int lineno = 0;
-        const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-        f[0].file = intern_or_null(s, file);
-        f[0].line = lineno > 0 ? (unsigned)lineno : 0;
-    }
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, &bias);
+    Dwarf_Die *cudie = source_line(s, m, addr, &f[0], &bias);
     if (!cudie)
         return 1;
     Dwarf_Die *scopes = NULL;
@@ -226,24 +251,58 @@ static uint64_t cache_hash(uint32_t mod, uint64_t off)
     return h ^ (h >> 29);
 }
 
-static int cache_grow(struct symbolizer *s)
+static int cache_grow(struct sym_cache *cache)
 {
-    size_t n = s->ncache ? s->ncache * 2 : 1024;
+    size_t n = cache->n ? cache->n * 2 : 1024;
     struct cache_slot *c = calloc(n, sizeof *c);
     if (!c)
         return -1;
-    for (size_t i = 0; i < s->ncache; i++) {
-        if (!s->cache[i].key_mod)
+    for (size_t i = 0; i < cache->n; i++) {
+        if (!cache->slot[i].key_mod)
             continue;
-        size_t j = (size_t)cache_hash(s->cache[i].key_mod, s->cache[i].key_off) & (n - 1);
+        size_t j = (size_t)cache_hash(cache->slot[i].key_mod, cache->slot[i].key_off) & (n - 1);
         while (c[j].key_mod)
             j = (j + 1) & (n - 1);
-        c[j] = s->cache[i];
+        c[j] = cache->slot[i];
     }
-    free(s->cache);
-    s->cache = c;
-    s->ncache = n;
+    free(cache->slot);
+    cache->slot = c;
+    cache->n = n;
     return 0;
+}
+
+/* The slot of (module_id, offset): filled (res set) or the empty one to fill; NULL when
+ * out of memory. */
+static struct cache_slot *cache_find(struct sym_cache *c, uint32_t module_id, uint64_t offset)
+{
+    if ((c->used + 1) * 2 > c->n && cache_grow(c) != 0)
+        return NULL;
+    uint32_t key = module_id + 1;
+    size_t mask = c->n - 1, j = (size_t)cache_hash(key, offset) & mask;
+    for (; c->slot[j].key_mod; j = (j + 1) & mask)
+        if (c->slot[j].key_mod == key && c->slot[j].key_off == offset)
+            break;
+    return &c->slot[j];
+}
+
+static const struct sym_result *cache_store(struct sym_cache *c, struct cache_slot *slot, uint32_t module_id,
+                                            uint64_t offset, const struct sym_frame *frames, unsigned n)
+{
+    struct sym_result *r = malloc(sizeof *r);
+    struct sym_frame *copy = malloc(n * sizeof *copy);
+    if (!r || !copy) {
+        free(r);
+        free(copy);
+        return NULL;
+    }
+    memcpy(copy, frames, n * sizeof *copy);
+    r->n = n;
+    r->frames = copy;
+    slot->key_mod = module_id + 1;
+    slot->key_off = offset;
+    slot->res = r;
+    c->used++;
+    return r;
 }
 
 void symbolizer_set_extra(struct symbolizer *s, uint32_t module_id, sym_extra_fn fn, void *ctx)
@@ -258,28 +317,29 @@ const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module
 {
     if (module_id && module_id == s->extra_module)
         return s->extra(s->extra_ctx, offset);
-    if ((s->cached + 1) * 2 > s->ncache && cache_grow(s) != 0)
-        return NULL;
-    uint32_t key = module_id + 1;
-    size_t mask = s->ncache - 1, j = (size_t)cache_hash(key, offset) & mask;
-    for (; s->cache[j].key_mod; j = (j + 1) & mask)
-        if (s->cache[j].key_mod == key && s->cache[j].key_off == offset)
-            return s->cache[j].res;
+    struct cache_slot *slot = cache_find(&s->full, module_id, offset);
+    if (!slot || slot->res)
+        return slot ? slot->res : NULL;
+    unsigned n = resolve(s, module_handle(s, module_id, path), offset);
+    return cache_store(&s->full, slot, module_id, offset, s->scratch, n);
+}
+
+const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_id, const char *path,
+                                         uint64_t offset)
+{
+    struct cache_slot *slot = cache_find(&s->brief, module_id, offset);
+    if (!slot || slot->res)
+        return slot && slot->res ? &slot->res->frames[0] : NULL;
     struct sym_module *m = module_handle(s, module_id, path);
-    unsigned n = resolve(s, m, offset);
-    struct sym_result *r = malloc(sizeof *r);
-    struct sym_frame *frames = malloc(n * sizeof *frames);
-    if (!r || !frames) {
-        free(r);
-        free(frames);
-        return NULL;
+    struct sym_frame f = {0};
+    if (m && m->mod) {
+        GElf_Sym sym;
+        GElf_Off sym_off = 0;
+        f.function = symbolizer_demangle(s, dwfl_module_addrinfo(m->mod, offset, &sym_off, &sym, NULL, NULL, NULL));
+        f.function_offset = sym_off;
+        Dwarf_Addr bias;
+        source_line(s, m, offset, &f, &bias);
     }
-    memcpy(frames, s->scratch, n * sizeof *frames);
-    r->n = n;
-    r->frames = frames;
-    s->cache[j].key_mod = key;
-    s->cache[j].key_off = offset;
-    s->cache[j].res = r;
-    s->cached++;
-    return r;
+    const struct sym_result *r = cache_store(&s->brief, slot, module_id, offset, &f, 1);
+    return r ? &r->frames[0] : NULL;
 }

@@ -31,6 +31,11 @@ void symbolizer_free(struct symbolizer *s);
 /* module_id: the caller's dense id for path. Never NULL except out of memory. */
 const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module_id, const char *path,
                                            uint64_t offset);
+/* Cheaper, for choosing call sites: the symbol table's function (demangled, the physical
+ * function even where code was inlined into it) and the line table's file:line, no inline
+ * chain. Cached per (module, offset) apart from symbolizer_lookup. NULL only out of memory. */
+const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_id, const char *path,
+                                         uint64_t offset);
 /* Results for one module that has no ELF file (the model's "python" module): lookups of
  * module_id get fn(ctx, offset) instead of DWARF. One such module per symbolizer. */
 typedef const struct sym_result *(*sym_extra_fn)(void *ctx, uint64_t offset);

@@ -68,7 +68,7 @@ void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc
     struct site *s = &m->sites[g == MODEL_GROUP_SITE ? id : rep ? rep->site : 0];
     site_symbolize(m, s);
     r->module = m->modules[s->module].path;
-    const struct sym_frame *f = s->sym ? &s->sym->frames[0] : NULL;
+    const struct sym_frame *f = site_frame(s);
     r->function = f ? f->function : NULL;
     r->file = f ? f->file : NULL;
     r->line = f ? f->line : 0;
