@@ -21,3 +21,17 @@ bench-model: $(MODEL_BENCH_BIN)
 	$(MODEL_BENCH_BIN)
 
 bench: bench-model
+
+# make bench also runs bench/console_bench.c: 1M live allocations over 100k stacks through
+# the console's path; events/s ingested, time per table frame, memory.
+CONSOLE_BENCH_BIN := $(BUILD)/bench/console_bench
+
+$(CONSOLE_BENCH_BIN): bench/console_bench.c $(BUILD)/culeak-lib.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CONSOLE_LIBS) -ldl
+
+.PHONY: bench-console
+bench-console: $(CONSOLE_BENCH_BIN)
+	$(CONSOLE_BENCH_BIN)
+
+bench: bench-console

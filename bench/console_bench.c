@@ -1,0 +1,161 @@
+/* Console benchmark (not a test): a synthetic job of 1M live allocations over 100k
+ * distinct stacks fed through the console's path (bytes -> model_stream_feed, with an
+ * observer like the console's), then the time to build, sort and render one table frame
+ * into the curses-free grid: cold (symbolizing every site), warm, with the change column
+ * against a snapshot, and as a diff. Prints events/s, frame times and memory. */
+#include "../src/console/ui.h"
+#include "stream_builder.h"
+
+#include <link.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LIVE 1000000
+#define STACKS 100000
+#define CHUNK 65536 /* what the console reads from a socket at a time */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+struct self { uint64_t base, lo, hi; };
+
+/* This executable's code: call addresses inside it make symbolization real work. */
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self *s = data;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 0;
+    s->base = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+            s->lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            s->hi = s->lo + info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
+static uint64_t events_seen;
+static void on_event(void *ctx, int proc, const struct culeak_event *e)
+{
+    (void)ctx, (void)proc, (void)e;
+    events_seen++;
+}
+
+static void feed(struct model_stream *s, const struct sb *b)
+{
+    for (size_t off = 0; off < b->n; off += CHUNK)
+        if (model_stream_feed(s, b->buf + off, b->n - off < CHUNK ? b->n - off : CHUNK) != MODEL_FEED_OK) {
+            fprintf(stderr, "feed failed: %s\n", model_stream_error(s));
+            exit(1);
+        }
+}
+
+static double frame(struct ui *u, struct grid *g, const struct layout *l)
+{
+    double t = now();
+    ui_render(u, g, l);
+    return now() - t;
+}
+
+int main(void)
+{
+    struct self me = {0};
+    dl_iterate_phdr(find_self, &me);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || me.hi <= me.lo)
+        return 1;
+    exe[n] = 0;
+
+    /* the stream: HELLO, the module, 100k leaves under a shared 3-frame root, 1M allocations */
+    struct sb *b = sb_new();
+    sb_hello(b, 1234, exe, NULL);
+    sb_module(b, exe, me.base, me.lo - me.base, me.hi - me.lo);
+    uint64_t span = me.hi - me.lo - 64;
+    sb_frame(b, 1, 0, me.lo + 16);
+    sb_frame(b, 2, 1, me.lo + 32);
+    sb_frame(b, 3, 2, me.lo + 48);
+    for (uint64_t i = 0; i < STACKS; i++)
+        sb_frame(b, 4 + i, 3, me.lo + 64 + (i * 2654435761u) % span);
+    for (uint64_t i = 0; i < LIVE; i++)
+        sb_alloc(b, i + 1, 4 + i % STACKS, 0x700000000000ull + i * 256, 256 + (i % 7) * 64);
+    struct sb *more = sb_new(); /* later: a tenth freed, a tenth allocated again */
+    more->n = 0;
+    for (uint64_t i = 0; i < LIVE / 10; i++)
+        sb_free_dev(more, LIVE + 2 * i + 1, 4 + i % STACKS, 0x700000000000ull + i * 256);
+    for (uint64_t i = 0; i < LIVE / 10; i++)
+        sb_alloc(more, LIVE + 2 * i + 2, 4 + (i * 7) % STACKS, 0x710000000000ull + i * 256, 512);
+
+    long rss0 = rss_kib();
+    struct ui u;
+    if (ui_init(&u) != 0)
+        return 1;
+    struct model_observer obs = {.event = on_event};
+    model_set_observer(u.m, &obs);
+    struct model_stream *s = model_stream_open(u.m);
+    double t0 = now();
+    feed(s, b);
+    double ingest = now() - t0;
+    long rss1 = rss_kib();
+
+    struct layout l;
+    struct grid g;
+    layout_compute(50, 160, &l);
+    grid_init(&g, 50, 160);
+    double cold = frame(&u, &g, &l), warm = 0;
+    for (int i = 0; i < 10; i++)
+        warm += frame(&u, &g, &l) / 10;
+    size_t rows = u.nrows;
+    model_snapshot_take(u.m, "a");
+    snprintf(u.base, sizeof u.base, "a");
+    t0 = now();
+    feed(s, more);
+    double ingest2 = now() - t0;
+    double change = 0;
+    for (int i = 0; i < 10; i++)
+        change += frame(&u, &g, &l) / 10;
+    u.diff_active = 1;
+    snprintf(u.diff_a, sizeof u.diff_a, "a");
+    double diff = 0;
+    for (int i = 0; i < 10; i++)
+        diff += frame(&u, &g, &l) / 10;
+    size_t diff_rows = u.nrows;
+    u.diff_active = 0;
+    u.group = MODEL_GROUP_FUNCTION;
+    double byfunc = frame(&u, &g, &l);
+    long rss2 = rss_kib();
+
+    uint64_t bytes, count;
+    ui_totals(&u, &bytes, &count);
+    printf("console bench: %d live allocations over %d stacks, %zu site rows (%llu live now)\n", LIVE, STACKS, rows,
+           (unsigned long long)count);
+    printf("  ingest (bytes -> model, observer): %.2f M events/s (%.3f s for %d; then %.2f M events/s)\n",
+           LIVE / ingest / 1e6, ingest, LIVE, 2.0 * (LIVE / 10) / ingest2 / 1e6);
+    printf("  frame (build + sort + render %dx%d): cold %.1f ms (symbolizing every site), warm %.1f ms,\n", 50, 160,
+           cold * 1e3, warm * 1e3);
+    printf("        with change column %.1f ms, diff (%zu rows) %.1f ms, grouped by function %.1f ms\n", change * 1e3,
+           diff_rows, diff * 1e3, byfunc * 1e3);
+    printf("  memory: max RSS %.0f MiB before, %.0f MiB after ingest (%.0f bytes per live allocation), %.0f MiB at end"
+           " (stream buffers included)\n",
+           rss0 / 1024.0, rss1 / 1024.0, (double)(rss1 - rss0) * 1024 / LIVE, rss2 / 1024.0);
+    grid_free(&g);
+    model_stream_close(s);
+    ui_free(&u);
+    sb_free(b);
+    sb_free(more);
+    return events_seen == LIVE + LIVE / 5 ? 0 : 1;
+}
