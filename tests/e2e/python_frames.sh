@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Python frames and NVTX marks, without a GPU: python3 (from PATH) allocates through the
+# fake driver by ctypes from the main thread, two threads and a forked child; the stacks
+# must show the Python frames (file, line, function) among the native ones, and the call
+# site must be the .py line. Then a C program's nvtx3 ranges and marks become marks.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+CULEAK=$ROOT/$BUILD/culeak
+PY=${PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "python_frames: $*" >&2; exit 1; }
+command -v "$PY" >/dev/null || fail "no $PY in PATH"
+echo "python_frames: $("$PY" --version 2>&1)"
+
+src=tests/e2e/python/ctypes_alloc.py
+line_of() { grep -n "# $1\$" "$src" | cut -d: -f1; }
+L_ALLOC=$(line_of SITE-ALLOC) L_STEP=$(line_of SITE-STEP) L_THREAD=$(line_of SITE-THREAD)
+L_MAIN=$(line_of SITE-MAIN) L_CHILD=$(line_of SITE-CHILD)
+
+export FAKE_LIBCUDA=$ROOT/$BUILD/fakecuda/libcuda.so.1 CULEAK_PYTHON_DIR=$ROOT/python
+"$CULEAK" record -o "$tmp/py.%p.culeak" -- "$PY" "$src" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "recording failed"; }
+files=("$tmp"/py.*.culeak)
+[ ${#files[@]} = 2 ] || fail "expected 2 recordings (parent, forked child), got ${#files[@]}"
+: >"$tmp/stacks"
+for f in "${files[@]}"; do
+    "$CULEAK" dump "$f" >"$tmp/dump"
+    "$PY" tests/e2e/python/stacks.py "$tmp/dump" >>"$tmp/stacks"
+done
+cat "$tmp/stacks"
+! grep -q '^note' "$tmp/stacks" || fail "the shim turned Python frames off"
+
+# "size" -> its stack; Python frames innermost first, natives as n
+stack() { awk -v s="$1" '$1 == s { print $3; exit }' "$tmp/stacks"; }
+frames() { stack "$1" | tr '|' '\n' | grep -v '^n$' | paste -sd' '; }
+step_fn='(Trainer\.)?step' # 3.11+ has qualified names
+for size in 4096 8192 12288; do
+    frames "$size" | grep -Eq "^ctypes_alloc.py:$L_ALLOC:device_alloc ctypes_alloc.py:$L_STEP:$step_fn (ctypes_alloc.py:$L_MAIN:<listcomp> )?ctypes_alloc.py:$L_MAIN:<module>\$" ||
+        fail "main thread, $size bytes: python frames are '$(frames "$size")'"
+    # natives stay inside (driver, ctypes) and outside (the interpreter's main)
+    stack "$size" | grep -Eq '^n(\|n)*\|ctypes_alloc' || fail "no native frames inside the Python frames"
+    stack "$size" | grep -Eq '<module>(\|n)+$' || fail "no native frames outside the Python frames"
+done
+for size in 1000 1001; do
+    frames "$size" | grep -Eq "^ctypes_alloc.py:$L_ALLOC:device_alloc ctypes_alloc.py:$L_THREAD:worker threading.py:[0-9]+:(Thread\.)?run " ||
+        fail "thread, $size bytes: python frames are '$(frames "$size")'"
+done
+tids=$(awk '$1 == 1000 || $1 == 1001 || $1 == 4096 { print $2 }' "$tmp/stacks" | sort -u | wc -l)
+[ "$tids" = 3 ] || fail "expected allocations from 3 threads, saw $tids"
+frames 777 | grep -Eq "^ctypes_alloc.py:$L_ALLOC:device_alloc ctypes_alloc.py:$L_CHILD:<module>\$" ||
+    fail "forked child: python frames are '$(frames 777)'"
+grep -q '^mark after main 0$' "$tmp/stacks" || fail "no mark from ctypes culeak_mark_label"
+grep -q '^mark before fork 0$' "$tmp/stacks" || fail "no mark from culeak.mark"
+
+# The call site is the Python line, and the report's stack starts there.
+"$CULEAK" check -- "$PY" "$src" >/dev/null 2>"$tmp/check" && rc=0 || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/check"; fail "culeak check exited $rc, expected 1"; }
+grep -q "^LEAKED 26.7 KiB (27354 bytes) in 6 allocations (device) from device_alloc at $ROOT/$src:$L_ALLOC\$" "$tmp/check" ||
+    { cat "$tmp/check"; fail "check: no leak site at $src:$L_ALLOC"; }
+grep -Eq "^    #[0-9]+ +(Trainer\.)?step at $ROOT/$src:$L_STEP\$" "$tmp/check" || { cat "$tmp/check"; fail "check: stack"; }
+
+# CULEAK_PYTHON=0: native frames only.
+CULEAK_PYTHON=0 "$CULEAK" record -o "$tmp/off.%p.culeak" -- "$PY" "$src" >/dev/null 2>&1 || fail "CULEAK_PYTHON=0 run failed"
+! cat "$tmp"/off.*.culeak | "$CULEAK" dump /dev/stdin | grep -q '"type":"pyframe"' || fail "CULEAK_PYTHON=0 still sent Python frames"
+
+# NVTX: the shim as injection library of a program using the header-only nvtx3.
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+cc -std=c11 -I"$CUDA_HOME/include" -o "$tmp/nvtx_marks" tests/e2e/python/nvtx_marks.c -ldl ||
+    fail "cannot build the NVTX program (nvtx3 headers in $CUDA_HOME/include?)"
+"$CULEAK" record -o "$tmp/nvtx.culeak" -- "$tmp/nvtx_marks" || fail "nvtx program failed (its ranges were not tracked)"
+"$CULEAK" dump "$tmp/nvtx.culeak" | grep '"type":"mark"' | sed 's/.*"label":\(.*\),"flags":\([0-9]*\)}/\1 \2/' >"$tmp/marks"
+cat >"$tmp/want" <<'W'
+"iteration 0" 1
+"inside" 0
+"" 2
+"iteration 1" 1
+"inside" 0
+"" 2
+"iteration 2" 1
+"inside" 0
+"" 2
+"attributes" 1
+"" 2
+"wide é" 1
+"" 2
+W
+diff "$tmp/want" "$tmp/marks" || fail "NVTX marks differ (want / got above)"
+echo "python_frames: ok"
