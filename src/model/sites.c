@@ -1,6 +1,7 @@
 /* Call sites and stacks in words: symbolized text, group keys, caching-allocator
  * classification, pattern matching and full stacks. */
 #include "model_internal.h"
+#include "pyframes.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -33,7 +34,7 @@ static void frame_from_sym(const struct model *m, struct model_frame *out, const
     out->file = sf ? sf->file : NULL;
     out->line = sf ? sf->line : 0;
     out->inlined = sf ? sf->inlined : 0;
-    out->skipped = mi->skip || modules_skips_frame(m, sf);
+    out->skipped = mi->skip || modules_skips_frame(m, sf) || pyframes_skipped(m, ip);
 }
 
 void site_symbolize(struct model *m, struct site *s)

@@ -327,6 +327,10 @@ const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module
 const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_id, const char *path,
                                          uint64_t offset)
 {
+    if (module_id && module_id == s->extra_module) {
+        const struct sym_result *r = s->extra(s->extra_ctx, offset);
+        return r ? &r->frames[0] : NULL;
+    }
     struct cache_slot *slot = cache_find(&s->brief, module_id, offset);
     if (!slot || slot->res)
         return slot && slot->res ? &slot->res->frames[0] : NULL;
