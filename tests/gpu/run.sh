@@ -103,6 +103,29 @@ else
 fi
 "$CULEAK" report "$W"/ddp.*.culeak >"$W/ddp-report.txt" 2>&1
 
+say "== python frames and NVTX marks: demo/train_leak.py under culeak record --no-pool"
+# --no-pool sets PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is its own cudaMalloc, so
+# the leaked activations carry the stack of the Python line that made them.
+for variant in leaky fixed; do
+    flag=; [ $variant = fixed ] && flag=--fixed
+    "$CULEAK" record --no-pool -o "$W/train-$variant.culeak" -- python3 demo/train_leak.py --iterations 20 $flag \
+        >"$W/train-$variant.out" 2>"$W/train-$variant.err"
+    rc=$?
+    "$CULEAK" dump "$W/train-$variant.culeak" >"$W/train-$variant.jsonl"
+    "$CULEAK" report --format json "$W/train-$variant.culeak" >"$W/train-$variant-report.json" 2>>"$W/train-$variant.err"
+    "$CULEAK" report "$W/train-$variant.culeak" >"$W/train-$variant-report.txt" 2>&1
+    if [ $rc -ne 0 ]; then
+        say "train_leak $variant: program exited $rc"; tail -n 8 "$W/train-$variant.err" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
+done
+say "train_leak: $(grep -c '"type":"pyframe"' "$W/train-leaky.jsonl") python frames recorded; $(tail -n 1 "$W/train-leaky.out")"
+grep '"type":"note"' "$W/train-leaky.jsonl" | tee -a "$SUMMARY"
+python3 tests/gpu/check_train_leak.py "$W/train-leaky-report.json" "$W/train-leaky.jsonl" \
+    "$W/train-fixed-report.json" 20 | tee -a "$SUMMARY"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+head -n 30 "$W/train-leaky-report.txt" >"$OUT/train-leak-report.txt"
+
 if [ -x tests/gpu/console.sh ]; then
     say "== console on a real demo"
     tests/gpu/console.sh "$W" "$OUT" | tee -a "$SUMMARY" || fails=$((fails + 1))
