@@ -77,10 +77,11 @@ BINDIR     = $(PREFIX)/bin
 LIBDIR     = $(PREFIX)/lib
 INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
+DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
 PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/main.c)
 INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(INCLUDEDIR)/culeak.h \
-             $(LIBDIR)/pkgconfig/culeak.pc \
+             $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 install: $(BUILD)/culeak $(BUILD)/libculeak.so
@@ -91,13 +92,15 @@ install: $(BUILD)/culeak $(BUILD)/libculeak.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PC_VERSION)|g' include/culeak.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
+	install -d $(DESTDIR)$(DATADIR)/culeak/python
+	install -m 644 python/culeak.py $(DESTDIR)$(DATADIR)/culeak/python/culeak.py
 	@set -e; for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
 	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	rmdir $(DESTDIR)$(LIBDIR)/culeak 2>/dev/null || true
+	rmdir $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(DATADIR)/culeak/python $(DESTDIR)$(DATADIR)/culeak 2>/dev/null || true
 
 lint:
 	@set -e; for page in $(wildcard man/*.[0-9]); do mandoc -Tlint -Wwarning $$page; done
