@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The console on a job of several processes (tmux, fake driver): a shell runs the `fork`
+# scenario (a parent allocates, one child allocates, another never touches CUDA), a leak
+# in another child, then execs a third client that leaks. Every traced process is listed
+# by `info processes`; the table sums them and `process PID` shows one alone.
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/$BUILD
+FAKE=${CULEAK_E2E_FAKE:-$B/fakecuda}
+[ -x "$FAKE/client_static" ] && [ -x "$FAKE/client_driver" ] || { echo "fake driver not built"; exit 1; }
+command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
+T=$(mktemp -d)
+S=culeak-procs-$$
+export TMUX_TMPDIR=$T
+cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
+trap cleanup EXIT
+ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
+[ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
+mkdir -m 700 "$T/run"
+
+screen() { tmux capture-pane -p -t "$S"; }
+fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
+wait_for() {
+    local i
+    for i in $(seq 1 300); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    fail "never saw: $1"
+}
+type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
+# the table's rows: between the header (2 lines) and the stack pane's title
+table() { screen | sed -n '3,/^ stack/p'; }
+
+printf '#!/bin/bash\n"%s" fork\n"%s" leak 2 4096\nexec "%s" leak 3 1048576\n' \
+    "$FAKE/client_static" "$FAKE/client_static" "$FAKE/client_driver" >"$T/job.sh"
+chmod +x "$T/job.sh"
+tmux new-session -d -s "$S" -x 160 -y 50 "env $ENVS $B/culeak -- $T/job.sh ; echo CONSOLE-DONE rc=\$?; sleep 600"
+wait_for "EXITED (status 0)"
+wait_for "LEAK SUMMARY: 3153920 bytes leaked in 5 allocations"
+type_line "info processes"
+wait_for "processes listed in the output pane"
+procs=$(screen | grep -E "^ +pid [0-9]+ ")
+[ "$(grep -c . <<<"$procs")" -eq 4 ] || fail "expected 4 traced processes (the child without CUDA sends nothing)"
+pid_of() { grep -- "$1" <<<"$procs" | sed 's/^ *pid \([0-9]*\).*/\1/'; }
+forks=$(grep "exited.*client_static fork" <<<"$procs")
+[ "$(grep -c . <<<"$forks")" -eq 2 ] || fail "the fork parent and its CUDA child are not both listed"
+# the child is the one whose parent is the other
+child=$(awk '{print $2, $4}' <<<"$forks" | awk 'NR==1{a=$1;pa=$2} NR==2{b=$1;pb=$2} END{print (pb==a)?b:(pa==b)?a:""}')
+[ -n "$child" ] || fail "no fork child whose ppid is the fork parent"
+drv=$(pid_of "exited.*client_driver leak 3 1048576")
+leaker=$(pid_of "exited.*client_static leak 2 4096")
+[ -n "$drv" ] && [ -n "$leaker" ] || fail "the leaking child or the exec'd client is not listed"
+
+# all together: the two leaks and the fork sites
+table | grep -q "3.00 MiB" || fail "the exec'd client's leak is not in the table"
+table | grep -q "8.00 KiB" || fail "the child's leak is not in the table"
+table | grep -q "2.16 KiB" || fail "the forked child's site is not in the table"  # peak 2222 B
+table | grep -q "1.08 KiB" || fail "the fork parent's site is not in the table"    # peak 1111 B
+
+# one process at a time
+type_line "process $child"
+wait_for "process $child only"
+table | grep -q "2.16 KiB" || fail "the forked child's site is missing from its own table"
+table | grep -q "1.08 KiB" && fail "the parent's site shows under process $child"
+table | grep -q "3.00 MiB" && fail "another process's leak shows under process $child"
+table | grep -q "8.00 KiB" && fail "another process's leak shows under process $child"
+type_line "process $drv"
+wait_for "process $drv only"
+table | grep -q "3.00 MiB" || fail "the exec'd client's leak is missing from its own table"
+table | grep -q "8.00 KiB" && fail "the other child's leak shows under process $drv"
+type_line "process $leaker"
+wait_for "process $leaker only"
+screen | head -n 2 | grep -q "live 8.00 KiB" || fail "the header does not count process $leaker alone"
+table | grep -q "3.00 MiB" && fail "the exec'd client's leak shows under process $leaker"
+type_line "process all"
+wait_for "all 4 processes together"
+table | grep -q "8.00 KiB" || fail "process all does not bring every process back"
+table | grep -q "3.00 MiB" || fail "process all does not bring every process back"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+echo "console processes e2e ok"
