@@ -15,7 +15,7 @@ fail() { echo "install: $*" >&2; exit 1; }
 make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
 # The files, and only them.
-expected=(bin/culeak lib/culeak/libculeak.so include/culeak.h lib/pkgconfig/culeak.pc)
+expected=(bin/culeak lib/culeak/libculeak.so include/culeak.h lib/pkgconfig/culeak.pc share/culeak/python/culeak.py)
 for page in man/*.1 man/*.3 man/*.5; do
     [ -e "$page" ] || continue
     expected+=("share/man/man${page##*.}/$(basename "$page")")
@@ -75,4 +75,5 @@ make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" uninstall >/dev/null
 left=$(find "$dest" \( -type f -o -type l \))
 [ -z "$left" ] || fail "left after uninstall: $left"
 [ ! -e "$root/lib/culeak" ] || fail "lib/culeak is still there"
+[ ! -e "$root/share/culeak" ] || fail "share/culeak is still there"
 echo "install: ok"
