@@ -98,7 +98,15 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
     char *preload = malloc(len);
     if (!preload)
         return -1;
-    snprintf(preload, len, "%s%s%s", abs, old && *old ? ":" : "", old ? old : "");
+    /* A sanitizer runtime preloaded first must stay first (a sanitizer build of the shim
+     * in an uninstrumented program): the shim goes right after it. */
+    size_t first = old ? strcspn(old, ": ") : 0;
+    const char *slash = old ? memrchr(old, '/', first) : NULL;
+    const char *name = slash ? slash + 1 : old;
+    if (first && (!strncmp(name, "libasan", 7) || !strncmp(name, "libubsan", 8)))
+        snprintf(preload, len, "%.*s:%s%s", (int)first, old, abs, old + first);
+    else
+        snprintf(preload, len, "%s%s%s", abs, old && *old ? ":" : "", old ? old : "");
     setenv("LD_PRELOAD", preload, 1);
     free(preload);
     /* NVTX ranges and marks (torch.cuda.nvtx, any library's) become culeak marks; a

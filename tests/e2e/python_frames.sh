@@ -20,6 +20,12 @@ line_of() { grep -n "# $1\$" "$src" | cut -d: -f1; }
 L_ALLOC=$(line_of SITE-ALLOC) L_STEP=$(line_of SITE-STEP) L_THREAD=$(line_of SITE-THREAD)
 L_MAIN=$(line_of SITE-MAIN) L_CHILD=$(line_of SITE-CHILD)
 
+# A sanitizer build of the shim (make SAN=1) in an uninstrumented python3: the ASan
+# runtime is preloaded too (CPython's own allocations at exit are not ours to report).
+asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
+if [ -n "$asan" ]; then
+    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+fi
 export FAKE_LIBCUDA=$ROOT/$BUILD/fakecuda/libcuda.so.1 CULEAK_PYTHON_DIR=$ROOT/python
 "$CULEAK" record -o "$tmp/py.%p.culeak" -- "$PY" "$src" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "recording failed"; }
 files=("$tmp"/py.*.culeak)
@@ -63,7 +69,9 @@ grep -Eq "^    #[0-9]+ +(Trainer\.)?step at $ROOT/$src:$L_STEP\$" "$tmp/check" |
 
 # CULEAK_PYTHON=0: native frames only.
 CULEAK_PYTHON=0 "$CULEAK" record -o "$tmp/off.%p.culeak" -- "$PY" "$src" >/dev/null 2>&1 || fail "CULEAK_PYTHON=0 run failed"
-! cat "$tmp"/off.*.culeak | "$CULEAK" dump /dev/stdin | grep -q '"type":"pyframe"' || fail "CULEAK_PYTHON=0 still sent Python frames"
+"$CULEAK" dump "$tmp"/off.*.culeak >"$tmp/off.jsonl" || fail "CULEAK_PYTHON=0: unreadable recordings"
+grep -q '"type":"alloc"' "$tmp/off.jsonl" || fail "CULEAK_PYTHON=0: nothing recorded"
+! grep -q '"type":"pyframe"' "$tmp/off.jsonl" || fail "CULEAK_PYTHON=0 still sent Python frames"
 
 # NVTX: the shim as injection library of a program using the header-only nvtx3.
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
