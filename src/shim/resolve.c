@@ -29,7 +29,7 @@ struct culeak_row culeak_rows[CULEAK_ROW_COUNT] = {
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn real_dlsym_ptr;
 
-NO_SANITIZE void *culeak_real_dlsym(void *handle, const char *name)
+NO_SANITIZE static dlsym_fn real_dlsym_fn(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym_ptr, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -37,11 +37,16 @@ NO_SANITIZE void *culeak_real_dlsym(void *handle, const char *name)
         f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
         if (!f)
             f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        if (!f)
-            return NULL;
-        __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
+        if (f)
+            __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
     }
-    return f(handle, name);
+    return f;
+}
+
+NO_SANITIZE void *culeak_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = real_dlsym_fn();
+    return f ? f(handle, name) : NULL;
 }
 
 NO_SANITIZE static struct link_map *module_of(const void *addr)
@@ -139,39 +144,26 @@ NO_SANITIZE static void *wrap(int i, void *p)
     return __atomic_load_n(&r->real, __ATOMIC_ACQUIRE) == p ? r->hook : p;
 }
 
-NO_SANITIZE static int loaded_before(const struct link_map *a, const struct link_map *b)
+/* Where dlsym(RTLD_NEXT, name) goes (see dlsym_entry.c): NULL for the names we wrap,
+ * which take the C path below; for every other name, the real dlsym, which the entry
+ * jumps to with the caller's return address intact, so glibc searches after the CALLER
+ * (calling it from here would search after the shim, and a sanitizer runtime asking
+ * for "mmap" would get its own interceptor back). */
+NO_SANITIZE void *culeak_dlsym_next_target(const char *name)
 {
-    for (const struct link_map *lm = b ? b->l_prev : NULL; lm; lm = lm->l_prev)
-        if (lm == a)
-            return 1;
-    return 0;
+    return row_by_name(name) >= 0 ? NULL : (void *)real_dlsym_fn();
 }
 
-/* dlsym(RTLD_NEXT) for a caller: the real one would search after the shim instead. A
- * caller loaded after the shim gets a walk of the modules after it; one loaded before
- * (the program, an earlier preload) gets the shim's own definition, else the real
- * RTLD_NEXT from here (modules between that caller and the shim are not searched). */
-NO_SANITIZE static void *rtld_next(const void *caller, const char *name)
-{
-    struct link_map *self = module_of((void *)&culeak_real), *from = module_of(caller);
-    if (from && self && from != self && !loaded_before(from, self))
-        return next_after(from, name);
-    int i = row_by_name(name);
-    if (i >= 0 && culeak_real((enum culeak_row_id)i))
-        return culeak_rows[i].hook;
-    return culeak_real_dlsym(RTLD_NEXT, name);
-}
-
-NO_SANITIZE CULEAK_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
 {
     void *p;
-    if (handle == RTLD_NEXT)
-        p = rtld_next(__builtin_return_address(0), name);
-    else
-        p = culeak_real_dlsym(handle, name);
+    int i = row_by_name(name);
+    if (handle == RTLD_NEXT) /* only our names arrive here */
+        return i >= 0 && culeak_real((enum culeak_row_id)i) ? culeak_rows[i].hook
+                                                           : culeak_real_dlsym(RTLD_NEXT, name);
+    p = culeak_real_dlsym(handle, name);
     if (!p)
         return p;
-    int i = row_by_name(name);
     return i < 0 ? p : wrap(i, p);
 }
 

@@ -112,5 +112,8 @@ void culeak_stream_release_all(void);
 
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);
+/* The two halves of the exported dlsym (dlsym_entry.c). */
+void *culeak_dlsym_next_target(const char *name);
+void *culeak_dlsym_lookup(void *handle, const char *name);
 
 #endif
