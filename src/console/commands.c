@@ -55,6 +55,7 @@ static void snapshot_totals(struct console *c, const char *name, uint64_t *bytes
     model_query_init(&q);
     q.source = MODEL_SOURCE_SNAPSHOT;
     q.snapshot = name;
+    q.lazy_names = 1;
     struct model_table t;
     *bytes = *count = 0;
     if (model_table_build(c->u.m, &q, &t) != 0)
@@ -316,6 +317,16 @@ static void c_kill(struct console *c, int argc, char **argv)
     console_kill(c);
 }
 
+/* Commands that read every name resolve the pending ones first (see ui_name_row); the
+ * status line says how many, since that can take seconds with 100k new sites. */
+static void names_resolved(struct console *c, int needed, char *buf, size_t len)
+{
+    buf[0] = 0;
+    size_t n = needed ? ui_resolve_names(&c->u, 0) : 0;
+    if (n)
+        snprintf(buf, len, " (resolved %zu site names)", n);
+}
+
 static void c_sort(struct console *c, int argc, char **argv)
 {
     int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
@@ -328,7 +339,9 @@ static void c_sort(struct console *c, int argc, char **argv)
     else
         c->u.sort_reverse = 0;
     c->u.sort = (enum sort_field)f;
-    ui_message(&c->u, 0, "sorted by %s%s", sort_field_names[f], c->u.sort_reverse ? ", smallest first" : "");
+    char names[64] = "";
+    names_resolved(c, f == SORT_SITE, names, sizeof names);
+    ui_message(&c->u, 0, "sorted by %s%s%s", sort_field_names[f], c->u.sort_reverse ? ", smallest first" : "", names);
 }
 
 static void c_filter(struct console *c, int argc, char **argv)
@@ -343,9 +356,11 @@ static void c_filter(struct console *c, int argc, char **argv)
     }
     c->u.sel = 0;
     c->u.sel_valid = 0;
+    char names[64];
+    names_resolved(c, c->u.filter[0] != 0, names, sizeof names);
     ui_rows(&c->u);
     if (c->u.filter[0])
-        ui_message(&c->u, 0, "filter '%s': %zu sites", c->u.filter, c->u.nrows);
+        ui_message(&c->u, 0, "filter '%s': %zu sites%s", c->u.filter, c->u.nrows, names);
     else
         ui_message(&c->u, 0, "no filter: %zu sites", c->u.nrows);
 }
@@ -361,9 +376,11 @@ static void c_group(struct console *c, int argc, char **argv)
     c->u.sel = 0;
     c->u.sel_valid = 0;
     c->u.diff_active = 0;
+    char names[64];
+    names_resolved(c, g == MODEL_GROUP_FUNCTION || g == MODEL_GROUP_FILE, names, sizeof names);
     ui_rows(&c->u);
-    ui_message(&c->u, 0, "grouped by %s: %zu rows (ids changed; breakpoints keep their sites)", group_names[g],
-               c->u.nrows);
+    ui_message(&c->u, 0, "grouped by %s: %zu rows (ids changed; breakpoints keep their sites)%s", group_names[g],
+               c->u.nrows, names);
 }
 
 static void c_show(struct console *c, int argc, char **argv)
@@ -448,6 +465,7 @@ static void c_export(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "cannot write %s", argv[1]);
         return;
     }
+    ui_resolve_names(&c->u, 0); /* the file gets every row's name */
     ui_rows(&c->u);
     if (json)
         fputs("[\n", f);

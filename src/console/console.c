@@ -24,6 +24,8 @@
 
 static int sigpipe_fd[2] = {-1, -1};
 
+#define NAME_SLICE_S 0.015 /* site names resolved per turn of the loop, at most */
+
 static void on_signal(int sig)
 {
     int e = errno;
@@ -588,6 +590,9 @@ static int run_loop(struct console *c)
             timeout = 0;
         if (timeout > 200)
             timeout = 200;
+        int naming = model_names_pending(c->u.m) > 0;
+        if (naming)
+            timeout = 0; /* names to resolve: only look for input, then go on resolving */
         int r = poll(fds, nf, timeout);
         if (r < 0 && errno != EINTR)
             break;
@@ -648,6 +653,10 @@ static int run_loop(struct console *c)
                 }
             }
         }
+        /* Names of new sites fill in a slice at a time (the rows on screen were resolved
+         * when drawn), so a burst of sites never blocks a key or a stream for long. */
+        if (naming && ui_resolve_names(&c->u, NAME_SLICE_S) && (c->u.filter[0] || c->u.sort == SORT_SITE))
+            c->dirty = 1; /* the filter and the site order refine as names arrive */
         if (c->autosnap_every > 0 && now >= c->next_autosnap) {
             char name[64];
             console_snapshot(c, NULL, name, sizeof name);

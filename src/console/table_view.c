@@ -20,10 +20,13 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %s", "id", "live", "count", "change",
                   "peak", "allocs", "site");
     }
-    {   /* sort indicator after the title */
-        char s[400];
-        snprintf(s, sizeof s, " sort:%s%s%s%s%s ", ui_sort_name(u->sort), u->sort_reverse ? "(asc)" : "", u->filter[0] ? " filter:" : "", u->filter,
-                 u->proc_filter >= 0 ? " 1 proc" : "");
+    {   /* sort indicator after the title; names still pending while they matter */
+        char s[400], pending[48] = "";
+        size_t np = model_names_pending(u->m);
+        if (np && (u->filter[0] || u->sort == SORT_SITE))
+            snprintf(pending, sizeof pending, " (%zu names pending)", np);
+        snprintf(s, sizeof s, " sort:%s%s%s%s%s%s ", ui_sort_name(u->sort), u->sort_reverse ? "(asc)" : "",
+                 u->filter[0] ? " filter:" : "", u->filter, u->proc_filter >= 0 ? " 1 proc" : "", pending);
         int sl = (int)strlen(s);
         if (r.w > sl + 60)
             grid_put(g, r.y, r.x + r.w - sl, sl, s, AT_TITLE);
@@ -46,6 +49,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     }
     for (int i = 0; i < rows && u->top + (size_t)i < u->nrows; i++) {
         size_t ri = u->top + (size_t)i;
+        ui_name_row(u, &u->rows[ri]); /* rows on screen always show names */
         const struct row *row = &u->rows[ri];
         const char *text = row->text ? row->text : "?", *module = row->module ? row->module : "?";
         const char *slash = strrchr(module, '/');

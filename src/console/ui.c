@@ -116,7 +116,25 @@ static struct row row_of(const struct model_row *r)
 {
     return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
                         .allocs = r->allocs, .kinds = r->kinds, .nstacks = r->nstacks, .text = r->text,
-                        .module = r->module, .stack_proc = r->stack_proc, .stack = r->stack};
+                        .module = r->module, .named = r->named, .stack_proc = r->stack_proc,
+                        .stack = r->stack};
+}
+
+void ui_name_row(struct ui *u, struct row *r)
+{
+    if (r->named)
+        return;
+    struct model_row mr = {.id = r->id, .stack = r->stack, .stack_proc = r->stack_proc};
+    if (model_row_name(u->m, u->group, &mr) < 0)
+        return;
+    r->text = mr.text;
+    r->module = mr.module;
+    r->named = mr.named;
+}
+
+size_t ui_resolve_names(struct ui *u, double budget_s)
+{
+    return model_resolve_names(u->m, SIZE_MAX, budget_s > 0 ? (uint64_t)(budget_s * 1e9) : 0);
 }
 
 static void query_of(const struct ui *u, struct model_query *q)
@@ -127,6 +145,7 @@ static void query_of(const struct ui *u, struct model_query *q)
     q->source = u->src.kind;
     q->snapshot = u->src.snapshot;
     q->failure = u->src.failure;
+    q->lazy_names = 1;
 }
 
 void ui_rows(struct ui *u)
@@ -205,6 +224,7 @@ static int each_row(struct ui *u, int (*fn)(struct ui *u, const struct model_row
     struct model_query q;
     model_query_init(&q);
     q.group = u->group;
+    q.lazy_names = 1;
     struct model_table t;
     if (model_table_build(u->m, &q, &t) != 0)
         return -1;
@@ -222,6 +242,7 @@ struct find {
     struct row *out;
 };
 
+/* The rows come unresolved (lazy_names); a pattern is compared with names. */
 static int find_one(struct ui *u, const struct model_row *r, void *arg)
 {
     struct find *f = arg;
@@ -229,13 +250,17 @@ static int find_one(struct ui *u, const struct model_row *r, void *arg)
         if (r->id != f->id)
             return 0;
         *f->out = row_of(r);
+        ui_name_row(u, f->out);
         f->found = 1;
         return 1;
     }
     if (f->found && r->live_bytes <= f->out->live)
         return 0; /* the biggest match wins */
-    if ((r->text && strcmp(r->text, f->spec) == 0) || model_stack_matches(u->m, r->stack_proc, r->stack, f->spec, 1)) {
-        *f->out = row_of(r);
+    struct row named = row_of(r);
+    ui_name_row(u, &named);
+    if ((named.text && strcmp(named.text, f->spec) == 0) ||
+        model_stack_matches(u->m, r->stack_proc, r->stack, f->spec, 1)) {
+        *f->out = named;
         f->found = 1;
     }
     return 0;

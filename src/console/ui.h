@@ -24,6 +24,7 @@ struct row {
     int64_t change, count_change;
     uint32_t kinds, nstacks;
     const char *text, *module;
+    int named;             /* text is resolved; else module+0xoffset (ui_name_row resolves it) */
     int stack_proc;        /* the member stack with the most bytes */
     uint64_t stack;
 };
@@ -102,6 +103,17 @@ void ui_message(struct ui *u, int error, const char *fmt, ...) __attribute__((fo
 /* Recomputes the table's rows (source, filter, process, diff, sort), keeping the
  * selection. Costs O(stacks), never O(live allocations). */
 void ui_rows(struct ui *u);
+/* Site names (a libdw lookup each, ~60 us) are resolved lazily, so that a table of 100k
+ * new sites costs tens of milliseconds: rows come with module+0xoffset text, the rows
+ * on screen are resolved before they are drawn (ui_name_row), and the console resolves
+ * the rest in bounded slices between frames (ui_resolve_names). Commands that need
+ * every name (filter TEXT, sort site, group function|file, export) resolve all pending
+ * names when typed and say how many; sites that appear afterwards are filtered and
+ * sorted by their module+0xoffset text until their turn comes a moment later (grouping
+ * by function or file always resolves: its row ids come from names). */
+void ui_name_row(struct ui *u, struct row *r);
+/* Resolves pending names for at most budget_s seconds (0: all); returns how many. */
+size_t ui_resolve_names(struct ui *u, double budget_s);
 /* Table id of a row as shown and typed (the model's id + 1). */
 static inline unsigned ui_site_id(uint32_t id) { return id + 1; }
 /* Resolves SITE text (a table id or a pattern) to a row of the current grouping (the

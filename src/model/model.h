@@ -229,6 +229,11 @@ struct model_query {
     enum model_source source;
     const char *snapshot;  /* MODEL_SOURCE_SNAPSHOT */
     int failure;           /* MODEL_SOURCE_FAILURE: index into model_failures() */
+    /* Leave sites not resolved yet unresolved (a libdw lookup is ~60 us a site): their rows
+     * get "module+0xoffset" text, NULL function and file, and named 0; numbers and ids
+     * are the same. Ignored (names resolved) when the query needs names: grouping by
+     * function or file, a filter, sorting by text. */
+    int lazy_names;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);
@@ -250,6 +255,7 @@ struct model_row {
     const char *module;
     const char *function, *file; /* of the site frame; NULL when unknown */
     unsigned line;
+    int named;             /* the site's names are resolved (0 only from lazy_names) */
 };
 
 struct model_table {
@@ -261,6 +267,16 @@ struct model_table {
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
 void model_table_sort(struct model_table *t, enum model_field f, int ascending);
 void model_table_free(struct model_table *t);
+
+/* Site names, resolved a little at a time (lazy_names tables). A site's id and grouping
+ * never change when its name resolves. */
+size_t model_names_pending(const struct model *m);  /* sites not resolved yet */
+/* Resolves pending sites, oldest first, until none is left, `max` are done or budget_ns
+ * has passed (0: no time limit; at least one is done); returns how many were resolved. */
+size_t model_resolve_names(struct model *m, size_t max, uint64_t budget_ns);
+/* Gives one row of a lazy_names table (built with grouping g) its names: 1 resolved now,
+ * 0 it had them, -1 its representative stack is unknown. */
+int model_row_name(struct model *m, enum model_group g, struct model_row *r);
 
 /* Per-process stack ids belonging to row `id` of grouping g (e.g. breakpoints: tell the
  * shim to WATCH them). proc may be MODEL_ALL: then out_proc gets each one's process.
@@ -296,6 +312,7 @@ struct model_diff_row {
     int64_t delta_bytes, delta_count;
     uint64_t stack;        /* representative member */
     int stack_proc;
+    int named;             /* as model_row.named */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {

@@ -90,7 +90,7 @@ struct module_info {
 struct site {
     uint32_t module;
     uint64_t offset;
-    int symbolized;
+    int symbolized;            /* sym and text resolved; before, text is NULL or module+0xoffset */
     unsigned frame;            /* the site's frame in sym's inline chain (CUDA headers inlined) */
     const struct sym_result *sym;
     const char *text;
@@ -125,6 +125,8 @@ struct model {
     struct symbolizer *sym;
     struct site *sites;
     size_t nsites, sites_cap;
+    size_t nnamed;                 /* sites symbolized */
+    size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
     struct strpool group_keys[MODEL_GROUP_COUNT];
@@ -189,11 +191,15 @@ void snapshots_free(struct model *m);
 /* table.c */
 struct state_item *state_dense(const struct state *st, size_t nunits); /* indexed by unit */
 int unit_in_query(const struct unit *u, const struct model_query *q);
+int query_lazy(const struct model_query *q); /* lazy_names applies to this query */
+/* lazy: a site not resolved yet keeps its module+0xoffset text (r->named 0) */
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
-                  struct model_row *r);
+                  struct model_row *r, int lazy);
 
 /* sites.c */
 void site_symbolize(struct model *m, struct site *s);
+/* Sets the text of a site not symbolized yet to "module+0xoffset"; no libdw. */
+void site_plain_text(struct model *m, struct site *s);
 uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g);
 uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group g);
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u);

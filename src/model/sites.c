@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void model_frame_format(const struct model_frame *f, char *buf, size_t len)
 {
@@ -42,6 +43,7 @@ void site_symbolize(struct model *m, struct site *s)
     if (s->symbolized)
         return;
     s->symbolized = 1;
+    m->nnamed++;
     const struct module_info *mi = &m->modules[s->module];
     if (s->module != 0)
         s->sym = symbolizer_lookup(m->sym, s->module, mi->path, s->offset);
@@ -57,6 +59,46 @@ void site_symbolize(struct model *m, struct site *s)
         s->text = "?";
 }
 
+void site_plain_text(struct model *m, struct site *s)
+{
+    if (s->text)
+        return;
+    const struct module_info *mi = &m->modules[s->module];
+    struct model_frame f = {.ip = s->module ? 0 : s->offset, .module = mi->path, .offset = s->offset};
+    char buf[1024];
+    if (s == &m->sites[0] && s->offset == 0)
+        snprintf(buf, sizeof buf, "(no stack)");
+    else
+        model_frame_format(&f, buf, sizeof buf);
+    s->text = strpool_store(&m->strings, buf, strlen(buf)); /* one per site: no interning */
+    if (!s->text)
+        s->text = "?";
+}
+
+size_t model_names_pending(const struct model *m) { return m->nsites - m->nnamed; }
+
+size_t model_resolve_names(struct model *m, size_t max, uint64_t budget_ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t done = 0;
+    /* sites only get appended, so every site below the cursor is resolved */
+    for (; m->name_cursor < m->nsites && done < max; m->name_cursor++) {
+        struct site *s = &m->sites[m->name_cursor];
+        if (s->symbolized)
+            continue;
+        if (budget_ns && done) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            uint64_t spent = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec;
+            if (spent >= budget_ns)
+                break;
+        }
+        site_symbolize(m, s);
+        done++;
+    }
+    return done;
+}
+
 uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g)
 {
     struct site *s = &m->sites[site];
@@ -64,7 +106,8 @@ uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g)
         return site;
     if (s->group_id[g] != MODEL_NO_ROW)
         return s->group_id[g];
-    site_symbolize(m, s);
+    if (g != MODEL_GROUP_MODULE) /* a module's path needs no symbols */
+        site_symbolize(m, s);
     const struct sym_frame *f = site_frame(s);
     const struct module_info *mi = &m->modules[s->module];
     char buf[1024];

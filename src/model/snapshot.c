@@ -282,7 +282,8 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
                 memset(&acc[k], 0, sizeof acc[k]);
                 acc[k].row.id = id;
                 struct model_row r = {0};
-                row_describe(m, q->group, id, i, u, &r);
+                row_describe(m, q->group, id, i, u, &r, query_lazy(q));
+                acc[k].row.named = r.named;
                 acc[k].row.text = r.text;
                 acc[k].row.module = r.module;
                 acc[k].row.stack = u->stack;

@@ -141,3 +141,5 @@ const char *strpool_intern(struct strpool *p, const char *s, size_t n)
     uint32_t id = strpool_id(p, s, n);
     return id == UINT32_MAX ? NULL : p->by_id[id];
 }
+
+const char *strpool_store(struct strpool *p, const char *s, size_t n) { return arena_copy(p, s, n); }

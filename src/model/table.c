@@ -63,10 +63,14 @@ int unit_in_query(const struct unit *u, const struct model_query *q)
 }
 
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
-                  struct model_row *r)
+                  struct model_row *r, int lazy)
 {
     struct site *s = &m->sites[g == MODEL_GROUP_SITE ? id : rep ? rep->site : 0];
-    site_symbolize(m, s);
+    if (lazy)
+        site_plain_text(m, s);
+    else
+        site_symbolize(m, s);
+    r->named = s->symbolized;
     r->module = m->modules[s->module].path;
     const struct sym_frame *f = site_frame(s);
     r->function = f ? f->function : NULL;
@@ -123,6 +127,14 @@ static int matches_filter(const struct model_row *r, const char *filter)
            (r->module && strcasestr(r->module, filter)) || (r->function && strcasestr(r->function, filter));
 }
 
+/* A query may leave names unresolved when nothing in it compares names: function and
+ * file groups take their ids from names, and the filter and text sort read them. */
+int query_lazy(const struct model_query *q)
+{
+    return q->lazy_names && q->group != MODEL_GROUP_FUNCTION && q->group != MODEL_GROUP_FILE &&
+           !(q->filter && *q->filter) && q->sort != MODEL_FIELD_TEXT;
+}
+
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t)
 {
     memset(t, 0, sizeof *t);
@@ -137,6 +149,20 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     int *rep_proc = NULL;
     size_t rep_cap = 0;
     int rc = 0;
+    /* sized for every unit at once: no regrowth of big arrays in the frame's table */
+    size_t units = 0;
+    for (int i = 0; i < m->nprocs; i++)
+        if (q->proc == MODEL_ALL || q->proc == i)
+            units += m->procs[i]->nunits;
+    if (units) {
+        t->rows = malloc(units * sizeof *t->rows);
+        rep_bytes = malloc(units * sizeof *rep_bytes);
+        rep = malloc(units * sizeof *rep);
+        rep_proc = malloc(units * sizeof *rep_proc);
+        if (!t->rows || !rep_bytes || !rep || !rep_proc || u64map_reserve(&index, units) != 0)
+            rc = -1;
+        cap = rep_cap = units;
+    }
     for (int i = 0; i < m->nprocs && rc == 0; i++) {
         if (q->proc != MODEL_ALL && q->proc != i)
             continue;
@@ -203,9 +229,10 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         free(dense);
     }
     size_t k = 0;
+    int lazy = query_lazy(q);
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         struct model_row *r = &t->rows[i];
-        row_describe(m, q->group, r->id, rep_proc[i], rep[i], r);
+        row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy);
         r->stack = rep[i]->stack;
         r->stack_proc = rep_proc[i];
         if (q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL) {
@@ -225,6 +252,10 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         t->rows[k++] = *r;
     }
     t->n = rc == 0 ? k : 0;
+    if (rc != 0) {
+        free(t->rows);
+        t->rows = NULL;
+    }
     free(rep_bytes);
     free(rep);
     free(rep_proc);
@@ -232,6 +263,30 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     if (rc == 0)
         model_table_sort(t, q->sort, q->ascending);
     return rc;
+}
+
+int model_row_name(struct model *m, enum model_group g, struct model_row *r)
+{
+    if (r->named)
+        return 0;
+    const struct process *p = model_proc(m, r->stack_proc);
+    const struct unit *rep = NULL;
+    for (unsigned k = 0; p && !rep && k < CULEAK_KIND_COUNT; k++) {
+        uint32_t ui = u64map_get(&p->unit_index, r->stack << 5 | k);
+        if (ui != UINT32_MAX)
+            rep = &p->units[ui];
+    }
+    if (!rep && g != MODEL_GROUP_SITE)
+        return -1;
+    struct model_row d = *r;
+    row_describe(m, g, r->id, r->stack_proc, rep, &d, 0);
+    r->text = d.text;
+    r->module = d.module;
+    r->function = d.function;
+    r->file = d.file;
+    r->line = d.line;
+    r->named = d.named;
+    return 1;
 }
 
 static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }

@@ -58,6 +58,14 @@ static int grow(struct u64map *m)
     return 0;
 }
 
+int u64map_reserve(struct u64map *m, size_t n)
+{
+    while ((n + 1) * 4 > m->nslots * 3)
+        if (grow(m) != 0)
+            return -1;
+    return 0;
+}
+
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
 {
     if ((m->count + 1) * 4 > m->nslots * 3 && grow(m) != 0)

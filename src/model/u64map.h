@@ -18,6 +18,8 @@ void u64map_free(struct u64map *m);
 uint32_t u64map_get(const struct u64map *m, uint64_t key);
 /* Sets key to val (val < UINT32_MAX); -1 when out of memory. */
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
+/* Room for n keys without growing; -1 when out of memory. */
+int u64map_reserve(struct u64map *m, size_t n);
 size_t u64map_memory(const struct u64map *m);
 
 #endif

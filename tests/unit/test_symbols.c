@@ -12,6 +12,7 @@
 
 #include <link.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -149,11 +150,83 @@ static void test_missing_module_falls_back_to_offset(void **state)
     sb_free(b);
 }
 
+/* A table built with lazy_names costs no libdw lookup: rows show module+0xoffset with
+ * the right numbers; resolving names later gives the same ids their function names. */
+static void test_lazy_names_keep_ids(void **state)
+{
+    (void)state;
+    allocation_site_for_test();
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(n > 0);
+    exe[n] = 0;
+    struct self_map sm = {0};
+    dl_iterate_phdr(find_self, &sm);
+    struct model *m = model_new(NULL);
+    struct sb *b = stream_for_self(exe, &sm);
+    sb_alloc(b, 3, 1, 0x3000, 64); /* the named site: 2 x 64 B; the other 1 x 32 B */
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    model_stream_close(s);
+
+    const char *slash = strrchr(exe, '/');
+    char plain[PATH_MAX + 32];
+    snprintf(plain, sizeof plain, "%s+0x%llx", slash ? slash + 1 : exe, (unsigned long long)(recorded_ip - sm.base));
+    struct model_query q;
+    model_query_init(&q);
+    q.lazy_names = 1;
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    size_t pending = model_names_pending(m);
+    assert_true(pending >= 2);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.rows[0].live_bytes, 128);
+    assert_int_equal(t.rows[0].live_count, 2);
+    assert_int_equal(t.rows[1].live_bytes, 32);
+    assert_int_equal(t.rows[0].named, 0);
+    assert_string_equal(t.rows[0].text, plain);
+    assert_null(t.rows[0].function);
+    uint32_t id = t.rows[0].id;
+    /* grouping by module needs no names either */
+    struct model_query qm = q;
+    qm.group = MODEL_GROUP_MODULE;
+    struct model_table tm;
+    assert_int_equal(model_table_build(m, &qm, &tm), 0);
+    assert_int_equal(model_names_pending(m), pending);
+    model_table_free(&tm);
+
+    /* one row named on demand (the console's rows on screen) */
+    struct model_row one = t.rows[0];
+    assert_int_equal(model_row_name(m, MODEL_GROUP_SITE, &one), 1);
+    assert_int_equal(one.named, 1);
+    assert_string_equal(one.function, "allocation_site_for_test");
+    assert_int_equal(model_names_pending(m), pending - 1);
+    model_table_free(&t);
+
+    /* the rest resolved in slices; the ids stay */
+    assert_int_equal(model_resolve_names(m, 1, 0), 1);
+    while (model_resolve_names(m, SIZE_MAX, 1000000))
+        ;
+    assert_int_equal(model_names_pending(m), 0);
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.rows[0].id, id);
+    assert_int_equal(t.rows[0].named, 1);
+    assert_int_equal(t.rows[0].live_bytes, 128);
+    assert_string_equal(t.rows[0].function, "allocation_site_for_test");
+    assert_non_null(strstr(t.rows[0].text, "allocation_site_for_test at "));
+    assert_int_equal(t.rows[1].named, 1);
+    model_table_free(&t);
+    model_free(m);
+    sb_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symbolizes_function_and_line),
         cmocka_unit_test(test_missing_module_falls_back_to_offset),
+        cmocka_unit_test(test_lazy_names_keep_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
