@@ -1,50 +1,54 @@
 #!/usr/bin/env python3
-"""Checks a two-rank recording of ddp_leak.py: both ranks present with their rank, every
-allocation on the rank's device, the planted leak (ITERATIONS blocks of 1 MiB) on rank 1
-only, and `culeak report` merging the ranks' files.
+"""Checks a two-rank recording of ddp_leak.py (run by tests/gpu/run.sh).
 
-usage: check_ddp.py LEDGER REPORT.json ITERATIONS DUMP.jsonl..."""
+usage: check_ddp.py LEDGER REPORT.json DUMP.jsonl...
+
+Both ranks were recorded, each file carries its rank, every allocation of a rank is on
+that rank's device, the leak planted on rank 1 (one 1 MiB block per iteration, at the
+`kept.append` line) grows on rank 1 between iterations 2 and 8 and not on rank 0, and
+`culeak report` over the two files lists both processes with their ranks."""
 import collections
 import json
+import os
 import sys
 
-ledger_path, report_path, iterations = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, os.path.dirname(__file__))
+from growth import growth  # noqa: E402
+
+ledger_path, report_path, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
+src = os.path.join(os.path.dirname(__file__), "ddp_leak.py")
+leak_site = "ddp_leak.py:%d" % next(i for i, l in enumerate(open(src), 1) if "planted leak" in l)
 ranks = {}  # pid -> (rank, device)
 for line in open(ledger_path):
     w = line.split()
     if w[:2] == ["LEDGER", "rank"]:
         ranks[int(w[3])] = (int(w[2]), int(w[4]))
-problems = []
-devices = collections.defaultdict(collections.Counter)
-for path in sys.argv[4:]:
-    pid = None
-    for line in open(path):
-        r = json.loads(line)
-        if r["type"] == "hello":
-            pid = r["pid"]
-        elif r["type"] == "alloc" and r["result"] == 0 and r["kind"] == "device":
-            devices[pid][r["device"]] += 1
-for pid, (rank, dev) in ranks.items():
-    if pid not in devices:
-        problems.append(f"rank {rank} (pid {pid}) not recorded")
-    elif set(devices[pid]) != {dev}:
-        problems.append(f"rank {rank} allocations on devices {dict(devices[pid])}, expected {dev}")
+problems, seen, grew = [], {}, {}
+for path in dumps:
+    pid, env, sites = growth(path, "iteration 2", "iteration 8")
+    seen[pid] = env.get("RANK")
+    grew[pid] = (sites or {}).get(leak_site, [0, 0])
+    devices = collections.Counter(json.loads(l)["device"] for l in open(path)
+                                  if '"type":"alloc"' in l and '"kind":"device"' in l)
+    if pid in ranks and set(devices) - {ranks[pid][1]}:
+        problems.append("rank %d allocated on devices %s" % (ranks[pid][0], dict(devices)))
+for pid, (rank, _) in ranks.items():
+    if pid not in seen:
+        problems.append("rank %d (pid %d) not recorded" % (rank, pid))
+        continue
+    if seen[pid] != str(rank):
+        problems.append("pid %d recorded with RANK=%s, expected %d" % (pid, seen[pid], rank))
+    blocks = grew[pid][0]
+    if rank == 1 and blocks < 6:
+        problems.append("rank 1 did not grow at %s: %s" % (leak_site, grew[pid]))
+    if rank == 0 and blocks:
+        problems.append("rank 0 grew at %s, where only rank 1 leaks: %s" % (leak_site, grew[pid]))
 report = json.load(open(report_path))
-procs = {p["pid"]: p for p in report["processes"]}
-for pid, (rank, dev) in ranks.items():
-    if pid not in procs:
-        problems.append(f"report lacks rank {rank} (pid {pid})")
-    elif procs[pid].get("rank") != rank:
-        problems.append(f"pid {pid}: report says rank {procs[pid].get('rank')}, expected {rank}")
-leaked_mib = collections.Counter()
-for leak in report["leaks"]:
-    if leak["kind"] == "device" and leak["bytes"] == leak["count"] * (1 << 20):
-        leaked_mib[leak["pid"]] += leak["count"]
-by_rank = {rank: leaked_mib.get(pid, 0) for pid, (rank, _) in ranks.items()}
-if by_rank.get(1, 0) < iterations:
-    problems.append(f"planted leak not found on rank 1: {by_rank}")
-if by_rank.get(0, 0) >= iterations:
-    problems.append(f"rank 0 shows the leak planted on rank 1: {by_rank}")
-print(json.dumps({"check": "ddp-2-ranks", "ok": not problems, "ranks": {str(k): v for k, v in ranks.items()},
-                  "leaked_1MiB_blocks_by_rank": by_rank, "problems": problems}))
+procs = {p["pid"]: p.get("rank") for p in report.get("processes", [])}
+for pid, (rank, _) in ranks.items():
+    if procs.get(pid) != rank:
+        problems.append("merged report: pid %d has rank %s, expected %d" % (pid, procs.get(pid), rank))
+print(json.dumps({"check": "ddp-2-ranks", "ok": not problems,
+                  "growth_at_leak_line_iter2_to_8": {str(ranks.get(p, ("?",))[0]): g for p, g in grew.items()},
+                  "problems": problems}))
 sys.exit(1 if problems else 0)
