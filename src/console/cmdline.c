@@ -44,7 +44,9 @@ const struct cmd_spec cmd_specs[] = {
     {"snapshots", NULL, ARG_NONE, "snapshots", "List the snapshots: name, time, live bytes."},
     {"diff", NULL, ARG_SNAPSHOT, "diff A [B] | diff off",
      "Show, per site, what changed from snapshot A to snapshot B (default: now), largest\n"
-     "growth first. `diff off` returns to the live table."},
+     "growth first, and list in the output pane the allocations made after A that are still\n"
+     "live, grouped by stack (bytes, count, the stack; with B: those made up to B and still\n"
+     "live now). `diff off` returns to the live table."},
     {"autosnapshot", NULL, ARG_AUTOSNAP, "autosnapshot marks|SECONDS|off",
      "Take a snapshot at every culeak_mark() of the job, or every SECONDS, or stop."},
     {"break", "b", ARG_SITE, "break SITE [CONDITION]",

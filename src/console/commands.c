@@ -139,9 +139,13 @@ static void c_diff(struct console *c, int argc, char **argv)
     int64_t total = 0;
     for (size_t i = 0; i < c->u.nrows; i++)
         total += c->u.rows[i].change;
-    char d[32];
-    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites (diff off: live table)", argv[1], b_now ? "now" : argv[2],
-               fmt_delta(d, sizeof d, total), c->u.nrows);
+    char d[32], nb[32];
+    uint64_t new_bytes = 0, new_count = 0;
+    ui_diff_new(&c->u, argv[1], b_now ? NULL : argv[2], &new_bytes, &new_count);
+    c->u.out_scroll = 0;
+    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites; %s in %llu allocations made after %s still live "
+               "(output pane; diff off: live table)", argv[1], b_now ? "now" : argv[2], fmt_delta(d, sizeof d, total),
+               c->u.nrows, fmt_size(nb, sizeof nb, new_bytes), (unsigned long long)new_count, argv[1]);
 }
 
 static void c_autosnapshot(struct console *c, int argc, char **argv)

@@ -133,6 +133,11 @@ void ui_bp_live(struct ui *u, const struct breakpoint *b, uint64_t *bytes, uint6
 const char *ui_sort_name(enum sort_field f);
 /* Adds a sample to the live-bytes history. */
 void ui_sample(struct ui *u);
+/* The allocations made after snapshot A still live now (made up to B when b is not NULL:
+ * a lower bound, see model_diff), grouped by stack, listed in the output pane with their
+ * stacks; their total in *bytes and *count. O(live allocations): commands only.
+ * 0, or -1 when a snapshot does not exist. */
+int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count);
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
 

@@ -60,6 +60,8 @@ wait_for "EXITED (status 0)"
 wait_for "leak report"
 type_line "diff a"
 wait_for "diff a -> now"
+# diff's second half in the output pane: every allocation after a was freed again
+wait_for "no allocation made after a and still live now"
 type_line "frobnicate"
 wait_for "unknown command 'frobnicate'"
 tmux resize-window -t "$S" -x 80 -y 24

@@ -255,6 +255,56 @@ static void test_view_support(void **state)
     ui_free(&u);
 }
 
+/* Whether the output pane has a line containing text. */
+static int out_has(const struct ui *u, const char *text)
+{
+    for (size_t i = 0; i < outbuf_lines(&u->out); i++)
+        if (strstr(outbuf_line(&u->out, i), text))
+            return 1;
+    return 0;
+}
+
+/* diff's second half: allocations made after A still live, by stack, with the stack. */
+static void test_diff_new_allocations(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b); /* stack 2: 3 x 1 MiB live (events 1-3) */
+    uint64_t bytes, count;
+    assert_int_equal(ui_diff_new(&u, "nope", NULL, &bytes, &count), -1);
+    assert_int_equal(model_snapshot_take(u.m, "a"), 0);
+    assert_int_equal(ui_diff_new(&u, "a", NULL, &bytes, &count), 0);
+    assert_true(bytes == 0 && count == 0);
+    assert_true(out_has(&u, "no allocation made after a and still live now"));
+    sb_alloc(b, 6, 2, 0xB000, 1 << 20);
+    sb_alloc(b, 7, 3, 0xC000, 4096);
+    sb_alloc(b, 8, 3, 0xD000, 4096);
+    sb_free_dev(b, 9, 2, 0x7000);           /* made before a: not new */
+    sb_alloc(b, 10, 2, 0xE000, 2 << 20);     /* made after a, gone again */
+    sb_free_dev(b, 11, 2, 0xE000);
+    feed_bytes(&u, s, b);
+    assert_int_equal(model_snapshot_take(u.m, "b"), 0);
+    sb_alloc(b, 12, 3, 0xF000, 4096);       /* after b */
+    feed_bytes(&u, s, b);
+    assert_int_equal(ui_diff_new(&u, "a", NULL, &bytes, &count), 0);
+    assert_true(bytes == (1u << 20) + 3 * 4096 && count == 4);
+    assert_true(out_has(&u, "4 allocations made after a and still live now: 1.01 MiB in 2 stacks"));
+    assert_true(out_has(&u, "  1.00 MiB in 1 allocations, pid 4242, first at event 6:"));
+    assert_true(out_has(&u, "  12.0 KiB in 3 allocations, pid 4242, first at event 7:"));
+    assert_true(out_has(&u, "    #0  app+0x200"));  /* stack 2's frames, innermost first */
+    assert_true(out_has(&u, "    #1  app+0x100"));
+    assert_true(out_has(&u, "    #0  app+0x300"));
+    assert_int_equal(ui_diff_new(&u, "a", "b", &bytes, &count), 0);
+    assert_true(bytes == (1u << 20) + 2 * 4096 && count == 3);
+    assert_true(out_has(&u, "  8.00 KiB in 2 allocations, pid 4242, first at event 7:"));
+    assert_true(out_has(&u, "3 allocations made after a up to b and still live now: 1.00 MiB in 2 stacks"));
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
 /* Breakpoint conditions evaluated against what the model says the covered stacks hold. */
 static void test_breakpoints_on_model(void **state)
 {
@@ -370,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
         cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf),
+        cmocka_unit_test(test_diff_new_allocations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,72 @@
+/* The second half of a diff: the allocations made after snapshot A that are still live,
+ * grouped by stack (bytes, count, the stack), written to the output pane. One scan of the
+ * live allocations (model_diff), on the explicit command only, never per frame. */
+#include "fmt.h"
+#include "ui.h"
+
+#include <stdio.h>
+
+#define NEW_STACKS 10 /* stacks listed with their frames; the rest in one line */
+#define NEW_FRAMES 8  /* frames per stack (show SITE lists them all) */
+
+static void say(struct ui *u, const char *line) { outbuf_add_line(&u->out, line); }
+
+int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count)
+{
+    struct model_query q;
+    model_query_init(&q);
+    q.proc = u->proc_filter < 0 ? MODEL_ALL : u->proc_filter;
+    q.lazy_names = 1; /* the changed rows are not printed: name only the stacks listed */
+    struct model_diff d;
+    if (model_diff(u->m, a, b, &q, &d) != 0)
+        return -1;
+    *bytes = d.new_bytes;
+    *count = d.new_count;
+    /* with B a past snapshot the model knows what is live now, not at B: a lower bound */
+    char when[200], line[1300], sz[32];
+    if (b)
+        snprintf(when, sizeof when, "made after %s up to %s and still live now", a, b);
+    else
+        snprintf(when, sizeof when, "made after %s and still live now", a);
+    if (!d.nnew) {
+        snprintf(line, sizeof line, "no allocation %s", when);
+        say(u, line);
+    } else {
+        snprintf(line, sizeof line, "%llu allocations %s: %s in %zu stacks", (unsigned long long)d.new_count, when,
+                 fmt_size(sz, sizeof sz, d.new_bytes), d.nnew);
+        say(u, line);
+    }
+    uint64_t rest_bytes = 0, rest_count = 0;
+    for (size_t i = 0; i < d.nnew; i++) {
+        const struct model_diff_new *n = &d.news[i];
+        if (i >= NEW_STACKS) {
+            rest_bytes += n->bytes;
+            rest_count += n->count;
+            continue;
+        }
+        const struct model_process *p = model_process(u->m, n->proc);
+        snprintf(line, sizeof line, "  %s in %llu allocations, pid %llu, first at event %llu:",
+                 fmt_size(sz, sizeof sz, n->bytes), (unsigned long long)n->count,
+                 p ? (unsigned long long)p->pid : 0ull, (unsigned long long)n->first_seq);
+        say(u, line);
+        struct model_frame f[NEW_FRAMES];
+        size_t depth = model_stack_frames(u->m, n->proc, n->stack, f, NEW_FRAMES);
+        for (size_t k = 0; k < depth && k < NEW_FRAMES; k++) {
+            char fl[1100];
+            model_frame_format(&f[k], fl, sizeof fl);
+            snprintf(line, sizeof line, "    #%-2zu %s%s", k, fl, f[k].inlined ? " (inlined)" : "");
+            say(u, line);
+        }
+        if (depth > NEW_FRAMES) {
+            snprintf(line, sizeof line, "    ... %zu more frames", depth - NEW_FRAMES);
+            say(u, line);
+        }
+    }
+    if (d.nnew > NEW_STACKS) {
+        snprintf(line, sizeof line, "  ... %zu more stacks: %s in %llu allocations", d.nnew - NEW_STACKS,
+                 fmt_size(sz, sizeof sz, rest_bytes), (unsigned long long)rest_count);
+        say(u, line);
+    }
+    model_diff_free(&d);
+    return 0;
+}
