@@ -210,6 +210,8 @@ int console_snapshot(struct console *c, const char *name, char *out, size_t outl
 static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
 {
     struct console *c = ctx;
+    if (m->flags & CULEAK_MARK_POP) /* the end of an NVTX range: the push was the mark */
+        return;
     const struct model_process *p = proc_of(c, proc);
     char line[400];
     snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
