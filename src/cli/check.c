@@ -13,13 +13,16 @@
 static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak check [--error-exitcode N] [--format text|json] [--group G] [--depth N]\n"
-          "                    [--skip GLOB] [--skip-function GLOB] [--output FILE] -- PROGRAM [ARGS]\n"
+          "                    [--merge-processes] [--skip GLOB] [--skip-function GLOB] [--output FILE]\n"
+          "                    -- PROGRAM [ARGS]\n"
           "Runs PROGRAM (and the programs it starts) under libculeak.so and reports the GPU memory\n"
           "still allocated at exit, or when its context was destroyed or its device reset, grouped\n"
           "by call site with the full stack, then a line\n"
           "  LEAK SUMMARY: N bytes leaked in K allocations from S call sites\n"
           "Memory still held by a caching allocator (PyTorch, CuPy, XLA) is reported apart, not as\n"
-          "a leak. The report goes to stderr (or to --output FILE); the program's own output is\n"
+          "a leak. When the program starts other traced processes (torchrun, mpirun), each one is\n"
+          "reported apart, with its pid and rank; --merge-processes adds them up per call site.\n"
+          "The report goes to stderr (or to --output FILE); the program's own output is\n"
           "left alone. --depth limits the frames recorded per stack; --skip GLOB adds modules to\n"
           "look through when finding call sites (also $CULEAK_SKIP_MODULES); --skip-function GLOB\n"
           "adds functions, or source files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS;\n"
@@ -30,30 +33,30 @@ static int usage(FILE *f, int rc)
     return rc;
 }
 
-/* Loads every recording in dir (one per traced process), then removes them. */
+static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* Loads every recording in dir (one per traced process), then removes them. In name
+ * order, so that the processes of a job come in the same order from run to run. */
 static int load_dir(struct model *m, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    struct dirent **names;
+    int n = scandir(dir, &names, not_hidden, alphasort);
+    if (n < 0)
         return -1;
-    struct dirent *e;
-    int loaded = 0;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
+    for (int k = 0; k < n; k++) {
         char path[4096 + 256 + 2], err[512];
-        snprintf(path, sizeof path, "%.4096s/%.256s", dir, e->d_name);
+        snprintf(path, sizeof path, "%.4096s/%.256s", dir, names[k]->d_name);
         int r = model_load_file(m, path, err, sizeof err);
         if (r == 1)
             fprintf(stderr, "culeak: warning: %s\n", err);
         else if (r < 0)
             fprintf(stderr, "culeak: %s\n", err);
-        loaded++;
         unlink(path);
+        free(names[k]);
     }
-    closedir(d);
+    free(names);
     rmdir(dir);
-    return loaded;
+    return n;
 }
 
 int cmd_check(int argc, char **argv)
@@ -72,6 +75,8 @@ int cmd_check(int argc, char **argv)
             break;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             return usage(stdout, 0);
+        } else if (!strcmp(s, "--merge-processes")) {
+            ro.merge_processes = 1;
         } else if (!strcmp(s, "--no-pool")) { /* caching allocators off: culeak-record(1) */
             culeak_no_pool_env();
         } else if (!strcmp(s, "--error-exitcode") && more) {
@@ -140,7 +145,8 @@ int cmd_check(int argc, char **argv)
         FILE *o = output ? fopen(output, "w") : stderr;
         if (o && !strcmp(format, "json"))
             fputs("{\"source\":\"leaks\",\"processes\":[],\"leaks\":[],\"cache\":[],\"summary\":{\"bytes\":0,"
-                  "\"allocations\":0,\"sites\":0,\"cache_bytes\":0,\"cache_allocations\":0}}\n", o);
+                  "\"allocations\":0,\"sites\":0,\"reset_bytes\":0,\"reset_allocations\":0,\"cache_bytes\":0,"
+                  "\"cache_allocations\":0,\"per_process\":[]}}\n", o);
         else if (o)
             fputs("LEAK SUMMARY: 0 bytes leaked in 0 allocations from 0 call sites\n", o);
         if (o && o != stderr)

@@ -12,10 +12,15 @@ static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B]\n"
           "                      [--group site|function|file|module|stack] [--format text|json|folded]\n"
-          "                      [--depth N] [--skip GLOB] [--skip-function GLOB] [-o FILE]\n"
+          "                      [--merge-processes] [--depth N] [--skip GLOB] [--skip-function GLOB]\n"
+          "                      [-o FILE]\n"
           "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
           "what was live at the peak of device memory, at a mark, or what changed between two marks\n"
-          "(A and B are mark labels, or event seq numbers). --skip adds modules to look through when\n"
+          "(A and B are mark labels, or event seq numbers). Several files (the ranks of one job) are\n"
+          "read together and each process is reported apart: a section per process in text, rows\n"
+          "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
+          "--diff compares each process between its own marks A and B. --merge-processes adds the\n"
+          "processes up instead (one row per site). --skip adds modules to look through when\n"
           "finding call sites (also $CULEAK_SKIP_MODULES); --skip-function adds functions, or source\n"
           "files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS; the CUDA runtime linked\n"
           "into a program, cuda*, libcudart_static_* and cuda_runtime.h, is looked through by\n"
@@ -56,6 +61,8 @@ static int parse(int argc, char **argv, struct report_args *a)
             a->ro.what = REPORT_LEAKS;
         else if (!strcmp(s, "--peak"))
             a->ro.what = REPORT_PEAK;
+        else if (!strcmp(s, "--merge-processes"))
+            a->ro.merge_processes = 1;
         else if (!strcmp(s, "--at") && more) {
             a->ro.what = REPORT_SNAPSHOT;
             a->at = argv[++i];

@@ -14,6 +14,9 @@ struct report_options {
     enum report_what what;
     enum model_group group;
     int proc;                /* MODEL_ALL or one process */
+    /* Several processes: 0 (default) reports each process apart, a row being (process,
+     * site); 1 adds up every process into one row per site (one representative stack). */
+    int merge_processes;
     int depth;               /* stack frames printed per row; 0: all */
     const char *snapshot;    /* REPORT_SNAPSHOT */
     const char *diff_a, *diff_b; /* REPORT_DIFF: snapshot names (diff_b NULL: now) */
@@ -22,6 +25,7 @@ struct report_options {
 };
 void report_options_init(struct report_options *o); /* leaks, by site, all processes */
 
+/* Over every process of the report: a site shared by several processes counts once. */
 struct report_summary {
     uint64_t bytes, allocations, sites;            /* leaks (or live, for other sources) */
     uint64_t cache_bytes, cache_allocations, cache_sites;

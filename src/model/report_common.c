@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void report_options_init(struct report_options *o)
@@ -84,6 +85,14 @@ int report_summarize(struct model *m, const struct report_options *o, struct rep
 {
     struct model_table t;
     memset(s, 0, sizeof *s);
+    if (report_split(m, o)) {
+        struct report_parts ps;
+        if (report_query_parts(m, o, &ps) != 0)
+            return -1;
+        *s = ps.total;
+        report_parts_free(&ps);
+        return 0;
+    }
     if (report_query(m, o, &t) != 0)
         return -1;
     summarize_table(&t, s);
@@ -106,4 +115,174 @@ size_t report_stack(struct model *m, int proc, uint64_t stack, struct model_fram
     memmove(out, out + skip, (n - skip) * sizeof *out);
     *hidden = skip;
     return n - skip;
+}
+
+int report_split(const struct model *m, const struct report_options *o)
+{
+    return o->proc == MODEL_ALL && !o->merge_processes && model_process_count(m) > 1;
+}
+
+static int all_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* Mirrors how model_snapshot_at_mark() takes its parts: at the process's first mark with
+ * that label, or for a label of digits N before the first event after seq N (or at exit). */
+int report_has_snapshot(const struct model *m, const char *name, int proc)
+{
+    const struct model_process *p = model_process(m, proc);
+    if (!p || !name)
+        return 0;
+    if (all_digits(name)) {
+        unsigned long long seq = strtoull(name, NULL, 10);
+        return p->last_seq > seq || (p->exited && p->last_seq >= seq);
+    }
+    size_t n;
+    const struct model_mark *mk = model_marks(m, proc, &n);
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(mk[k].label, name))
+            return 1;
+    return 0;
+}
+
+void report_process_name(const struct model *m, const struct report_options *o, int proc, char *buf, size_t len)
+{
+    const struct model_process *p = model_process(m, proc);
+    int hosts = 0; /* pids are only unique per host */
+    for (int i = 0; i < model_process_count(m) && !hosts; i++)
+        if ((o->proc == MODEL_ALL || o->proc == i) && strcmp(model_process(m, i)->host, p->host))
+            hosts = 1;
+    int n = snprintf(buf, len, "process %" PRIu64, p->pid);
+    if (p->rank >= 0 && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " (rank %d)", p->rank);
+    if (hosts && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " on %s", p->host);
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t count_distinct(uint32_t *ids, size_t n)
+{
+    if (n > 1)
+        qsort(ids, n, sizeof *ids, id_cmp);
+    uint64_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || ids[i] != ids[i - 1];
+    return d;
+}
+
+void report_parts_free(struct report_parts *ps)
+{
+    for (int i = 0; i < ps->n; i++)
+        model_table_free(&ps->p[i].t);
+    free(ps->p);
+    memset(ps, 0, sizeof *ps);
+}
+
+int report_query_parts(struct model *m, const struct report_options *o, struct report_parts *ps)
+{
+    memset(ps, 0, sizeof *ps);
+    int np = model_process_count(m);
+    if (!(ps->p = calloc(np > 0 ? (size_t)np : 1, sizeof *ps->p)))
+        return -1;
+    size_t nrows = 0;
+    for (int i = 0; i < np; i++) {
+        if (o->proc != MODEL_ALL && o->proc != i)
+            continue;
+        struct report_part *pt = &ps->p[ps->n];
+        struct report_options po = *o;
+        po.proc = i;
+        if (report_query(m, &po, &pt->t) != 0) {
+            report_parts_free(ps);
+            return -1;
+        }
+        ps->n++;
+        pt->proc = i;
+        pt->present = o->what != REPORT_SNAPSHOT || report_has_snapshot(m, o->snapshot, i);
+        summarize_table(&pt->t, &pt->s);
+        struct report_summary *t = &ps->total;
+        t->bytes += pt->s.bytes;
+        t->allocations += pt->s.allocations;
+        t->cache_bytes += pt->s.cache_bytes;
+        t->cache_allocations += pt->s.cache_allocations;
+        t->reset_bytes += pt->s.reset_bytes;
+        t->reset_allocations += pt->s.reset_allocations;
+        nrows += pt->t.n;
+    }
+    /* the same site in several processes is one call site of the program */
+    uint32_t *ids = malloc((nrows ? nrows : 1) * sizeof *ids), *cids = malloc((nrows ? nrows : 1) * sizeof *cids);
+    if (!ids || !cids) {
+        free(ids);
+        free(cids);
+        report_parts_free(ps);
+        return -1;
+    }
+    size_t n = 0, nc = 0;
+    for (int i = 0; i < ps->n; i++)
+        for (size_t r = 0; r < ps->p[i].t.n; r++) {
+            const struct model_row *row = &ps->p[i].t.rows[r];
+            if (row->cache != MODEL_CACHE_NONE)
+                cids[nc++] = row->id;
+            else
+                ids[n++] = row->id;
+        }
+    ps->total.sites = count_distinct(ids, n);
+    ps->total.cache_sites = count_distinct(cids, nc);
+    free(ids);
+    free(cids);
+    return 0;
+}
+
+void report_diff_parts_free(struct report_diff_parts *dp)
+{
+    for (int i = 0; i < dp->n; i++)
+        model_diff_free(&dp->p[i].d);
+    free(dp->p);
+    memset(dp, 0, sizeof *dp);
+}
+
+int report_diff_parts(struct model *m, const struct report_options *o, struct report_diff_parts *dp)
+{
+    memset(dp, 0, sizeof *dp);
+    const char *b = o->diff_b_is_now ? NULL : o->diff_b;
+    if (!o->diff_a || model_snapshot_find(m, o->diff_a) < 0 || (b && model_snapshot_find(m, b) < 0))
+        return -1;
+    int np = model_process_count(m);
+    if (!(dp->p = calloc(np > 0 ? (size_t)np : 1, sizeof *dp->p)))
+        return -1;
+    for (int i = 0; i < np; i++) {
+        if (o->proc != MODEL_ALL && o->proc != i)
+            continue;
+        struct report_diff_part *pt = &dp->p[dp->n++];
+        pt->proc = i;
+        pt->has_a = report_has_snapshot(m, o->diff_a, i);
+        /* B is "now" only for the processes that stopped at it; the others never got there */
+        pt->has_b = !o->diff_b || report_has_snapshot(m, o->diff_b, i);
+        if (!pt->has_a || !pt->has_b) {
+            dp->missing++;
+            continue;
+        }
+        struct model_query q;
+        model_query_init(&q);
+        q.group = o->group;
+        q.proc = i;
+        if (model_diff(m, o->diff_a, b, &q, &pt->d) != 0) {
+            report_diff_parts_free(dp);
+            return -1;
+        }
+        dp->delta_bytes += pt->d.delta_bytes;
+        dp->new_bytes += pt->d.new_bytes;
+        dp->new_count += pt->d.new_count;
+    }
+    return 0;
 }

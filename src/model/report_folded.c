@@ -1,5 +1,6 @@
 /* Folded stacks (flamegraph.pl, speedscope): "root;...;leaf bytes", one line per stack,
- * weighted by the bytes of the report's source. */
+ * weighted by the bytes of the report's source; with several processes kept apart, the
+ * root is "process PID (rank R)". */
 #include "report_internal.h"
 
 #include <inttypes.h>
@@ -27,10 +28,19 @@ int report_folded(FILE *f, struct model *m, const struct report_options *o)
     if (report_query(m, &so, &t) != 0)
         return -1;
     static struct model_frame frames[REPORT_MAX_FRAMES];
+    int split = report_split(m, o);
     for (size_t i = 0; i < t.n; i++) {
         const struct model_row *r = &t.rows[i];
         if (!r->live_bytes)
             continue;
+        if (split) { /* the process is the root frame: identical stacks of two ranks stay apart */
+            char name[512];
+            report_process_name(m, o, r->proc, name, sizeof name);
+            for (char *c = name; *c; c++)
+                if (*c == ';')
+                    *c = ',';
+            fprintf(f, "%s;", name);
+        }
         size_t n = model_stack_frames(m, r->proc, r->stack, frames, REPORT_MAX_FRAMES);
         if (n > REPORT_MAX_FRAMES)
             n = REPORT_MAX_FRAMES;

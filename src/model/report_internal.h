@@ -11,4 +11,43 @@ int report_query(struct model *m, const struct report_options *o, struct model_t
 void summarize_table(const struct model_table *t, struct report_summary *s);
 size_t report_stack(struct model *m, int proc, uint64_t stack, struct model_frame *out, size_t max, size_t *hidden);
 
+/* Several processes in the report and not merged: one section per process. */
+int report_split(const struct model *m, const struct report_options *o);
+/* Did process proc reach snapshot `name` armed at a mark (or after an event seq)? */
+int report_has_snapshot(const struct model *m, const char *name, int proc);
+/* "process 101 (rank 1)", with " on HOST" when the report's processes run on several hosts */
+void report_process_name(const struct model *m, const struct report_options *o, int proc, char *buf, size_t len);
+
+/* The report's table of one process. */
+struct report_part {
+    int proc;
+    int present;              /* REPORT_SNAPSHOT: the process reached the mark */
+    struct model_table t;
+    struct report_summary s;
+};
+struct report_parts {
+    struct report_part *p;
+    int n;
+    struct report_summary total; /* over the parts; a site shared by processes counts once */
+};
+int report_query_parts(struct model *m, const struct report_options *o, struct report_parts *ps);
+void report_parts_free(struct report_parts *ps);
+
+/* The diff of one process between its own marks A and B. */
+struct report_diff_part {
+    int proc;
+    int has_a, has_b;         /* the process reached A / B; d is empty unless both */
+    struct model_diff d;
+};
+struct report_diff_parts {
+    struct report_diff_part *p;
+    int n;
+    int64_t delta_bytes;      /* over the parts with both marks */
+    uint64_t new_bytes, new_count;
+    int missing;              /* processes lacking A or B */
+};
+/* -1 when A (or B, unless it is now) is no snapshot, or out of memory */
+int report_diff_parts(struct model *m, const struct report_options *o, struct report_diff_parts *dp);
+void report_diff_parts_free(struct report_diff_parts *dp);
+
 #endif

@@ -83,7 +83,9 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
     if (r->cache != MODEL_CACHE_NONE)
         fprintf(f, "\"allocator\":\"%s\",", model_cache_name(r->cache));
     json_site(f, r);
-    fprintf(f, ",\"pid\":%" PRIu64 ",", model_process(m, r->stack_proc)->pid);
+    /* the row's process; merged over processes: that of the stack shown */
+    const struct model_process *p = model_process(m, r->stack_proc);
+    fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
     json_stack(f, m, r->stack_proc, r->stack, o->depth);
     putc('}', f);
 }
@@ -116,47 +118,120 @@ static void json_processes(FILE *f, struct model *m, const struct report_options
     putc(']', f);
 }
 
+static void json_diff_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d,
+                           int *first)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const struct model_diff_row *r = &d->rows[i];
+        const struct model_process *p = model_process(m, r->stack_proc);
+        fprintf(f, "%s{\"id\":%" PRIu32 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"count_a\":%" PRIu64
+                   ",\"count_b\":%" PRIu64 ",\"delta_bytes\":%" PRId64 ",\"delta_count\":%" PRId64 ",\"text\":",
+                *first ? "" : ",", r->id, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->delta_bytes,
+                r->delta_count);
+        *first = 0;
+        json_write_cstr(f, r->text);
+        fputs(",\"module\":", f);
+        json_write_cstr(f, r->module);
+        fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
+        json_stack(f, m, r->stack_proc, r->stack, o->depth);
+        putc('}', f);
+    }
+}
+
+static void json_diff_news(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d,
+                           int *first)
+{
+    for (size_t i = 0; i < d->nnew; i++) {
+        const struct model_process *p = model_process(m, d->news[i].proc);
+        fprintf(f, "%s{\"pid\":%" PRIu64 ",\"rank\":%d,\"bytes\":%" PRIu64 ",\"count\":%" PRIu64
+                   ",\"first_seq\":%" PRIu64 ",",
+                *first ? "" : ",", p->pid, p->rank, d->news[i].bytes, d->news[i].count, d->news[i].first_seq);
+        *first = 0;
+        json_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
+        putc('}', f);
+    }
+}
+
+/* Kept apart, the rows are those of each process between its own marks A and B, in
+ * process order; merged, the rows add up every process. "per_process" has each one's
+ * totals either way, and whether it reached both marks. */
 static int json_diff(FILE *f, struct model *m, const struct report_options *o)
 {
-    struct model_query q;
-    model_query_init(&q);
-    q.group = o->group;
-    q.proc = o->proc;
-    struct model_diff d;
-    if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &d) != 0)
+    struct report_diff_parts dp;
+    if (report_diff_parts(m, o, &dp) != 0)
         return -1;
+    int split = report_split(m, o);
+    struct model_diff merged;
+    memset(&merged, 0, sizeof merged);
+    if (!split) {
+        struct model_query q;
+        model_query_init(&q);
+        q.group = o->group;
+        q.proc = o->proc;
+        if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &merged) != 0) {
+            report_diff_parts_free(&dp);
+            return -1;
+        }
+    }
     fputs("{", f);
     json_processes(f, m, o);
     fputs(",\"diff\":{\"a\":", f);
     json_write_cstr(f, o->diff_a);
     fputs(",\"b\":", f);
     json_write_cstr(f, o->diff_b ? o->diff_b : "now");
-    fprintf(f, ",\"delta_bytes\":%" PRId64 ",\"sites\":[", d.delta_bytes);
-    for (size_t i = 0; i < d.n; i++) {
-        const struct model_diff_row *r = &d.rows[i];
-        fprintf(f, "%s{\"id\":%" PRIu32 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"count_a\":%" PRIu64
-                   ",\"count_b\":%" PRIu64 ",\"delta_bytes\":%" PRId64 ",\"delta_count\":%" PRId64 ",\"text\":",
-                i ? "," : "", r->id, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->delta_bytes, r->delta_count);
-        json_write_cstr(f, r->text);
-        fputs(",\"module\":", f);
-        json_write_cstr(f, r->module);
-        putc(',', f);
-        json_stack(f, m, r->stack_proc, r->stack, o->depth);
-        putc('}', f);
+    fprintf(f, ",\"delta_bytes\":%" PRId64 ",\"sites\":[", split ? dp.delta_bytes : merged.delta_bytes);
+    int first = 1;
+    if (split)
+        for (int i = 0; i < dp.n; i++)
+            json_diff_rows(f, m, o, &dp.p[i].d, &first);
+    else
+        json_diff_rows(f, m, o, &merged, &first);
+    fprintf(f, "],\"new\":{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"stacks\":[",
+            split ? dp.new_bytes : merged.new_bytes, split ? dp.new_count : merged.new_count);
+    first = 1;
+    if (split)
+        for (int i = 0; i < dp.n; i++)
+            json_diff_news(f, m, o, &dp.p[i].d, &first);
+    else
+        json_diff_news(f, m, o, &merged, &first);
+    fputs("]},\"per_process\":[", f);
+    for (int i = 0; i < dp.n; i++) {
+        const struct report_diff_part *pt = &dp.p[i];
+        const struct model_process *p = model_process(m, pt->proc);
+        fprintf(f, "%s{\"pid\":%" PRIu64 ",\"rank\":%d,\"has_a\":%s,\"has_b\":%s,\"delta_bytes\":%" PRId64
+                   ",\"new_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64 "}",
+                i ? "," : "", p->pid, p->rank, pt->has_a ? "true" : "false", pt->has_b ? "true" : "false",
+                pt->d.delta_bytes, pt->d.new_bytes, pt->d.new_count);
     }
-    fprintf(f, "],\"new\":{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"stacks\":[", d.new_bytes, d.new_count);
-    for (size_t i = 0; i < d.nnew; i++) {
-        fprintf(f, "%s{\"pid\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",",
-                i ? "," : "", model_process(m, d.news[i].proc)->pid, d.news[i].bytes, d.news[i].count,
-                d.news[i].first_seq);
-        json_stack(f, m, d.news[i].proc, d.news[i].stack, o->depth);
-        putc('}', f);
-    }
-    fputs("]}}}\n", f);
-    model_diff_free(&d);
+    fputs("]}}\n", f);
+    model_diff_free(&merged);
+    report_diff_parts_free(&dp);
     return 0;
 }
 
+static void json_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t,
+                      int cache, int *first)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        if ((t->rows[i].cache != MODEL_CACHE_NONE) != cache)
+            continue;
+        if (!*first)
+            putc(',', f);
+        *first = 0;
+        json_row(f, m, o, &t->rows[i]);
+    }
+}
+
+static void json_summary(FILE *f, const struct report_summary *s)
+{
+    fprintf(f, "\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"reset_bytes\":%" PRIu64
+               ",\"reset_allocations\":%" PRIu64 ",\"cache_bytes\":%" PRIu64 ",\"cache_allocations\":%" PRIu64,
+            s->bytes, s->allocations, s->sites, s->reset_bytes, s->reset_allocations, s->cache_bytes,
+            s->cache_allocations);
+}
+
+/* Kept apart, the rows are (process, site) in process order, each with its pid and rank;
+ * merged, one row per site. The summary has the totals, then "per_process". */
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
 {
     struct report_summary local;
@@ -165,38 +240,52 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
     memset(s, 0, sizeof *s);
     if (o->what == REPORT_DIFF)
         return json_diff(f, m, o);
-    struct model_table t;
-    if (report_query(m, o, &t) != 0)
+    struct report_parts ps;
+    if (report_query_parts(m, o, &ps) != 0)
         return -1;
-    summarize_table(&t, s);
+    int split = report_split(m, o);
+    struct model_table t;
+    memset(&t, 0, sizeof t);
+    const struct model_table *rows = &t;
+    if (split)
+        *s = ps.total;
+    else if (ps.n == 1) { /* one process: its table is the report's */
+        rows = &ps.p[0].t;
+        *s = ps.p[0].s;
+    } else {
+        if (report_query(m, o, &t) != 0) {
+            report_parts_free(&ps);
+            return -1;
+        }
+        summarize_table(&t, s);
+    }
     static const char *const source[] = {"leaks", "peak", "snapshot", "now", "diff"};
     fprintf(f, "{\"source\":\"%s\",\"group\":\"%s\",", source[o->what], model_group_name(o->group));
     json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");
-    int first = 1;
-    for (size_t i = 0; i < t.n; i++) {
-        if (t.rows[i].cache != MODEL_CACHE_NONE)
-            continue;
-        if (!first)
-            putc(',', f);
-        first = 0;
-        json_row(f, m, o, &t.rows[i]);
+    for (int cache = 0; cache < 2; cache++) {
+        if (cache)
+            fputs("],\"cache\":[", f);
+        int first = 1;
+        if (split)
+            for (int i = 0; i < ps.n; i++)
+                json_rows(f, m, o, &ps.p[i].t, cache, &first);
+        else
+            json_rows(f, m, o, rows, cache, &first);
     }
-    fputs("],\"cache\":[", f);
-    first = 1;
-    for (size_t i = 0; i < t.n; i++) {
-        if (t.rows[i].cache == MODEL_CACHE_NONE)
-            continue;
-        if (!first)
-            putc(',', f);
-        first = 0;
-        json_row(f, m, o, &t.rows[i]);
+    fputs("],\"summary\":{", f);
+    json_summary(f, s);
+    fputs(",\"per_process\":[", f);
+    for (int i = 0; i < ps.n; i++) {
+        const struct model_process *p = model_process(m, ps.p[i].proc);
+        fprintf(f, "%s{\"pid\":%" PRIu64 ",\"rank\":%d,", i ? "," : "", p->pid, p->rank);
+        json_summary(f, &ps.p[i].s);
+        if (o->what == REPORT_SNAPSHOT)
+            fprintf(f, ",\"mark_seen\":%s", ps.p[i].present ? "true" : "false");
+        putc('}', f);
     }
-    fprintf(f, "],\"summary\":{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64
-               ",\"reset_bytes\":%" PRIu64 ",\"reset_allocations\":%" PRIu64 ",\"cache_bytes\":%" PRIu64
-               ",\"cache_allocations\":%" PRIu64 "}}\n",
-            s->bytes, s->allocations, s->sites, s->reset_bytes, s->reset_allocations, s->cache_bytes,
-            s->cache_allocations);
+    fputs("]}}\n", f);
     model_table_free(&t);
+    report_parts_free(&ps);
     return 0;
 }

@@ -24,6 +24,8 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
             fputs(" [recording corrupt: read up to the damage]", f);
         else if (p->truncated)
             fputs(" [recording cut off: read up to the cut]", f);
+        else if (!p->exited && o->what == REPORT_DIFF && o->diff_b_is_now && report_has_snapshot(m, o->diff_b, i))
+            fprintf(f, " [read up to mark '%s']", o->diff_b); /* stopped there on purpose */
         else if (!p->exited)
             fputs(" [no exit seen: live memory counted as leaked]", f);
         if (p->unknown_frees)
@@ -79,37 +81,165 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     print_stack(f, m, r->stack_proc, r->stack, o->depth);
 }
 
-static int report_diff_text(FILE *f, struct model *m, const struct report_options *o)
+static void diff_text_body(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d)
 {
-    struct model_query q;
-    model_query_init(&q);
-    q.group = o->group;
-    q.proc = o->proc;
-    struct model_diff d;
-    if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &d) != 0)
-        return -1;
     char b1[64];
     const char *b = o->diff_b ? o->diff_b : "now";
-    report_format_bytes(b1, sizeof b1, (uint64_t)(d.delta_bytes < 0 ? -d.delta_bytes : d.delta_bytes));
-    fprintf(f, "culeak: %s -> %s: %s%s live\n", o->diff_a, b, d.delta_bytes < 0 ? "-" : "+", b1);
-    for (size_t i = 0; i < d.n; i++) {
-        const struct model_diff_row *r = &d.rows[i];
+    report_format_bytes(b1, sizeof b1, (uint64_t)(d->delta_bytes < 0 ? -d->delta_bytes : d->delta_bytes));
+    fprintf(f, "culeak: %s -> %s: %s%s live\n", o->diff_a, b, d->delta_bytes < 0 ? "-" : "+", b1);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct model_diff_row *r = &d->rows[i];
         fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
                    " allocations) %s\n",
                 r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->text);
     }
-    report_format_bytes(b1, sizeof b1, d.new_bytes);
+    report_format_bytes(b1, sizeof b1, d->new_bytes);
     fprintf(f, "\nculeak: made after %s and still live at %s: %s in %" PRIu64 " allocations\n", o->diff_a, b, b1,
-            d.new_count);
-    for (size_t i = 0; i < d.nnew && i < 50; i++) {
-        report_format_bytes(b1, sizeof b1, d.news[i].bytes);
-        fprintf(f, "\n%s in %" PRIu64 " allocation%s [pid %" PRIu64 "]\n", b1, d.news[i].count,
-                d.news[i].count == 1 ? "" : "s", model_process(m, d.news[i].proc)->pid);
-        print_stack(f, m, d.news[i].proc, d.news[i].stack, o->depth);
+            d->new_count);
+    for (size_t i = 0; i < d->nnew && i < 50; i++) {
+        report_format_bytes(b1, sizeof b1, d->news[i].bytes);
+        fprintf(f, "\n%s in %" PRIu64 " allocation%s [pid %" PRIu64 "]\n", b1, d->news[i].count,
+                d->news[i].count == 1 ? "" : "s", model_process(m, d->news[i].proc)->pid);
+        print_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
     }
-    if (d.nnew > 50)
-        fprintf(f, "\n... and %zu more stacks\n", d.nnew - 50);
-    model_diff_free(&d);
+    if (d->nnew > 50)
+        fprintf(f, "\n... and %zu more stacks\n", d->nnew - 50);
+}
+
+static int report_diff_text(FILE *f, struct model *m, const struct report_options *o)
+{
+    if (!report_split(m, o)) {
+        struct model_query q;
+        model_query_init(&q);
+        q.group = o->group;
+        q.proc = o->proc;
+        struct model_diff d;
+        if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &d) != 0)
+            return -1;
+        diff_text_body(f, m, o, &d);
+        model_diff_free(&d);
+        return 0;
+    }
+    /* each process between its own marks A and B (a mark is reached at a different time,
+     * and with different memory, in every rank) */
+    struct report_diff_parts dp;
+    if (report_diff_parts(m, o, &dp) != 0)
+        return -1;
+    const char *b = o->diff_b ? o->diff_b : "now";
+    char name[512], b1[64], b2[64];
+    for (int i = 0; i < dp.n; i++) {
+        const struct report_diff_part *pt = &dp.p[i];
+        report_process_name(m, o, pt->proc, name, sizeof name);
+        if (!pt->has_a || !pt->has_b) {
+            fprintf(f, "\n==== %s: no mark '%s': left out of the diff\n", name, pt->has_a ? b : o->diff_a);
+            continue;
+        }
+        fprintf(f, "\n==== %s\n", name);
+        diff_text_body(f, m, o, &pt->d);
+    }
+    report_format_bytes(b1, sizeof b1, (uint64_t)(dp.delta_bytes < 0 ? -dp.delta_bytes : dp.delta_bytes));
+    report_format_bytes(b2, sizeof b2, dp.new_bytes);
+    fprintf(f, "\nDIFF SUMMARY: %s -> %s, each process between its own marks: %s%s live; made after %s and "
+               "still live at %s: %s in %" PRIu64 " allocations; %d processes",
+            o->diff_a, b, dp.delta_bytes < 0 ? "-" : "+", b1, o->diff_a, b, b2, dp.new_count, dp.n);
+    if (dp.missing)
+        fprintf(f, ", %d without both marks (left out)", dp.missing);
+    fputc('\n', f);
+    report_diff_parts_free(&dp);
+    return 0;
+}
+
+/* "4194404 bytes leaked in 2 allocations from 1 call sites" */
+static void print_totals(FILE *f, const struct report_options *o, const struct report_summary *s)
+{
+    const char *group = o->group == MODEL_GROUP_SITE ? "call sites" : model_group_name(o->group);
+    const char *groups = o->group == MODEL_GROUP_SITE ? "" : " groups";
+    if (o->what == REPORT_LEAKS)
+        fprintf(f, "%" PRIu64 " bytes leaked in %" PRIu64 " allocations from %" PRIu64 " %s%s", s->bytes,
+                s->allocations, s->sites, group, groups);
+    else
+        fprintf(f, "%" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " %s", s->bytes + s->cache_bytes,
+                s->allocations + s->cache_allocations, s->sites + s->cache_sites, group);
+}
+
+/* The closing lines: the totals of the report (the line CI jobs look for), then with
+ * several processes kept apart one line per process. */
+static void print_summary(FILE *f, struct model *m, const struct report_options *o, const struct report_summary *s,
+                          const struct report_parts *ps)
+{
+    if (o->what == REPORT_LEAKS)
+        fputs("LEAK SUMMARY: ", f);
+    else
+        fprintf(f, "LIVE SUMMARY (%s): ",
+                o->what == REPORT_PEAK ? "at the peak" : o->what == REPORT_NOW ? "now" : o->snapshot);
+    print_totals(f, o, s);
+    fputc('\n', f);
+    char name[512];
+    for (int i = 0; ps && i < ps->n; i++) {
+        const struct report_part *pt = &ps->p[i];
+        report_process_name(m, o, pt->proc, name, sizeof name);
+        fprintf(f, "  %s: ", name);
+        if (!pt->present) {
+            fprintf(f, "no mark '%s'\n", o->snapshot);
+            continue;
+        }
+        print_totals(f, o, &pt->s);
+        if (o->what == REPORT_LEAKS && pt->s.cache_allocations)
+            fprintf(f, "; %" PRIu64 " bytes in %" PRIu64 " allocations held by caching allocators",
+                    pt->s.cache_bytes, pt->s.cache_allocations);
+        fputc('\n', f);
+    }
+    if (o->what == REPORT_LEAKS && s->cache_allocations)
+        fprintf(f, "CACHE SUMMARY: %" PRIu64 " bytes in %" PRIu64
+                   " allocations held by caching allocators at exit (not counted as leaks)\n",
+                s->cache_bytes, s->cache_allocations);
+}
+
+static void print_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t)
+{
+    const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].cache == MODEL_CACHE_NONE)
+            print_row(f, m, o, &t->rows[i], verb);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].cache != MODEL_CACHE_NONE)
+            print_row(f, m, o, &t->rows[i], "CACHED");
+}
+
+/* Several processes kept apart: a section per process, then the summary of them all
+ * followed by one line per process. */
+static int report_text_split(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
+{
+    struct report_parts ps;
+    if (report_query_parts(m, o, &ps) != 0)
+        return -1;
+    *s = ps.total;
+    print_processes(f, m, o);
+    char name[512], b1[64], b2[64];
+    for (int i = 0; i < ps.n; i++) {
+        const struct report_part *pt = &ps.p[i];
+        report_process_name(m, o, pt->proc, name, sizeof name);
+        fprintf(f, "\n==== %s: ", name);
+        if (!pt->present)
+            fprintf(f, "no mark '%s'\n", o->snapshot);
+        else if (!pt->s.allocations && !pt->s.cache_allocations)
+            fprintf(f, "nothing %s\n", o->what == REPORT_LEAKS ? "leaked" : "live");
+        else if (o->what == REPORT_LEAKS) {
+            report_format_bytes(b1, sizeof b1, pt->s.bytes);
+            report_format_bytes(b2, sizeof b2, pt->s.cache_bytes);
+            fprintf(f, "%s leaked in %" PRIu64 " allocations", b1, pt->s.allocations);
+            if (pt->s.cache_allocations)
+                fprintf(f, ", %s held by caching allocators", b2);
+            fputc('\n', f);
+        } else {
+            report_format_bytes(b1, sizeof b1, pt->s.bytes + pt->s.cache_bytes);
+            fprintf(f, "%s live in %" PRIu64 " allocations\n", b1, pt->s.allocations + pt->s.cache_allocations);
+        }
+        print_rows(f, m, o, &pt->t);
+    }
+    fputc('\n', f);
+    print_summary(f, m, o, s, &ps);
+    report_parts_free(&ps);
     return 0;
 }
 
@@ -123,32 +253,16 @@ int report_text(FILE *f, struct model *m, const struct report_options *o, struct
         print_processes(f, m, o);
         return report_diff_text(f, m, o);
     }
+    if (report_split(m, o))
+        return report_text_split(f, m, o, s);
     struct model_table t;
     if (report_query(m, o, &t) != 0)
         return -1;
     summarize_table(&t, s);
     print_processes(f, m, o);
-    const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
-    for (size_t i = 0; i < t.n; i++)
-        if (t.rows[i].cache == MODEL_CACHE_NONE)
-            print_row(f, m, o, &t.rows[i], verb);
-    for (size_t i = 0; i < t.n; i++)
-        if (t.rows[i].cache != MODEL_CACHE_NONE)
-            print_row(f, m, o, &t.rows[i], "CACHED");
+    print_rows(f, m, o, &t);
     fputc('\n', f);
-    const char *group = o->group == MODEL_GROUP_SITE ? "call sites" : model_group_name(o->group);
-    if (o->what == REPORT_LEAKS) {
-        fprintf(f, "LEAK SUMMARY: %" PRIu64 " bytes leaked in %" PRIu64 " allocations from %" PRIu64 " %s%s\n",
-                s->bytes, s->allocations, s->sites, group, o->group == MODEL_GROUP_SITE ? "" : " groups");
-        if (s->cache_allocations)
-            fprintf(f, "CACHE SUMMARY: %" PRIu64 " bytes in %" PRIu64
-                       " allocations held by caching allocators at exit (not counted as leaks)\n",
-                    s->cache_bytes, s->cache_allocations);
-    } else {
-        const char *what = o->what == REPORT_PEAK ? "at the peak" : o->what == REPORT_NOW ? "now" : o->snapshot;
-        fprintf(f, "LIVE SUMMARY (%s): %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " %s\n", what,
-                s->bytes + s->cache_bytes, s->allocations + s->cache_allocations, s->sites + s->cache_sites, group);
-    }
+    print_summary(f, m, o, s, NULL);
     model_table_free(&t);
     return 0;
 }

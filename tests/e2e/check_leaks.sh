@@ -47,4 +47,23 @@ grep -q ";leak 64$" "$tmp/folded" || fail "folded stacks"
 head -c 200 "$tmp/rec.culeak" >"$tmp/cut.culeak"
 "$B/culeak" report "$tmp/cut.culeak" >/dev/null 2>"$tmp/cuterr" || true
 grep -q "cut off at offset" "$tmp/cuterr" || fail "truncated recording message"
+# two ranks of one job, one recording each: merged, processes kept apart (rank 1 leaks)
+RANK=0 "$B/culeak" record -o "$tmp/r0.culeak" -- "$B/fakecuda/client_static" mark 2 >/dev/null
+RANK=1 "$B/culeak" record -o "$tmp/r1.culeak" -- "$B/fakecuda/client_static" leak 2 64 >/dev/null
+"$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" >"$tmp/ranks" || fail "report of two ranks"
+grep -q "^==== process [0-9]* (rank 0): nothing leaked$" "$tmp/ranks" || fail "rank 0 section"
+grep -q "^==== process [0-9]* (rank 1): 128 bytes leaked in 2 allocations$" "$tmp/ranks" || fail "rank 1 section"
+grep -q "^  process [0-9]* (rank 1): 128 bytes leaked in 2 allocations from 1 call sites$" "$tmp/ranks" ||
+    fail "rank 1 summary line"
+"$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" --format json -o "$tmp/ranks.json"
+python3 - "$tmp/ranks.json" <<'PY' || fail "json of two ranks"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [(l["rank"], l["bytes"]) for l in r["leaks"]] == [(1, 128)], r["leaks"]
+per = {p["rank"]: p["bytes"] for p in r["summary"]["per_process"]}
+assert per == {0: 0, 1: 128}, per
+PY
+"$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" --merge-processes >"$tmp/merged"
+grep -q "^====" "$tmp/merged" && fail "--merge-processes has per-process sections"
+grep -q "^LEAK SUMMARY: 128 bytes leaked in 2 allocations from 1 call sites$" "$tmp/merged" || fail "merged summary"
 echo "check_leaks: ok"

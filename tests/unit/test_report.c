@@ -9,6 +9,7 @@
 #include "stream_builder.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define APP "/opt/app/bin/app"
@@ -165,6 +166,163 @@ static void test_diff_between_marks(void **state)
     sb_free(b);
 }
 
+/* One rank of a job running APP: an allocation at the site before mark iter1 and one
+ * between iter1 and iter2. A rank that frees both neither leaks nor grows. */
+static void feed_rank(struct model *m, uint64_t pid, const char *rank_env, int frees, int reach_iter2, int stop)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, rank_env);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100); /* main */
+    sb_frame(b, 2, 1, 0x400200); /* the site, the same in every rank */
+    sb_alloc(b, 1, 2, 0x1000, 10);
+    sb_mark(b, 2, "iter1");
+    sb_alloc(b, 3, 2, 0x2000, 20);
+    if (frees)
+        sb_free_dev(b, 4, 2, 0x2000);
+    if (reach_iter2) {
+        sb_mark(b, 5, "iter2");
+        if (frees)
+            sb_free_dev(b, 6, 2, 0x1000);
+        sb_exit(b, 7);
+    }
+    struct model_stream *s = model_stream_open(m);
+    int rc = model_stream_feed(s, b->buf, b->n);
+    assert_int_equal(rc, stop && reach_iter2 ? MODEL_FEED_STOPPED : MODEL_FEED_OK);
+    if (rc == MODEL_FEED_OK)
+        assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+}
+
+/* The text from `from` up to the next "\n==== " section (or the end), copied. */
+static char *section(const char *txt, const char *from)
+{
+    const char *a = strstr(txt, from);
+    assert_non_null(a);
+    const char *e = strstr(a + 1, "\n==== ");
+    size_t n = e ? (size_t)(e - a) : strlen(a);
+    char *out = malloc(n + 1);
+    assert_non_null(out);
+    memcpy(out, a, n);
+    out[n] = 0;
+    return out;
+}
+
+static void test_ranks_kept_apart(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    feed_rank(m, 100, "RANK=0", 1, 1, 0);
+    feed_rank(m, 101, "RANK=1", 0, 1, 0);
+    struct report_options o;
+    report_options_init(&o);
+    struct report_summary sum;
+    char *txt = run_report(m, &o, "text", &sum);
+    assert_int_equal(sum.bytes, 30);
+    assert_int_equal(sum.allocations, 2);
+    assert_int_equal(sum.sites, 1);
+    char *s0 = section(txt, "\n==== process 100 (rank 0): ");
+    char *s1 = section(txt, "\n==== process 101 (rank 1): ");
+    assert_non_null(strstr(s0, "nothing leaked"));
+    assert_null(strstr(s0, "LEAKED"));
+    assert_non_null(strstr(s1, "30 bytes leaked in 2 allocations\n"));
+    assert_non_null(strstr(s1, "LEAKED 30 bytes in 2 allocations (device) from app+0x200\n"));
+    assert_non_null(strstr(txt, "LEAK SUMMARY: 30 bytes leaked in 2 allocations from 1 call sites\n"
+                                "  process 100 (rank 0): 0 bytes leaked in 0 allocations from 0 call sites\n"
+                                "  process 101 (rank 1): 30 bytes leaked in 2 allocations from 1 call sites\n"));
+    free(s0);
+    free(s1);
+    free(txt);
+
+    char *js = run_report(m, &o, "json", NULL);
+    const char *leaks = strstr(js, "\"leaks\":["), *cache = strstr(js, "],\"cache\":[");
+    assert_non_null(leaks);
+    assert_non_null(cache);
+    char *rows = strndup(leaks, (size_t)(cache - leaks));
+    assert_non_null(strstr(rows, "\"bytes\":30,\"count\":2,"));
+    assert_non_null(strstr(rows, "\"pid\":101,\"rank\":1,"));
+    assert_null(strstr(rows, "\"pid\":100"));
+    free(rows);
+    assert_non_null(strstr(js, "\"summary\":{\"bytes\":30,\"allocations\":2,\"sites\":1,"));
+    assert_non_null(strstr(js, "\"per_process\":[{\"pid\":100,\"rank\":0,\"bytes\":0,\"allocations\":0,\"sites\":0,"));
+    assert_non_null(strstr(js, "},{\"pid\":101,\"rank\":1,\"bytes\":30,\"allocations\":2,\"sites\":1,"));
+    free(js);
+
+    char *fo = run_report(m, &o, "folded", NULL);
+    assert_string_equal(fo, "process 101 (rank 1);app+0x100;app+0x200 30\n");
+    free(fo);
+
+    /* --merge-processes: one row per site over every process, as one process reads */
+    o.merge_processes = 1;
+    txt = run_report(m, &o, "text", NULL);
+    assert_null(strstr(txt, "\n===="));
+    assert_non_null(strstr(txt, "LEAKED 30 bytes in 2 allocations (device) from app+0x200\n"));
+    const char *tail = "\nLEAK SUMMARY: 30 bytes leaked in 2 allocations from 1 call sites\n";
+    assert_true(strlen(txt) > strlen(tail));
+    assert_string_equal(txt + strlen(txt) - strlen(tail), tail); /* no per-process lines */
+    free(txt);
+    model_free(m);
+}
+
+static void test_diff_per_rank(void **state)
+{
+    (void)state;
+    /* as `culeak report --diff iter1 iter2 r0 r1 r2` does: snapshots armed, every stream
+     * stopped at iter2; rank 2 never got there */
+    struct model *m = model_new(NULL);
+    model_snapshot_at_mark(m, "iter1", "iter1");
+    model_snapshot_at_mark(m, "iter2", "iter2");
+    model_stop_at_mark(m, "iter2");
+    feed_rank(m, 100, "RANK=0", 1, 1, 1);
+    feed_rank(m, 101, "RANK=1", 0, 1, 1);
+    feed_rank(m, 102, "RANK=2", 0, 0, 1);
+    struct report_options o;
+    report_options_init(&o);
+    o.what = REPORT_DIFF;
+    o.diff_a = "iter1";
+    o.diff_b = "iter2";
+    o.diff_b_is_now = 1;
+    char *txt = run_report(m, &o, "text", NULL);
+    /* stopped at iter2 on purpose: not "no exit seen"; rank 2 did stop without an exit */
+    assert_non_null(strstr(txt, "culeak: process 100 (rank 0) on testhost: " APP " --flag [read up to mark 'iter2']\n"));
+    assert_non_null(strstr(txt, "culeak: process 101 (rank 1) on testhost: " APP " --flag [read up to mark 'iter2']\n"));
+    assert_non_null(strstr(txt, "culeak: process 102 (rank 2) on testhost: " APP " --flag [no exit seen"));
+    char *s0 = section(txt, "\n==== process 100 (rank 0)\n");
+    char *s1 = section(txt, "\n==== process 101 (rank 1)\n");
+    assert_non_null(strstr(s0, "iter1 -> iter2: +0 bytes live\n"));
+    assert_non_null(strstr(s0, "made after iter1 and still live at iter2: 0 bytes in 0 allocations"));
+    assert_null(strstr(s0, "+20"));
+    assert_non_null(strstr(s1, "iter1 -> iter2: +20 bytes live\n"));
+    assert_non_null(strstr(s1, "  +20 bytes (10 -> 30 bytes, 1 -> 2 allocations) app+0x200\n"));
+    assert_non_null(strstr(s1, "made after iter1 and still live at iter2: 20 bytes in 1 allocations"));
+    assert_non_null(strstr(s1, "20 bytes in 1 allocation [pid 101]"));
+    assert_non_null(strstr(txt, "\n==== process 102 (rank 2): no mark 'iter2': left out of the diff\n"));
+    assert_non_null(strstr(txt, "DIFF SUMMARY: iter1 -> iter2, each process between its own marks: +20 bytes live;"));
+    assert_non_null(strstr(txt, "3 processes, 1 without both marks (left out)\n"));
+    free(s0);
+    free(s1);
+    free(txt);
+
+    char *js = run_report(m, &o, "json", NULL);
+    assert_non_null(strstr(js, "\"diff\":{\"a\":\"iter1\",\"b\":\"iter2\",\"delta_bytes\":20,\"sites\":[{"));
+    const char *sites = strstr(js, "\"sites\":["), *news = strstr(js, "],\"new\":{");
+    assert_non_null(sites);
+    assert_non_null(news);
+    char *rows = strndup(sites, (size_t)(news - sites));
+    assert_non_null(strstr(rows, "\"delta_bytes\":20,\"delta_count\":1,"));
+    assert_non_null(strstr(rows, "\"pid\":101,\"rank\":1,"));
+    assert_null(strstr(rows, "\"pid\":100"));
+    assert_null(strstr(rows, "\"pid\":102"));
+    free(rows);
+    assert_non_null(strstr(js, "\"new\":{\"bytes\":20,\"count\":1,\"stacks\":[{\"pid\":101,\"rank\":1,"));
+    assert_non_null(strstr(js, "{\"pid\":100,\"rank\":0,\"has_a\":true,\"has_b\":true,\"delta_bytes\":0,"));
+    assert_non_null(strstr(js, "{\"pid\":101,\"rank\":1,\"has_a\":true,\"has_b\":true,\"delta_bytes\":20,"));
+    assert_non_null(strstr(js, "{\"pid\":102,\"rank\":2,\"has_a\":true,\"has_b\":false,"));
+    free(js);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +330,8 @@ int main(void)
         cmocka_unit_test(test_text_summary),
         cmocka_unit_test(test_folded),
         cmocka_unit_test(test_diff_between_marks),
+        cmocka_unit_test(test_ranks_kept_apart),
+        cmocka_unit_test(test_diff_per_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
