@@ -10,6 +10,7 @@ that rank's device, the leak planted on rank 1 (one 1 MiB block per iteration, a
 import collections
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -18,12 +19,12 @@ from growth import growth  # noqa: E402
 ledger_path, report_path, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
 src = os.path.join(os.path.dirname(__file__), "ddp_leak.py")
 leak_site = "ddp_leak.py:%d" % next(i for i, l in enumerate(open(src), 1) if "planted leak" in l)
-ranks = {}  # pid -> (rank, device)
-for line in open(ledger_path):
-    w = line.split()
-    if w[:2] == ["LEDGER", "rank"]:
-        ranks[int(w[3])] = (int(w[2]), int(w[4]))
+ranks = {}  # pid -> (rank, device), as each rank printed it
+for rank, pid, dev in re.findall(r"LEDGER rank (\d+) (\d+) (\d+)", open(ledger_path).read()):
+    ranks[int(pid)] = (int(rank), int(dev))
 problems, seen, grew = [], {}, {}
+if sorted(r for r, _ in ranks.values()) != [0, 1]:
+    problems.append("the job's ledger names ranks %s, expected 0 and 1" % sorted(ranks.values()))
 for path in dumps:
     pid, env, sites = growth(path, "iteration 2", "iteration 8")
     seen[pid] = env.get("RANK")

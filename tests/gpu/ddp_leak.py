@@ -18,7 +18,9 @@ device = rank % ngpu
 torch.cuda.set_device(device)
 backend = "nccl" if ngpu >= world else "gloo"
 dist.init_process_group(backend)
-print("LEDGER rank", rank, os.getpid(), device, backend, file=sys.stderr, flush=True)
+# one write per line: the ranks share stderr
+sys.stderr.write(f"LEDGER rank {rank} {os.getpid()} {device} {backend}\n")
+sys.stderr.flush()
 
 model = DDP(torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(),
                                 torch.nn.Linear(1024, 10)).cuda(device),
