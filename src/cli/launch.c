@@ -2,6 +2,7 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +83,33 @@ void culeak_no_pool_env(void)
     setenv("CULEAK_NO_POOL", "1", 1); /* culeak.no_pool() turns CuPy's pools off */
 }
 
+#ifdef __SANITIZE_ADDRESS__
+static int find_asan(struct dl_phdr_info *info, size_t size, void *out)
+{
+    (void)size;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    if (!slash || strncmp(slash + 1, "libasan.so", 10) != 0)
+        return 0;
+    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
+#endif
+
+/* A sanitizer build of culeak comes with a sanitizer build of the shim, whose runtime must
+ * be the first library of every traced program: the one culeak itself runs on. NULL in a
+ * plain build. */
+static const char *sanitizer_runtime(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    static char path[PATH_MAX];
+    if (!path[0])
+        dl_iterate_phdr(find_asan, path);
+    return path[0] ? path : NULL;
+#else
+    return NULL;
+#endif
+}
+
 int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth)
 {
     const char *shim = culeak_shim_path();
@@ -94,6 +122,17 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
     if (!realpath(shim, abs))
         snprintf(abs, sizeof abs, "%s", shim);
     const char *old = getenv("LD_PRELOAD");
+    const char *runtime = sanitizer_runtime();
+    if (runtime && (!old || !strstr(old, "libasan"))) {
+        size_t n = strlen(runtime) + (old ? strlen(old) : 0) + 2;
+        char *with_runtime = malloc(n);
+        if (!with_runtime)
+            return -1;
+        snprintf(with_runtime, n, "%s%s%s", runtime, old && *old ? ":" : "", old ? old : "");
+        setenv("LD_PRELOAD", with_runtime, 1);
+        free(with_runtime);
+        old = getenv("LD_PRELOAD");
+    }
     size_t len = strlen(abs) + (old ? strlen(old) : 0) + 2;
     char *preload = malloc(len);
     if (!preload)
