@@ -2,9 +2,15 @@
  * writing a recording; exits with the program's own status. */
 #include "commands.h"
 #include "launch.h"
+#include "wire.h"
 
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int usage(FILE *f, int rc)
 {
@@ -15,6 +21,37 @@ static int usage(FILE *f, int rc)
           "JAX off (and CuPy's, where the program calls culeak.no_pool()). Exit status: the program's.\n",
           f);
     return rc;
+}
+
+/* The processes of a job never overwrite an existing file (the others write FILE.PID),
+ * so an earlier run's FILE and FILE.PID recordings go first: this run's first process
+ * takes FILE. Only files named so that begin with culeak's magic are removed. */
+static int remove_earlier_run(const char *out)
+{
+    if (unlink(out) != 0 && errno != ENOENT) {
+        fprintf(stderr, "culeak record: cannot replace %s: %s\n", out, strerror(errno));
+        return -1;
+    }
+    char pattern[PATH_MAX];
+    snprintf(pattern, sizeof pattern, "%s.[0-9]*", out);
+    glob_t g;
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+        return 0;
+    for (size_t k = 0; k < g.gl_pathc; k++) {
+        const char *suffix = g.gl_pathv[k] + strlen(out) + 1;
+        if (strspn(suffix, "0123456789") != strlen(suffix))
+            continue;
+        char magic[CULEAK_MAGIC_LEN];
+        FILE *f = fopen(g.gl_pathv[k], "rb");
+        int ours = f && fread(magic, 1, sizeof magic, f) == sizeof magic &&
+                   memcmp(magic, CULEAK_MAGIC, sizeof magic) == 0;
+        if (f)
+            fclose(f);
+        if (ours)
+            unlink(g.gl_pathv[k]);
+    }
+    globfree(&g);
+    return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -47,6 +84,9 @@ int cmd_record(int argc, char **argv)
     }
     if (!out || i >= argc)
         return usage(stderr, 2);
+    if (!strchr(out, '%') && remove_earlier_run(out) != 0)
+        return 1;
+    setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */
     int st = culeak_run_traced(argv + i, out, (int)depth);
     return st < 0 ? 127 : culeak_exit_code(st);
 }

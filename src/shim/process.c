@@ -8,6 +8,9 @@
  *                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is
  *                        set, else 0), %%: a percent sign. A forked child writes its own
  *                        file: when PATH has no %p, ".<pid>" is appended for it.
+ *   CULEAK_OUTPUT_EXCL=1 (set by `culeak record`) no process overwrites an existing file:
+ *                        with no %p in PATH, the first process of the job takes PATH and
+ *                        every other one (an exec'd rank too) writes PATH.<pid>.
  *   CULEAK_DEPTH=N       stack frames kept per event, 1..256 (default 48)
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
 #include "shim.h"
@@ -29,6 +32,7 @@ unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
 unsigned culeak_fork_gen;
 
 static const char *socket_path, *output_path;
+static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
 static int forked_child;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -82,7 +86,8 @@ static const char *rank(void)
     return "0";
 }
 
-static void expand_path(const char *tmpl, char *out, size_t cap)
+/* Returns whether the template names the pid (each process then has its own path). */
+static int expand_path(const char *tmpl, char *out, size_t cap)
 {
     size_t n = 0;
     int has_pid = 0;
@@ -111,6 +116,7 @@ static void expand_path(const char *tmpl, char *out, size_t cap)
     out[n] = 0;
     if (forked_child && !has_pid)
         snprintf(out + n, cap - n, ".%d", (int)getpid());
+    return has_pid || forked_child;
 }
 
 static int open_output(int *is_socket)
@@ -138,7 +144,14 @@ static int open_output(int *is_socket)
     }
     *is_socket = 0;
     char path[4096];
-    expand_path(output_path, path, sizeof path);
+    if (expand_path(output_path, path, sizeof path) || !output_exclusive)
+        return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* a path shared by the job: the first process takes it, the others add their pid */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+        return fd;
+    size_t n = strlen(path);
+    snprintf(path + n, sizeof path - n, ".%d", (int)getpid());
     return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
@@ -310,6 +323,8 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
     socket_path = sp && *sp ? strdup(sp) : NULL;
     output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    const char *excl = getenv("CULEAK_OUTPUT_EXCL");
+    output_exclusive = excl && strcmp(excl, "1") == 0;
     if (!socket_path && !output_path)
         return;
     pthread_atfork(NULL, NULL, fork_child);
