@@ -101,8 +101,9 @@ int report_summarize(struct model *m, const struct report_options *o, struct rep
 }
 
 /* Frames of a stack from the site outward: the innermost frames inside looked-through
- * modules are counted in *hidden, not returned. */
-size_t report_stack(struct model *m, int proc, uint64_t stack, struct model_frame *out, size_t max, size_t *hidden)
+ * modules are counted in *hidden, not returned; at most depth frames (0: all). */
+size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct model_frame *out, size_t max,
+                    size_t *hidden)
 {
     size_t n = model_stack_frames(m, proc, stack, out, max);
     if (n > max)
@@ -114,7 +115,10 @@ size_t report_stack(struct model *m, int proc, uint64_t stack, struct model_fram
         skip = 0;
     memmove(out, out + skip, (n - skip) * sizeof *out);
     *hidden = skip;
-    return n - skip;
+    n -= skip;
+    if (depth > 0 && n > (size_t)depth)
+        n = (size_t)depth;
+    return n;
 }
 
 int report_split(const struct model *m, const struct report_options *o)
@@ -251,6 +255,15 @@ void report_diff_parts_free(struct report_diff_parts *dp)
     memset(dp, 0, sizeof *dp);
 }
 
+int report_diff_query(struct model *m, const struct report_options *o, int proc, struct model_diff *d)
+{
+    struct model_query q;
+    model_query_init(&q);
+    q.group = o->group;
+    q.proc = proc;
+    return model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, d);
+}
+
 int report_diff_parts(struct model *m, const struct report_options *o, struct report_diff_parts *dp)
 {
     memset(dp, 0, sizeof *dp);
@@ -272,11 +285,7 @@ int report_diff_parts(struct model *m, const struct report_options *o, struct re
             dp->missing++;
             continue;
         }
-        struct model_query q;
-        model_query_init(&q);
-        q.group = o->group;
-        q.proc = i;
-        if (model_diff(m, o->diff_a, b, &q, &pt->d) != 0) {
+        if (report_diff_query(m, o, i, &pt->d) != 0) {
             report_diff_parts_free(dp);
             return -1;
         }

@@ -9,7 +9,8 @@
 
 int report_query(struct model *m, const struct report_options *o, struct model_table *t);
 void summarize_table(const struct model_table *t, struct report_summary *s);
-size_t report_stack(struct model *m, int proc, uint64_t stack, struct model_frame *out, size_t max, size_t *hidden);
+size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct model_frame *out, size_t max,
+                    size_t *hidden);
 
 /* Several processes in the report and not merged: one section per process. */
 int report_split(const struct model *m, const struct report_options *o);
@@ -46,6 +47,8 @@ struct report_diff_parts {
     uint64_t new_bytes, new_count;
     int missing;              /* processes lacking A or B */
 };
+/* The diff of process proc (or MODEL_ALL) from snapshot A to B, or to now when B is now. */
+int report_diff_query(struct model *m, const struct report_options *o, int proc, struct model_diff *d);
 /* -1 when A (or B, unless it is now) is no snapshot, or out of memory */
 int report_diff_parts(struct model *m, const struct report_options *o, struct report_diff_parts *dp);
 void report_diff_parts_free(struct report_diff_parts *dp);

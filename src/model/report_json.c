@@ -27,9 +27,7 @@ static void json_stack(FILE *f, struct model *m, int proc, uint64_t stack, int d
 {
     static struct model_frame frames[REPORT_MAX_FRAMES];
     size_t hidden;
-    size_t n = report_stack(m, proc, stack, frames, REPORT_MAX_FRAMES, &hidden);
-    if (depth > 0 && n > (size_t)depth)
-        n = (size_t)depth;
+    size_t n = report_stack(m, proc, stack, depth, frames, REPORT_MAX_FRAMES, &hidden);
     fputs("\"stack\":[", f);
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -164,11 +162,7 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
     struct model_diff merged;
     memset(&merged, 0, sizeof merged);
     if (!split) {
-        struct model_query q;
-        model_query_init(&q);
-        q.group = o->group;
-        q.proc = o->proc;
-        if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &merged) != 0) {
+        if (report_diff_query(m, o, o->proc, &merged) != 0) {
             report_diff_parts_free(&dp);
             return -1;
         }

@@ -48,9 +48,7 @@ static void print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int 
 {
     static struct model_frame frames[REPORT_MAX_FRAMES];
     size_t hidden;
-    size_t n = report_stack(m, proc, stack, frames, REPORT_MAX_FRAMES, &hidden);
-    if (depth > 0 && n > (size_t)depth)
-        n = (size_t)depth;
+    size_t n = report_stack(m, proc, stack, depth, frames, REPORT_MAX_FRAMES, &hidden);
     for (size_t i = 0; i < n; i++) {
         char buf[1200];
         model_frame_format(&frames[i], buf, sizeof buf);
@@ -109,12 +107,8 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
 static int report_diff_text(FILE *f, struct model *m, const struct report_options *o)
 {
     if (!report_split(m, o)) {
-        struct model_query q;
-        model_query_init(&q);
-        q.group = o->group;
-        q.proc = o->proc;
         struct model_diff d;
-        if (model_diff(m, o->diff_a, o->diff_b_is_now ? NULL : o->diff_b, &q, &d) != 0)
+        if (report_diff_query(m, o, o->proc, &d) != 0)
             return -1;
         diff_text_body(f, m, o, &d);
         model_diff_free(&d);
