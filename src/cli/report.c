@@ -114,16 +114,6 @@ static int parse(int argc, char **argv, struct report_args *a)
     return 0;
 }
 
-static int all_digits(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
-
 /* Was the snapshot taken in at least one process? */
 static int snapshot_taken(struct model *m, const char *name)
 {
@@ -201,7 +191,7 @@ int cmd_report(int argc, char **argv)
         return 1;
     }
     /* every stream stopped at mark B (or ended before it): the model's "now" is B */
-    if (a.ro.what == REPORT_DIFF && model_snapshot_find(m, a.ro.diff_b) >= 0 && !all_digits(a.ro.diff_b))
+    if (a.ro.what == REPORT_DIFF && model_snapshot_find(m, a.ro.diff_b) >= 0 && !model_label_is_seq(a.ro.diff_b))
         a.ro.diff_b_is_now = 1;
     FILE *out = stdout;
     if (a.output && !(out = fopen(a.output, "w"))) {

@@ -300,6 +300,8 @@ int model_snapshot_take(struct model *m, const char *name);
 /* Arms a snapshot taken, process by process, when a mark with this label arrives
  * (label all digits: when that process's event seq passes the number). */
 int model_snapshot_at_mark(struct model *m, const char *label, const char *name);
+/* A label of digits only (not empty): it names an event seq rather than a mark. */
+int model_label_is_seq(const char *label);
 int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */

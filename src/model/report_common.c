@@ -126,16 +126,6 @@ int report_split(const struct model *m, const struct report_options *o)
     return o->proc == MODEL_ALL && !o->merge_processes && model_process_count(m) > 1;
 }
 
-static int all_digits(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
-
 /* Mirrors how model_snapshot_at_mark() takes its parts: at the process's first mark with
  * that label, or for a label of digits N before the first event after seq N (or at exit). */
 int report_has_snapshot(const struct model *m, const char *name, int proc)
@@ -143,7 +133,7 @@ int report_has_snapshot(const struct model *m, const char *name, int proc)
     const struct model_process *p = model_process(m, proc);
     if (!p || !name)
         return 0;
-    if (all_digits(name)) {
+    if (model_label_is_seq(name)) {
         unsigned long long seq = strtoull(name, NULL, 10);
         return p->last_seq > seq || (p->exited && p->last_seq >= seq);
     }

@@ -119,12 +119,12 @@ int model_snapshot_take(struct model *m, const char *name)
     return 0;
 }
 
-static int all_digits(const char *s)
+int model_label_is_seq(const char *label)
 {
-    if (!*s)
+    if (!*label)
         return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
+    for (const char *c = label; *c; c++)
+        if (*c < '0' || *c > '9')
             return 0;
     return 1;
 }
@@ -134,7 +134,7 @@ int model_snapshot_at_mark(struct model *m, const char *label, const char *name)
     struct snapshot *s = snapshot_new(m, name);
     if (!s || !(s->trigger = strdup(label)))
         return -1;
-    if (all_digits(label)) {
+    if (model_label_is_seq(label)) {
         s->trigger_is_seq = 1;
         s->trigger_seq = strtoull(label, NULL, 10);
         m->seq_triggers++;
