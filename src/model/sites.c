@@ -297,6 +297,22 @@ int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *p
     return 0;
 }
 
+/* Counts stack st of process proc into *n, storing it while there is room, unless it is
+ * among those stored already; returns whether it was new. */
+static int add_stack(uint64_t *out, int *out_proc, size_t max, size_t *n, uint64_t st, int proc)
+{
+    for (size_t k = 0; k < *n && k < max; k++)
+        if (out[k] == st && (!out_proc || out_proc[k] == proc))
+            return 0;
+    if (*n < max) {
+        out[*n] = st;
+        if (out_proc)
+            out_proc[*n] = proc;
+    }
+    (*n)++;
+    return 1;
+}
+
 size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
                          int *out_proc, size_t max)
 {
@@ -311,18 +327,8 @@ size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any
             if (st == last || !model_stack_matches(m, i, st, pattern, any_frame))
                 continue;
             /* units of one stack (several kinds) are rare: skip exact repeats only */
-            int dup = 0;
-            for (size_t k = 0; k < n && k < max && !dup; k++)
-                dup = out[k] == st && (!out_proc || out_proc[k] == i);
-            if (dup)
-                continue;
-            if (n < max) {
-                out[n] = st;
-                if (out_proc)
-                    out_proc[n] = i;
-            }
-            n++;
-            last = st;
+            if (add_stack(out, out_proc, max, &n, st, i))
+                last = st;
         }
     }
     return n;
@@ -352,18 +358,7 @@ size_t model_row_stacks(struct model *m, enum model_group g, uint32_t id, int pr
         for (size_t u = 0; u < p->nunits; u++) {
             if (unit_row_id(m, i, &p->units[u], g) != id)
                 continue;
-            uint64_t st = p->units[u].stack;
-            int dup = 0;
-            for (size_t k = 0; k < n && k < max && !dup; k++)
-                dup = out[k] == st && (!out_proc || out_proc[k] == i);
-            if (dup)
-                continue;
-            if (n < max) {
-                out[n] = st;
-                if (out_proc)
-                    out_proc[n] = i;
-            }
-            n++;
+            add_stack(out, out_proc, max, &n, p->units[u].stack, i);
         }
     }
     return n;
