@@ -13,25 +13,33 @@
 
 static int exists(const char *p) { return access(p, R_OK) == 0; }
 
+/* The directory of this executable, into dir[len]: 0, or -1 when it cannot be read. */
+static int exe_dir(char *dir, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    return 0;
+}
+
 const char *culeak_shim_path(void)
 {
     static char path[PATH_MAX + 32];
     const char *env = getenv("CULEAK_LIB");
     if (env && *env)
         return exists(env) ? env : NULL;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    char bindir[PATH_MAX];
+    if (exe_dir(bindir, sizeof bindir) != 0)
         return NULL;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = 0;
-    snprintf(path, sizeof path, "%s/libculeak.so", exe);
+    snprintf(path, sizeof path, "%s/libculeak.so", bindir);
     if (exists(path))
         return path;
-    snprintf(path, sizeof path, "%s/../lib/culeak/libculeak.so", exe);
+    snprintf(path, sizeof path, "%s/../lib/culeak/libculeak.so", bindir);
     if (exists(path))
         return path;
     return NULL;
@@ -42,19 +50,13 @@ const char *culeak_shim_path(void)
 static const char *python_dir(void)
 {
     static char dir[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    char bindir[PATH_MAX];
+    if (exe_dir(bindir, sizeof bindir) != 0)
         return NULL;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = 0;
     static const char *const rel[] = {"../share/culeak/python", "../python"};
     for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
         char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, "%s/%s/culeak.py", exe, rel[i]);
+        snprintf(p, sizeof p, "%s/%s/culeak.py", bindir, rel[i]);
         if (exists(p) && realpath(p, dir)) {
             *strrchr(dir, '/') = 0;
             return dir;
