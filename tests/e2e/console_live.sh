@@ -3,42 +3,7 @@
 # allocation, snapshot/diff while paused, continue to EXITED with a leak report, resize,
 # unknown commands, save, a job flooding its output, quit.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-# the job side (fake driver, clients) may come from another build: CULEAK_E2E_FAKE=DIR
-FAKE=${CULEAK_E2E_FAKE:-$B/fakecuda}
-[ -x "$FAKE/client_static" ] || { echo "fake driver not built"; exit 1; }
-command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
-T=$(mktemp -d)
-S=culeak-e2e-$$
-export TMUX_TMPDIR=$T
-cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
-trap cleanup EXIT
-# an ASan-built shim is preloaded into programs built without it (SAN=1 builds)
-ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
-# CULEAK_E2E_SHIM / CULEAK_E2E_FAKE: the job side from a plain build, so a SAN build
-# tests its console without preloading sanitized code into unsanitized programs
-[ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
-mkdir -m 700 "$T/run"
-
-screen() { tmux capture-pane -p -t "$S"; }
-fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
-# wait_for TEXT: polls the screen with a generous deadline (never a fixed sleep)
-wait_for() {
-    local i
-    for i in $(seq 1 300); do
-        screen | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    fail "never saw: $1"
-}
-type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
-start() {
-    tmux kill-session -t "$S" 2>/dev/null
-    tmux new-session -d -s "$S" -x 120 -y 40 \
-        "env $ENVS $B/culeak $* ; echo CONSOLE-DONE rc=\$?; sleep 600"
-}
+. "$(dirname "$0")/tmux_harness.sh" client_static
 
 # 1. breakpoint -> PAUSED in the allocation; views work while paused; continue -> EXITED
 start -- "$FAKE/client_static" long 40 100000

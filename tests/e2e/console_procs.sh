@@ -4,39 +4,15 @@
 # in another child, then execs a third client that leaks. Every traced process is listed
 # by `info processes`; the table sums them and `process PID` shows one alone.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-FAKE=${CULEAK_E2E_FAKE:-$B/fakecuda}
-[ -x "$FAKE/client_static" ] && [ -x "$FAKE/client_driver" ] || { echo "fake driver not built"; exit 1; }
-command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
-T=$(mktemp -d)
-S=culeak-procs-$$
-export TMUX_TMPDIR=$T
-cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
-trap cleanup EXIT
-ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
-[ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
-mkdir -m 700 "$T/run"
+. "$(dirname "$0")/tmux_harness.sh" client_static client_driver
 
-screen() { tmux capture-pane -p -t "$S"; }
-fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
-wait_for() {
-    local i
-    for i in $(seq 1 300); do
-        screen | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    fail "never saw: $1"
-}
-type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
 # the table's rows: between the header (2 lines) and the stack pane's title
 table() { screen | sed -n '3,/^ stack/p'; }
 
 printf '#!/bin/bash\n"%s" fork\n"%s" leak 2 4096\nexec "%s" leak 3 1048576\n' \
     "$FAKE/client_static" "$FAKE/client_static" "$FAKE/client_driver" >"$T/job.sh"
 chmod +x "$T/job.sh"
-tmux new-session -d -s "$S" -x 160 -y 50 "env $ENVS $B/culeak -- $T/job.sh ; echo CONSOLE-DONE rc=\$?; sleep 600"
+start_sized 160 50 -- "$T/job.sh"
 wait_for "EXITED (status 0)"
 wait_for "LEAK SUMMARY: 3153920 bytes leaked in 5 allocations"
 type_line "info processes"

@@ -1,0 +1,52 @@
+# The console driven in tmux, for the e2e scripts that source it (not a test itself: it is
+# not executable, so tests/run.sh passes it over):
+#     . "$(dirname "$0")/tmux_harness.sh" CLIENT...
+# checks that the fake driver's CLIENTs are built and tmux is there, gives the script a
+# private tmux server and temporary directory $T (both gone at exit), and defines
+#     start ARGS...             culeak ARGS in a fresh 120x40 session (start_sized COLS ROWS ARGS...)
+#     screen                    what the session shows
+#     wait_for TEXT             polls the screen until TEXT is on it, else fails
+#     type_line TEXT            types TEXT and Enter
+#     fail MESSAGE              prints MESSAGE and the screen, exits 1
+# A line CONSOLE-DONE rc=N follows culeak's exit in the session.
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=$ROOT/$BUILD
+# the job side (fake driver, clients) may come from another build: CULEAK_E2E_FAKE=DIR
+FAKE=${CULEAK_E2E_FAKE:-$B/fakecuda}
+for client in "$@"; do
+    [ -x "$FAKE/$client" ] || { echo "fake driver not built"; exit 1; }
+done
+command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
+T=$(mktemp -d)
+S=culeak-$(basename "$0" .sh)-$$
+export TMUX_TMPDIR=$T
+cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
+trap cleanup EXIT
+# an ASan-built shim is preloaded into programs built without it (SAN=1 builds)
+ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
+# CULEAK_E2E_SHIM / CULEAK_E2E_FAKE: the job side from a plain build, so a SAN build
+# tests its console without preloading sanitized code into unsanitized programs
+[ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
+mkdir -m 700 "$T/run"
+
+screen() { tmux capture-pane -p -t "$S"; }
+fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
+# wait_for TEXT: polls the screen with a generous deadline (never a fixed sleep)
+wait_for() {
+    local i
+    for i in $(seq 1 300); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    fail "never saw: $1"
+}
+type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
+start_sized() {
+    local cols=$1 rows=$2
+    shift 2
+    tmux kill-session -t "$S" 2>/dev/null
+    tmux new-session -d -s "$S" -x "$cols" -y "$rows" \
+        "env $ENVS $B/culeak $* ; echo CONSOLE-DONE rc=\$?; sleep 600"
+}
+start() { start_sized 120 40 "$@"; }
