@@ -6,13 +6,11 @@
  * with the change column against a snapshot, and as a diff. Prints events/s, frame times
  * and memory. */
 #include "../src/console/ui.h"
-#include "stream_builder.h"
+#include "self_image.h"
 
-#include <link.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #define LIVE 1000000
 #define STACKS 100000
@@ -30,24 +28,6 @@ static long rss_kib(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss;
-}
-
-struct self { uint64_t base, lo, hi; };
-
-/* This executable's code: call addresses inside it make symbolization real work. */
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct self *s = data;
-    if (info->dlpi_name && info->dlpi_name[0])
-        return 0;
-    s->base = info->dlpi_addr;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-            s->lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            s->hi = s->lo + info->dlpi_phdr[i].p_memsz;
-        }
-    return 1;
 }
 
 static uint64_t events_seen;
@@ -75,24 +55,21 @@ static double frame(struct ui *u, struct grid *g, const struct layout *l)
 
 int main(void)
 {
-    struct self me = {0};
-    dl_iterate_phdr(find_self, &me);
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0 || me.hi <= me.lo)
+    /* this executable's code: call addresses inside it make symbolization real work */
+    struct self_image me;
+    if (self_image_find(&me) != 0 || me.text_hi <= me.text_lo)
         return 1;
-    exe[n] = 0;
 
     /* the stream: HELLO, the module, 100k leaves under a shared 3-frame root, 1M allocations */
     struct sb *b = sb_new();
-    sb_hello(b, 1234, exe, NULL);
-    sb_module(b, exe, me.base, me.lo - me.base, me.hi - me.lo);
-    uint64_t span = me.hi - me.lo - 64;
-    sb_frame(b, 1, 0, me.lo + 16);
-    sb_frame(b, 2, 1, me.lo + 32);
-    sb_frame(b, 3, 2, me.lo + 48);
+    sb_hello(b, 1234, me.exe, NULL);
+    sb_module(b, me.exe, me.base, me.text_lo - me.base, me.text_hi - me.text_lo);
+    uint64_t span = me.text_hi - me.text_lo - 64;
+    sb_frame(b, 1, 0, me.text_lo + 16);
+    sb_frame(b, 2, 1, me.text_lo + 32);
+    sb_frame(b, 3, 2, me.text_lo + 48);
     for (uint64_t i = 0; i < STACKS; i++)
-        sb_frame(b, 4 + i, 3, me.lo + 64 + (i * 2654435761u) % span);
+        sb_frame(b, 4 + i, 3, me.text_lo + 64 + (i * 2654435761u) % span);
     for (uint64_t i = 0; i < LIVE; i++)
         sb_alloc(b, i + 1, 4 + i % STACKS, 0x700000000000ull + i * 256, 256 + (i % 7) * 64);
     struct sb *more = sb_new(); /* later: a tenth freed, a tenth allocated again */

@@ -5,40 +5,14 @@
 #include "live_table.h"
 #include "model_internal.h"
 #include "report.h"
-#include "stream_builder.h"
+#include "self_image.h"
 
-#include <link.h>
-#include <limits.h>
 #include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 #define EVENTS 1000000
 #define STACKS 10000
 #define DEPTH 8
-
-struct self { uint64_t base, text_lo, text_hi, vaddr[16], memsz[16]; size_t nseg; };
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct self *s = data;
-    if (info->dlpi_name && info->dlpi_name[0])
-        return 0;
-    s->base = info->dlpi_addr;
-    for (int i = 0; i < info->dlpi_phnum && s->nseg < 16; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        s->vaddr[s->nseg] = ph->p_vaddr;
-        s->memsz[s->nseg++] = ph->p_memsz;
-        if (ph->p_flags & PF_X) {
-            s->text_lo = info->dlpi_addr + ph->p_vaddr;
-            s->text_hi = s->text_lo + ph->p_memsz;
-        }
-    }
-    return 1;
-}
 
 static double now(void)
 {
@@ -58,20 +32,11 @@ static uint64_t next(void)
 
 /* 10k stacks of depth 8 over 2k distinct call addresses; 1M events: allocations, and
  * frees of a random earlier one, leaving about a fifth live. */
-static struct sb *build(const char *exe, const struct self *s, size_t *live_at_end)
+static struct sb *build(const struct self_image *s, size_t *live_at_end)
 {
     struct sb *b = sb_new();
-    sb_hello(b, 1, exe, NULL);
-    sb_u(b, 1);
-    sb_u(b, 1);
-    sb_s(b, exe);
-    sb_u(b, s->base);
-    sb_u(b, s->nseg);
-    for (size_t i = 0; i < s->nseg; i++) {
-        sb_u(b, s->vaddr[i]);
-        sb_u(b, s->memsz[i]);
-    }
-    sb_end(b, CULEAK_REC_MODULES);
+    sb_hello(b, 1, s->exe, NULL);
+    sb_self_module(b, s);
     uint64_t ips[2000];
     for (int i = 0; i < 2000; i++)
         ips[i] = s->text_lo + next() % (s->text_hi - s->text_lo);
@@ -105,15 +70,11 @@ static struct sb *build(const char *exe, const struct self *s, size_t *live_at_e
 
 int main(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    struct self_image s;
+    if (self_image_find(&s) != 0)
         return 1;
-    exe[n] = 0;
-    struct self s = {0};
-    dl_iterate_phdr(find_self, &s);
     size_t expect_live;
-    struct sb *b = build(exe, &s, &expect_live);
+    struct sb *b = build(&s, &expect_live);
     printf("recording: %zu events, %d stacks, %.1f MB\n", (size_t)EVENTS, STACKS, (double)b->n / 1e6);
 
     double best = 0;

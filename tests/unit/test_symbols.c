@@ -8,14 +8,12 @@
 #include <cmocka.h>
 
 #include "model.h"
-#include "stream_builder.h"
+#include "self_image.h"
 
-#include <link.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static uint64_t recorded_ip;
 static int recorded_line;
@@ -33,41 +31,11 @@ static __attribute__((noinline)) void allocation_site_for_test(void)
     __asm__ volatile("" ::: "memory");
 }
 
-struct self_map {
-    uint64_t base;
-    uint64_t vaddr[16], memsz[16];
-    size_t nseg;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct self_map *m = data;
-    if (info->dlpi_name && info->dlpi_name[0])
-        return 0; /* the main program has an empty name */
-    m->base = info->dlpi_addr;
-    for (int i = 0; i < info->dlpi_phnum && m->nseg < 16; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-            m->vaddr[m->nseg] = info->dlpi_phdr[i].p_vaddr;
-            m->memsz[m->nseg++] = info->dlpi_phdr[i].p_memsz;
-        }
-    return 1;
-}
-
-static struct sb *stream_for_self(const char *exe, const struct self_map *sm)
+static struct sb *stream_for_self(const struct self_image *self)
 {
     struct sb *b = sb_new();
-    sb_hello(b, 1, exe, NULL);
-    sb_u(b, 1);
-    sb_u(b, 1);
-    sb_s(b, exe);
-    sb_u(b, sm->base);
-    sb_u(b, sm->nseg);
-    for (size_t i = 0; i < sm->nseg; i++) {
-        sb_u(b, sm->vaddr[i]);
-        sb_u(b, sm->memsz[i]);
-    }
-    sb_end(b, CULEAK_REC_MODULES);
+    sb_hello(b, 1, self->exe, NULL);
+    sb_self_module(b, self);
     sb_frame(b, 1, 0, recorded_ip);
     sb_frame(b, 2, 0, 0x10);              /* in no module */
     sb_alloc(b, 1, 1, 0x1000, 64);
@@ -79,16 +47,12 @@ static void test_symbolizes_function_and_line(void **state)
 {
     (void)state;
     allocation_site_for_test();
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    assert_true(n > 0);
-    exe[n] = 0;
-    struct self_map sm = {0};
-    dl_iterate_phdr(find_self, &sm);
-    assert_true(sm.nseg > 0);
+    struct self_image self;
+    assert_int_equal(self_image_find(&self), 0);
+    assert_true(self.nseg > 0);
 
     struct model *m = model_new(NULL);
-    struct sb *b = stream_for_self(exe, &sm);
+    struct sb *b = stream_for_self(&self);
     struct model_stream *s = model_stream_open(m);
     assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
     model_stream_close(s);
@@ -101,8 +65,8 @@ static void test_symbolizes_function_and_line(void **state)
     assert_non_null(fr[0].file);
     assert_non_null(strstr(fr[0].file, "test_symbols.c"));
     assert_int_equal(fr[0].line, recorded_line);
-    assert_string_equal(fr[0].module, exe);
-    assert_int_equal(fr[0].offset, recorded_ip - sm.base);
+    assert_string_equal(fr[0].module, self.exe);
+    assert_int_equal(fr[0].offset, recorded_ip - self.base);
 
     /* the site table names the site the same way; patterns find the stack */
     struct model_query q;
@@ -156,22 +120,19 @@ static void test_lazy_names_keep_ids(void **state)
 {
     (void)state;
     allocation_site_for_test();
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    assert_true(n > 0);
-    exe[n] = 0;
-    struct self_map sm = {0};
-    dl_iterate_phdr(find_self, &sm);
+    struct self_image self;
+    assert_int_equal(self_image_find(&self), 0);
     struct model *m = model_new(NULL);
-    struct sb *b = stream_for_self(exe, &sm);
+    struct sb *b = stream_for_self(&self);
     sb_alloc(b, 3, 1, 0x3000, 64); /* the named site: 2 x 64 B; the other 1 x 32 B */
     struct model_stream *s = model_stream_open(m);
     assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
     model_stream_close(s);
 
-    const char *slash = strrchr(exe, '/');
+    const char *slash = strrchr(self.exe, '/');
     char plain[PATH_MAX + 32];
-    snprintf(plain, sizeof plain, "%s+0x%llx", slash ? slash + 1 : exe, (unsigned long long)(recorded_ip - sm.base));
+    snprintf(plain, sizeof plain, "%s+0x%llx", slash ? slash + 1 : self.exe,
+             (unsigned long long)(recorded_ip - self.base));
     struct model_query q;
     model_query_init(&q);
     q.lazy_names = 1;
