@@ -71,7 +71,11 @@ const struct cmd_spec cmd_specs[] = {
     {"group", NULL, ARG_GROUP, "group site|function|file|module|stack",
      "Aggregate allocations by call site (first frame outside the CUDA libraries), function,\n"
      "source file, module or whole stack."},
-    {"show", NULL, ARG_SITE, "show SITE", "Select SITE in the table and show its full stack."},
+    {"show", NULL, ARG_SITE, "show SITE [full]",
+     "Select SITE in the table and list its stack in the output pane, innermost frame first,\n"
+     "the call site marked '>'. Each run of looked-through frames (CUDA and framework\n"
+     "libraries, the interpreter) is folded into one line, as in the stack pane; `full`\n"
+     "(or show -a SITE) lists every frame."},
     {"process", NULL, ARG_PROCESS, "process PID|all", "Show one process of the job, or all of them together."},
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"

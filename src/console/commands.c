@@ -4,6 +4,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
+#include "stack_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,15 +388,24 @@ static void c_group(struct console *c, int argc, char **argv)
                c->u.nrows, names);
 }
 
+#define SHOW_FRAMES 256
+
+/* show SITE [full], show -a SITE: runs of looked-through frames are folded unless full. */
 static void c_show(struct console *c, int argc, char **argv)
 {
-    if (argc < 2) {
-        ui_message(&c->u, 1, "usage: show SITE (a table id, a function name or file:line)");
+    int full = argc > 1 && strcmp(argv[1], "-a") == 0;
+    const char *spec = argc > 1 + full ? argv[1 + full] : NULL;
+    if (!full && argc > 2 && strcmp(argv[2], "full") == 0)
+        full = 1;
+    else if (argc > 2 + full)
+        spec = NULL;
+    if (!spec) {
+        ui_message(&c->u, 1, "usage: show SITE [full] (a table id, a function name or file:line)");
         return;
     }
     struct row st;
-    if (ui_find_site(&c->u, argv[1], &st) != 0) {
-        ui_message(&c->u, 1, "no site matches '%s'", argv[1]);
+    if (ui_find_site(&c->u, spec, &st) != 0) {
+        ui_message(&c->u, 1, "no site matches '%s'", spec);
         return;
     }
     c->u.filter[0] = 0;
@@ -407,16 +417,25 @@ static void c_show(struct console *c, int argc, char **argv)
              ui_site_id(st.id), st.text ? st.text : "?", fmt_size(a, sizeof a, st.live),
              (unsigned long long)st.count, fmt_size(b, sizeof b, st.peak), (unsigned long long)st.allocs);
     say(c, line);
-    struct model_frame f[256];
-    size_t n = model_stack_frames(c->u.m, st.stack_proc, st.stack, f, 256);
-    for (size_t i = 0; i < n && i < 256; i++) {
-        char fl[1100];
-        model_frame_format(&f[i], fl, sizeof fl);
-        snprintf(line, sizeof line, "  #%-2zu %s%s", i, fl, f[i].inlined ? " (inlined)" : "");
+    struct model_frame f[SHOW_FRAMES];
+    struct stack_line l[SHOW_FRAMES];
+    size_t n = model_stack_frames(c->u.m, st.stack_proc, st.stack, f, SHOW_FRAMES);
+    size_t got = n < SHOW_FRAMES ? n : SHOW_FRAMES;
+    size_t nl = stack_lines(f, got, !full, l), folded = 0;
+    for (size_t i = 0; i < nl; i++) {
+        folded += l[i].count;
+        say(c, stack_line_text(&l[i], f, line, sizeof line));
+    }
+    if (got < n) {
+        snprintf(line, sizeof line, "  ... %zu more frames", n - got);
         say(c, line);
     }
     c->u.out_scroll = 0;
-    ui_message(&c->u, 0, "site #%u selected; its stack is in the output pane too", ui_site_id(st.id));
+    if (folded)
+        ui_message(&c->u, 0, "site #%u selected; its stack is in the output pane (%zu looked-through frames "
+                   "folded: show %s full lists them)", ui_site_id(st.id), folded, spec);
+    else
+        ui_message(&c->u, 0, "site #%u selected; its stack is in the output pane too", ui_site_id(st.id));
 }
 
 static void c_process(struct console *c, int argc, char **argv)

@@ -1,28 +1,56 @@
 /* The selected site's full stack; while paused, the held allocation and its stack. */
 #include "apis.h"
 #include "fmt.h"
+#include "stack_text.h"
 #include "ui.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#define PANE_FRAMES 256
+
+/* The stack from its innermost frame, looked-through runs folded, so that the call site
+ * is on screen even in a pane of two rows; the last row counts what did not fit. */
 static void frames(struct ui *u, struct grid *g, int y, int x, int rows, int w, int proc, uint64_t stack)
 {
-    struct model_frame f[64];
-    size_t n = model_stack_frames(u->m, proc, stack, f, 64);
-    if (n == 0 && rows > 0)
+    if (rows <= 0)
+        return;
+    struct model_frame f[PANE_FRAMES];
+    struct stack_line l[PANE_FRAMES];
+    size_t n = model_stack_frames(u->m, proc, stack, f, PANE_FRAMES);
+    if (n == 0) {
         grid_put(g, y, x, w, "  (no stack recorded)", AT_DIM);
-    for (size_t i = 0; i < n && (int)i < rows; i++) {
-        char label[1024];
-        if (i < 64)
-            model_frame_format(&f[i], label, sizeof label);
-        if ((int)i == rows - 1 && i + 1 < n)
-            grid_putf(g, y + (int)i, x, w, AT_DIM, "  ... %zu more frames (show SITE lists them in the output pane)",
-                      n - i);
-        else if (i < 64)
-            grid_putf(g, y + (int)i, x, w, f[i].skipped ? AT_DIM : AT_NORMAL, "  #%-2zu %s%s", i, label,
-                      f[i].inlined ? " (inlined)" : "");
+        return;
     }
+    size_t got = n < PANE_FRAMES ? n : PANE_FRAMES;
+    size_t nl = stack_lines(f, got, 1, l), site = 0;
+    while (site < nl && !l[site].site)
+        site++;
+    size_t first = 0, shown = nl, avail = (size_t)rows;
+    int more = 0;
+    if (nl > avail || got < n) {
+        more = 1;
+        shown = avail - 1;
+        if (site < nl && site >= shown) { /* the site matters more than the count */
+            more = 0;
+            shown = avail;
+            if (site >= shown)
+                first = site + 1 - shown;
+        }
+    }
+    if (shown > nl - first)
+        shown = nl - first;
+    for (size_t i = 0; i < shown; i++) {
+        const struct stack_line *sl = &l[first + i];
+        char text[1300];
+        stack_line_text(sl, f, text, sizeof text);
+        uint8_t at = sl->site ? AT_BOLD : sl->count || f[sl->frame].skipped ? AT_DIM : AT_NORMAL;
+        grid_put(g, y + (int)i, x, w, text, at);
+    }
+    size_t next = first + shown < nl ? l[first + shown].frame : got;
+    if (more && next < n)
+        grid_putf(g, y + (int)shown, x, w, AT_DIM, "  ... %zu more frames (show SITE lists them in the output pane)",
+                  n - next);
 }
 
 static void render(struct ui *u, struct grid *g, struct rect r)

@@ -9,6 +9,7 @@
 
 #include "../../src/console/breakpoints.h"
 #include "../../src/console/cmdline.h"
+#include "../../src/console/console.h"
 #include "../../src/console/fmt.h"
 #include "../../src/console/ui.h"
 #include "apis.h"
@@ -293,9 +294,9 @@ static void test_diff_new_allocations(void **state)
     assert_true(out_has(&u, "4 allocations made after a and still live now: 1.01 MiB in 2 stacks"));
     assert_true(out_has(&u, "  1.00 MiB in 1 allocations, pid 4242, first at event 6:"));
     assert_true(out_has(&u, "  12.0 KiB in 3 allocations, pid 4242, first at event 7:"));
-    assert_true(out_has(&u, "    #0  app+0x200"));  /* stack 2's frames, innermost first */
+    assert_true(out_has(&u, "  > #0  app+0x200"));  /* stack 2's frames, innermost first, the site marked */
     assert_true(out_has(&u, "    #1  app+0x100"));
-    assert_true(out_has(&u, "    #0  app+0x300"));
+    assert_true(out_has(&u, "  > #0  app+0x300"));
     assert_int_equal(ui_diff_new(&u, "a", "b", &bytes, &count), 0);
     assert_true(bytes == (1u << 20) + 2 * 4096 && count == 3);
     assert_true(out_has(&u, "  8.00 KiB in 2 allocations, pid 4242, first at event 7:"));
@@ -413,6 +414,93 @@ static void test_outbuf(void **state)
     outbuf_free(&o);
 }
 
+/* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
+ * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
+ * folds each run into one line so the site is on screen even in a few rows; show folds
+ * the same way and lists every frame with `full`. */
+static void test_stack_folds_library_frames(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct model_stream *s = model_stream_open(u.m);
+    assert_non_null(s);
+    struct sb *b = sb_new();
+    sb_hello(b, 4242, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    const uint64_t libc = 0x7f0000000000ull, cpu = 0x7f1000000000ull, tcuda = 0x7f2000000000ull,
+                   c10 = 0x7f3000000000ull;
+    sb_module(b, "/usr/lib/libc.so.6", libc, 0, 0x10000);
+    sb_module(b, "/opt/torch/lib/libtorch_cpu.so", cpu, 0, 0x10000);
+    sb_module(b, "/opt/torch/lib/libtorch_cuda.so", tcuda, 0, 0x10000);
+    sb_module(b, "/opt/torch/lib/libc10_cuda.so", c10, 0, 0x10000);
+    sb_frame(b, 1, 0, libc + 0x10);
+    sb_frame(b, 2, 1, libc + 0x20);
+    sb_frame(b, 3, 2, APP_BASE + 0x100);
+    sb_frame(b, 4, 3, APP_BASE + 0x200);
+    uint64_t id = 5;
+    for (int i = 0; i < 4; i++, id++)
+        sb_frame(b, id, id - 1, cpu + 0x100 + (uint64_t)i);
+    for (int i = 0; i < 5; i++, id++)
+        sb_frame(b, id, id - 1, tcuda + 0x100 + (uint64_t)i);
+    for (int i = 0; i < 10; i++, id++)
+        sb_frame(b, id, id - 1, c10 + 0x100 + (uint64_t)i);
+    uint64_t leaf = id - 1; /* 23 frames: #0-#18 libraries, #19 the site */
+    sb_alloc(b, 1, leaf, 0x7000, 1 << 20);
+    feed_bytes(&u, s, b);
+    ui_rows(&u);
+    assert_int_equal(u.nrows, 1);
+    assert_non_null(strstr(u.rows[0].text, "app+0x200"));
+
+    const char *fold = "... 19 frames in libc10_cuda.so, libtorch_cuda.so, libtorch_cpu.so (looked through)";
+    struct grid g;
+    assert_int_equal(grid_init(&g, 6, 120), 0);
+    char row[512];
+    stack_view.render(&u, &g, (struct rect){0, 0, 6, 120}); /* a title and 5 rows: all 4 lines */
+    assert_non_null(strstr(grid_row_text(&g, 1, row, sizeof row), fold));
+    assert_string_equal(grid_row_text(&g, 2, row, sizeof row), "> #19 app+0x200");
+    assert_int_equal(g.c[2 * g.w].attr, AT_BOLD);
+    assert_string_equal(grid_row_text(&g, 3, row, sizeof row), "  #20 app+0x100");
+    assert_non_null(strstr(grid_row_text(&g, 4, row, sizeof row), "... 2 frames in libc.so.6 (looked through)"));
+    assert_false(grid_contains(&g, "more frames"));
+    grid_clear(&g);
+    stack_view.render(&u, &g, (struct rect){0, 0, 4, 120}); /* 3 rows: the last one counts the rest */
+    assert_string_equal(grid_row_text(&g, 2, row, sizeof row), "> #19 app+0x200");
+    assert_non_null(strstr(grid_row_text(&g, 3, row, sizeof row), "... 3 more frames"));
+    /* paused in a pane of 2 frame rows: the site still shows, the count gives way */
+    u.state = JOB_PAUSED;
+    u.held = (struct held){.proc = 0, .seq = 1, .tid = 77, .size = 1 << 20, .leaf = leaf,
+                           .api = CULEAK_API_CUDA_MALLOC, .kind = CULEAK_KIND_DEVICE, .bp_id = 1};
+    grid_clear(&g);
+    stack_view.render(&u, &g, (struct rect){0, 0, 4, 120});
+    assert_true(grid_contains(&g, "PAUSED in cudaMalloc"));
+    assert_non_null(strstr(grid_row_text(&g, 2, row, sizeof row), fold));
+    assert_string_equal(grid_row_text(&g, 3, row, sizeof row), "> #19 app+0x200");
+    grid_free(&g);
+
+    struct console c;
+    memset(&c, 0, sizeof c);
+    c.u = u;
+    console_exec(&c, "show app+0x200");
+    assert_true(out_has(&c.u, fold));
+    assert_true(out_has(&c.u, "> #19 app+0x200"));
+    assert_false(out_has(&c.u, "#0  libc10_cuda.so+0x109"));
+    assert_non_null(strstr(c.u.msg, "21 looked-through frames folded")); /* 19 + 2 */
+    outbuf_free(&c.u.out);
+    outbuf_init(&c.u.out, 1000);
+    console_exec(&c, "show app+0x200 full");
+    assert_true(out_has(&c.u, "  #0  libc10_cuda.so+0x109"));
+    assert_true(out_has(&c.u, "  #18 libtorch_cpu.so+0x100"));
+    assert_true(out_has(&c.u, "> #19 app+0x200"));
+    assert_true(out_has(&c.u, "  #22 libc.so.6+0x10"));
+    assert_false(out_has(&c.u, "looked through"));
+    console_exec(&c, "show -a app+0x200 full");
+    assert_int_equal(c.u.msg_error, 1);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&c.u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,7 +508,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
         cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf),
-        cmocka_unit_test(test_diff_new_allocations),
+        cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,71 @@
+/* Folding looked-through frames out of the console's stacks (stack_text.h). */
+#include "stack_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FOLD_NAMES 3 /* module names listed in a fold line; more become "..." */
+
+size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack_line *out)
+{
+    size_t site = 0;
+    while (site < n && f[site].skipped)
+        site++;
+    if (site == n) { /* all looked through: the model takes the innermost frame as the site */
+        site = 0;
+        fold = 0;
+    }
+    size_t nl = 0;
+    for (size_t i = 0; i < n;) {
+        size_t run = 0;
+        while (fold && i + run < n && f[i + run].skipped)
+            run++;
+        if (run >= 2) { /* one folded frame would take the line its fold line takes */
+            out[nl++] = (struct stack_line){i, run, 0};
+            i += run;
+        } else {
+            out[nl++] = (struct stack_line){i, 0, i == site};
+            i++;
+        }
+    }
+    return nl;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "?";
+}
+
+char *stack_line_text(const struct stack_line *l, const struct model_frame *f, char *buf, size_t len)
+{
+    if (!l->count) {
+        const struct model_frame *fr = &f[l->frame];
+        char label[1024];
+        model_frame_format(fr, label, sizeof label);
+        snprintf(buf, len, "%s #%-2zu %s%s", l->site ? ">" : " ", l->frame, label,
+                 fr->inlined ? " (inlined)" : "");
+        return buf;
+    }
+    /* the run's modules, each once, in the order the frames name them */
+    const char *names[FOLD_NAMES];
+    size_t nnames = 0, more = 0;
+    for (size_t i = l->frame; i < l->frame + l->count; i++) {
+        const char *name = base_name(f[i].module);
+        size_t k = 0;
+        while (k < nnames && strcmp(names[k], name) != 0)
+            k++;
+        if (k < nnames)
+            continue;
+        if (nnames < FOLD_NAMES)
+            names[nnames++] = name;
+        else
+            more = 1;
+    }
+    int w = snprintf(buf, len, "  ... %zu frames in", l->count);
+    for (size_t k = 0; k < nnames && w >= 0 && (size_t)w < len; k++)
+        w += snprintf(buf + w, len - (size_t)w, "%s %s", k ? "," : "", names[k]);
+    if (w >= 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, "%s (looked through)", more ? ", ..." : "");
+    return buf;
+}

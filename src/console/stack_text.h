@@ -1,0 +1,25 @@
+/* A stack as the console lists it (stack pane, PAUSED view, show, diff): innermost
+ * first, each run of looked-through frames folded into one line so that the call site
+ * and its callers fit in a few rows. Plain text, no curses. */
+#ifndef CULEAK_CONSOLE_STACK_TEXT_H
+#define CULEAK_CONSOLE_STACK_TEXT_H
+
+#include "model.h"
+
+#include <stddef.h>
+
+struct stack_line {
+    size_t frame; /* #N of its frame, or of the first frame folded into it */
+    size_t count; /* frames folded into this line; 0: one frame, shown as is */
+    int site;     /* the call site: the first frame outside looked-through code */
+};
+
+/* Lines of f[0..n). With fold, each run of two or more looked-through frames becomes one
+ * line; when every frame is looked through nothing is folded and frame #0 is the site.
+ * out has room for n lines; returns how many. */
+size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack_line *out);
+/* "  #3  fn at file:line", "> #3  ..." for the site,
+ * "  ... 19 frames in libc10_cuda.so, libtorch_cuda.so (looked through)" for a fold. */
+char *stack_line_text(const struct stack_line *l, const struct model_frame *f, char *buf, size_t len);
+
+#endif
