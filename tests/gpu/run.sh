@@ -86,7 +86,8 @@ done
 
 say "== a two-rank job (torchrun): ranks, devices, a leak planted on rank 1, merged report"
 rm -f "$W"/ddp.*.culeak
-ITERATIONS=10 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$CULEAK" record -o "$W/ddp.%r.culeak" -- \
+# NVLink multicast stays off on machines with several GPUs
+NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 ITERATIONS=10 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$CULEAK" record -o "$W/ddp.%r.culeak" -- \
     torchrun --standalone --nproc_per_node 2 tests/gpu/ddp_leak.py >"$W/ddp.out" 2>"$W/ddp.err"
 ddp_rc=$?
 ddp_dumps=()
