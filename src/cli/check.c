@@ -13,8 +13,8 @@
 static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak check [--error-exitcode N] [--format text|json] [--group G] [--depth N]\n"
-          "                    [--merge-processes] [--skip GLOB] [--skip-function GLOB] [--output FILE]\n"
-          "                    -- PROGRAM [ARGS]\n"
+          "                    [--merge-processes] [--no-pool] [--skip GLOB] [--skip-function GLOB]\n"
+          "                    [--output FILE] -- PROGRAM [ARGS]\n"
           "Runs PROGRAM (and the programs it starts) under libculeak.so and reports the GPU memory\n"
           "still allocated at exit, or when its context was destroyed or its device reset, grouped\n"
           "by call site with the full stack, then a line\n"
@@ -27,7 +27,8 @@ static int usage(FILE *f, int rc)
           "look through when finding call sites (also $CULEAK_SKIP_MODULES); --skip-function GLOB\n"
           "adds functions, or source files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS;\n"
           "the CUDA runtime linked into a program, cuda*, libcudart_static_* and cuda_runtime.h,\n"
-          "is looked through by default).\n"
+          "is looked through by default). --no-pool turns the frameworks' caching allocators off for\n"
+          "the job, so every tensor is an allocation of its own.\n"
           "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
           f);
     return rc;
