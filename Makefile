@@ -32,7 +32,7 @@ LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC))
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-CONSOLE_LIBS := -ldw -lelf -lreadline -lncursesw -ltinfo -lutil -lpthread -lm
+CONSOLE_LIBS := -lvterm -ldw -lelf -lreadline -lncursesw -ltinfo -lutil -lpthread -lm
 SHIM_LIBS    := -lunwind -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz

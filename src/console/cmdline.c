@@ -84,6 +84,9 @@ const struct cmd_spec cmd_specs[] = {
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"search", "/", ARG_TEXT, "search [TEXT]",
+     "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
+     "highlight it; search alone finds the next older one. End in the output pane returns."},
     {"quit", "q", ARG_NONE, "quit", "Leave the console. A paused job resumes first; a job still running loses its\n"
      "terminal (SIGHUP)."},
 };

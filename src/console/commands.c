@@ -4,6 +4,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
+#include "pane_cmds.h"
 #include "stack_text.h"
 
 #include <stdio.h>
@@ -576,6 +577,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"quit", c_quit},
+    {"search", cmd_search},
 };
 
 void console_exec(struct console *c, const char *line)

@@ -85,6 +85,8 @@ struct ui {
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
     size_t out_scroll;     /* lines scrolled back from the newest */
+    uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
+    char out_search[128];  /* the text searched for last */
 
     char msg[512];
     int msg_error;
