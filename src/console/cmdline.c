@@ -37,7 +37,9 @@ int cmd_split(const char *line, char *buf, size_t buflen, char **argv)
 }
 
 const struct cmd_spec cmd_specs[] = {
-    {"help", "h", ARG_COMMAND, "help [COMMAND]", "List the commands, or describe one."},
+    {"help", "h", ARG_COMMAND, "help [COMMAND]",
+     "Open this view: every command, then the keys (also ? on an empty prompt, or F1).\n"
+     "help COMMAND shows that command; a prefix of several (help snap) shows each."},
     {"snapshot", NULL, ARG_TEXT, "snapshot [NAME]",
      "Remember every site's live bytes now, under NAME (default s1, s2, ...). The table's\n"
      "change column counts from the latest snapshot."},

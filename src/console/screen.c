@@ -170,6 +170,7 @@ int screen_key(char *utf8buf, int *nav)
         case KEY_BACKSPACE: return SK_BACKSPACE;
         case KEY_DC: return SK_DELETE;
         case KEY_BTAB: case KEY_F(6): return SK_FOCUS;
+        case KEY_F(1): return SK_HELP;
         case KEY_RESIZE: return SK_RESIZE;
         case KEY_ENTER: strcpy(utf8buf, "\r"); return SK_CHAR;
         default: return SK_NONE;
@@ -179,6 +180,8 @@ int screen_key(char *utf8buf, int *nav)
         return SK_INTR;
     if (wch == 12)
         return SK_REDRAW;
+    if (wch == 27)
+        return SK_ESC;
     mbstate_t st;
     memset(&st, 0, sizeof st);
     size_t n = wcrtomb(utf8buf, (wchar_t)wch, &st);

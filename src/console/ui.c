@@ -351,13 +351,17 @@ void ui_render(struct ui *u, struct grid *g, const struct layout *l)
     table_view.render(u, g, l->table);
     stack_view.render(u, g, l->stack);
     output_view.render(u, g, l->output);
+    if (u->help_open) /* over the table, stack and output panes */
+        help_view.render(u, g, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
     status_view.render(u, g, l->status);
     prompt_view.render(u, g, l->prompt);
 }
 
 void ui_key(struct ui *u, int key, const struct layout *l)
 {
-    if (u->focus_output)
+    if (u->help_open)
+        help_view.key(u, key, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
+    else if (u->focus_output)
         output_view.key(u, key, l->output);
     else
         table_view.key(u, key, l->table);

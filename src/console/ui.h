@@ -88,6 +88,10 @@ struct ui {
     uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
     char out_search[128];  /* the text searched for last */
 
+    int help_open;         /* the help view covers the panes */
+    size_t help_top;
+    char help_topic[32];   /* help COMMAND; empty: everything */
+
     char msg[512];
     int msg_error;
     struct held held;
@@ -152,7 +156,15 @@ struct view {
     int (*key)(struct ui *u, int key, struct rect r); /* 1 when handled */
 };
 
-extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view;
+extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view, help_view;
+/* Opens the help view on a topic (NULL: every command and key); whether a topic names a
+ * command (a unique prefix, or a prefix of several). */
+void ui_help_open(struct ui *u, const char *topic);
+int help_topic_known(const char *topic);
+/* Keys for the help view (screen.h's SK_*): F1 opens and closes it, ? opens it from an
+ * empty prompt; while open, q (on an empty prompt) and Esc close it and any other typed
+ * character closes it and goes on to the prompt. 1 when the key was used up. */
+int help_key(struct ui *u, int sk, const char *utf8, int prompt_empty);
 
 struct layout {
     struct rect header, table, stack, output, status, prompt;

@@ -11,6 +11,7 @@
 #include "../../src/console/cmdline.h"
 #include "../../src/console/console.h"
 #include "../../src/console/fmt.h"
+#include "../../src/console/screen.h"
 #include "../../src/console/ui.h"
 #include "apis.h"
 #include "stream_builder.h"
@@ -476,6 +477,64 @@ static void test_outbuf_terminal(void **state)
     outbuf_free(&o);
 }
 
+/* help at 80x24: a view over the panes, every line within 80 columns (wrapped, not cut),
+ * scrolling to the end reaches the keys; help with a prefix of several commands shows
+ * each of them. */
+static void test_help_view(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct layout l;
+    struct grid g;
+    layout_compute(24, 80, &l);
+    assert_int_equal(grid_init(&g, 24, 80), 0);
+    console_exec(&c, "help");
+    assert_true(c.u.help_open);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, " help  lines 1-"));
+    assert_true(grid_contains(&g, " help [COMMAND]"));
+    assert_true(grid_contains(&g, "(culeak)"));
+    /* diff's 86-column first line wraps at a blank, the rest indented under it */
+    assert_true(grid_contains(&g, "     Show, per site, what changed from snapshot A to snapshot B (default: now),\n"));
+    assert_true(grid_contains(&g, "\n       largest"));
+    int pages = 0;
+    while (!grid_contains(&g, "break leaky_fn grows 10MiB") && pages++ < 20) {
+        ui_key(&c.u, UK_PGDN, &l);
+        ui_render(&c.u, &g, &l);
+    }
+    assert_true(grid_contains(&g, "e.g. break 3, break main.cu:42 live > 64MiB,"));
+    ui_key(&c.u, UK_END, &l);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, "? or F1"));
+    assert_false(grid_contains(&g, " help [COMMAND]"));
+    assert_true(help_key(&c.u, SK_CHAR, "q", 1));
+    assert_false(c.u.help_open);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, "sort:live"));
+    assert_true(help_key(&c.u, SK_CHAR, "?", 1));
+    assert_true(c.u.help_open);
+    assert_false(help_key(&c.u, SK_CHAR, "s", 1)); /* typing closes it and types */
+    assert_false(c.u.help_open);
+    assert_false(help_key(&c.u, SK_CHAR, "?", 0)); /* a ? inside a command is typed */
+    assert_true(help_key(&c.u, SK_HELP, "", 0));
+    assert_true(c.u.help_open);
+    assert_true(help_key(&c.u, SK_ESC, "", 0));
+    assert_false(c.u.help_open);
+    console_exec(&c, "help snap");
+    assert_true(c.u.help_open);
+    assert_int_equal(c.u.msg_error, 0);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, " snapshot [NAME]"));
+    assert_true(grid_contains(&g, " snapshots"));
+    assert_false(grid_contains(&g, " diff A [B]"));
+    console_exec(&c, "help frobnicate");
+    assert_int_equal(c.u.msg_error, 1);
+    grid_free(&g);
+    ui_free(&c.u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -569,7 +628,7 @@ int main(void)
         cmocka_unit_test(test_sizes),         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
