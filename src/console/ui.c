@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 int ui_init(struct ui *u)
 {
@@ -22,6 +23,8 @@ int ui_init(struct ui *u)
     u->proc_filter = -1;
     u->prompt = "(culeak) ";
     u->line = "";
+    if (!getcwd(u->cwd, sizeof u->cwd)) /* the job starts where the console does */
+        u->cwd[0] = 0;
     return u->m ? 0 : -1;
 }
 

@@ -62,6 +62,7 @@ struct ui {
     struct outbuf out;
 
     char title[512];       /* the job's command or the recordings' names */
+    char cwd[1024];        /* the job's working directory: paths under it are shown relative */
     enum job_state state;
     int exit_status;       /* wait status when EXITED */
     double now;            /* seconds since the session began */

@@ -12,6 +12,7 @@
 #include "../../src/console/console.h"
 #include "../../src/console/fmt.h"
 #include "../../src/console/screen.h"
+#include "../../src/console/site_text.h"
 #include "../../src/console/ui.h"
 #include "apis.h"
 #include "stream_builder.h"
@@ -535,6 +536,37 @@ static void test_help_view(void **state)
     ui_free(&c.u);
 }
 
+/* Sites in a column: the path relative to the working directory, then the directory, the
+ * tail and the function's end give way, so that file:line stays visible. */
+static void test_site_fit(void **state)
+{
+    (void)state;
+    char b[256];
+    const char *cwd = "/home/ann/src/proj";
+    const char *t = "train_step at /home/ann/src/proj/demo/sim/loop_leak_sim.c:39";
+    assert_string_equal(site_fit(t, cwd, 0, b, sizeof b), "train_step at demo/sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, "/home/ann/src/proj/", 80, b, sizeof b),
+                        "train_step at demo/sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, "/home/ann/src/pro", 0, b, sizeof b), t); /* not under it */
+    assert_string_equal(site_fit(t, NULL, 0, b, sizeof b), t);
+    assert_string_equal(site_fit(t, cwd, 40, b, sizeof b), "train_step at .../sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 36, b, sizeof b), "train_step at .../loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 34, b, sizeof b), "train_step at loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 28, b, sizeof b), "tra... at loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 20, b, sizeof b), "loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 12, b, sizeof b), "..._sim.c:39");
+    /* a frame line: the prefix is part of the head, the tail goes before the function */
+    const char *f = "> #0  longrun at /abs/tests/fakecuda/client_scenarios.c:337 (inlined)";
+    assert_string_equal(site_fit(f, "/abs", 80, b, sizeof b),
+                        "> #0  longrun at tests/fakecuda/client_scenarios.c:337 (inlined)");
+    assert_string_equal(site_fit(f, "/abs", 50, b, sizeof b),
+                        "> #0  longrun at client_scenarios.c:337 (inlined)");
+    assert_string_equal(site_fit(f, "/abs", 40, b, sizeof b), "> #0  longrun at client_scenarios.c:337");
+    /* no file:line: cut only */
+    assert_string_equal(site_fit("app+0x200", cwd, 5, b, sizeof b), "app+0");
+    assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -628,7 +660,7 @@ int main(void)
         cmocka_unit_test(test_sizes),         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
