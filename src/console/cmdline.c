@@ -59,7 +59,9 @@ const struct cmd_spec cmd_specs[] = {
      "  grows SIZE       the site grew by SIZE since the breakpoint was set\n"
      "  count > N        the site holds more than N live allocations\n"
      "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
-    {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots", "Describe breakpoints, processes or snapshots."},
+    {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots|marks",
+     "Describe breakpoints, processes, snapshots or the job's marks (label, pid, time, event,\n"
+     "device memory then)."},
     {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N)."},
     {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},

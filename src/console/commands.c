@@ -4,6 +4,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
+#include "wire.h"
 #include "pane_cmds.h"
 #include "stack_text.h"
 
@@ -184,6 +185,36 @@ static void c_break(struct console *c, int argc, char **argv)
         say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
 }
 
+/* Every mark of every process: label, pid, time since the process started, event, and
+ * the process's device memory then. */
+static void info_marks(struct console *c)
+{
+    size_t total = ui_mark_count(&c->u);
+    if (!total) {
+        ui_message(&c->u, 0, "no marks yet (culeak_mark(), culeak.mark() or NVTX ranges make them)");
+        return;
+    }
+    say(c, "  mark                          pid        time     event   device memory");
+    for (int p = 0; p < model_process_count(c->u.m); p++) {
+        const struct model_process *pr = model_process(c->u.m, p);
+        size_t n = 0;
+        const struct model_mark *v = model_marks(c->u.m, p, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].flags & CULEAK_MARK_POP)
+                continue;
+            char line[512], t[32], sz[32];
+            uint64_t t0 = pr->start_monotonic_ns;
+            fmt_duration(t, sizeof t, v[i].t_ns > t0 ? (double)(v[i].t_ns - t0) / 1e9 : 0);
+            snprintf(line, sizeof line, "  %-28s %-8llu %7s %9llu %15s", v[i].label ? v[i].label : "",
+                     (unsigned long long)pr->pid, t, (unsigned long long)v[i].seq,
+                     fmt_size(sz, sizeof sz, v[i].live_bytes));
+            say(c, line);
+        }
+    }
+    c->u.out_scroll = 0;
+    ui_message(&c->u, 0, "%zu mark%s listed in the output pane", total, total == 1 ? "" : "s");
+}
+
 static void c_info(struct console *c, int argc, char **argv)
 {
     char line[1200], cond[96], sz[32];
@@ -223,8 +254,10 @@ static void c_info(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "%d processes listed in the output pane", n);
     } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
         c_snapshots(c, 1, argv);
+    } else if (strncmp(what, "marks", strlen(what)) == 0) {
+        info_marks(c);
     } else {
-        ui_message(&c->u, 1, "info breakpoints|processes|snapshots");
+        ui_message(&c->u, 1, "info breakpoints|processes|snapshots|marks");
     }
 }
 

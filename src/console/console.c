@@ -212,16 +212,12 @@ static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
     struct console *c = ctx;
     if (m->flags & CULEAK_MARK_POP) /* the end of an NVTX range: the push was the mark */
         return;
-    const struct model_process *p = proc_of(c, proc);
-    char line[400];
-    snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
-             p ? (unsigned long long)p->pid : 0ull);
-    outbuf_add_line(&c->u.out, line);
+    (void)proc; /* marks stay out of the job's output and the status line: the header
+                 * counts them, info marks lists them */
     if (c->autosnap_marks) {
         char name[64], taken[64];
         snprintf(name, sizeof name, "%.*s", (int)(m->label.n < 40 ? m->label.n : 40), m->label.p ? m->label.p : "");
-        if (console_snapshot(c, name, taken, sizeof taken) == 0) /* a label seen before: numbered name */
-            ui_message(&c->u, 0, "snapshot %s taken at mark", taken);
+        console_snapshot(c, name, taken, sizeof taken); /* a label seen before: numbered name */
     }
     c->dirty = 1;
 }

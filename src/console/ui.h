@@ -145,6 +145,10 @@ void ui_sample(struct ui *u);
  * stacks; their total in *bytes and *count. O(live allocations): commands only.
  * 0, or -1 when a snapshot does not exist. */
 int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count);
+/* Marks seen (the ends of NVTX ranges are no marks), over all processes. */
+size_t ui_mark_count(const struct ui *u);
+/* " 20 marks, 20 snapshots " for the header; empty when there are none. */
+char *ui_marks_text(const struct ui *u, char *buf, size_t len);
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
 

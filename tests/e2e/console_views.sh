@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the views show at 80x24 and 120x40: sites keep file:line in the table and the
-# stack pane's title.
+# stack pane's title; marks are counted in the header, listed by info marks, and neither
+# print into the job's output nor replace the result of the last command.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -12,5 +13,23 @@ for size in "80 24" "120 40"; do
         fail "the table's site lacks file:line ($size)"
     screen | grep -E "^ stack of #[0-9]+ .*client_scenarios\.c:[0-9]+  \(1 stack" >/dev/null ||
         fail "the stack pane's title lacks file:line ($size)"
+done
+cat >"$T/marks.py" <<'JOB'
+import time, culeak
+for i in range(40):
+    culeak.mark("iteration %d" % i)
+    time.sleep(0.1)
+JOB
+for size in "80 24" "120 40"; do
+    start_sized $size --snapshot-at-marks -- python3 "$T/marks.py"
+    wait_for " 2 marks, 2 snapshots"
+    type_line "info breakpoints"
+    wait_for "no breakpoints (break SITE"
+    wait_for " 9 marks, 9 snapshots"           # marks went on after the command
+    screen | grep -q "no breakpoints (break SITE" || fail "a mark replaced the command's result ($size)"
+    screen | grep -q "\[culeak\] mark" && fail "a mark printed into the job's output ($size)"
+    type_line "info marks"
+    wait_for "marks listed in the output pane"
+    screen | grep -qE "^  iteration [0-9]+ +[0-9]+ " || fail "info marks lists no mark ($size)"
 done
 echo "console views e2e ok"
