@@ -28,7 +28,7 @@ UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
-LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC))
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
@@ -45,6 +45,15 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# The HTML report's page, compiled in as one C string (every line quoted and escaped).
+$(BUILD)/gen/report_html_page.c: src/model/report_html.html
+	@mkdir -p $(@D)
+	{ echo 'const char culeak_report_html_page[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+
+$(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
 
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)

@@ -80,7 +80,7 @@ const struct cmd_spec cmd_specs[] = {
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open."},
-    {"export", NULL, ARG_FILE, "export FILE", "Write the table as JSON (FILE ending in .json) or CSV."},
+    {"export", NULL, ARG_FILE, "export FILE", "Write the table as JSON (FILE ending in .json) or CSV, or a page with a timeline, flame graph and sites (.html)."},
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},

@@ -478,10 +478,14 @@ static void c_save(struct console *c, int argc, char **argv)
 static void c_export(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
-        ui_message(&c->u, 1, "usage: export FILE (.json: JSON, otherwise CSV)");
+        ui_message(&c->u, 1, "usage: export FILE (.html: a page with pictures, .json: JSON, otherwise CSV)");
         return;
     }
     size_t n = strlen(argv[1]);
+    if (n > 5 && strcmp(argv[1] + n - 5, ".html") == 0) {
+        console_export_html(c, argv[1]);
+        return;
+    }
     int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
     FILE *f = fopen(argv[1], "w");
     if (!f) {

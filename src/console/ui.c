@@ -16,6 +16,8 @@ int ui_init(struct ui *u)
     memset(u, 0, sizeof *u);
     outbuf_init(&u->out, 10000);
     u->m = model_new(NULL);
+    if (u->m) /* moments for `export FILE.html` */
+        model_keep_moments(u->m, UI_HTML_MOMENTS, 0);
     u->sort = SORT_LIVE;
     u->group = MODEL_GROUP_SITE;
     u->src.kind = MODEL_SOURCE_NOW;

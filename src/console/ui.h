@@ -49,6 +49,7 @@ struct view_source {
 };
 
 #define SPARK_N 48
+#define UI_HTML_MOMENTS 256 /* moments kept per process for `export FILE.html` */
 
 struct ui {
     struct model *m;       /* the one picture of the job: every view reads it */
