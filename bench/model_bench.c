@@ -76,7 +76,8 @@ static struct sb *build(const struct self_image *s, size_t *live_at_end)
     return b;
 }
 
-int main(void)
+/* model_bench [PAGE.html]: also writes the HTML page there, to open it in a browser */
+int main(int argc, char **argv)
 {
     struct self_image s;
     if (self_image_find(&s) != 0)
@@ -146,6 +147,11 @@ int main(void)
         return 1;
     fclose(pf);
     double t_page = now() - t0;
+    FILE *keep = argc > 1 ? fopen(argv[1], "w") : NULL;
+    if (keep) {
+        fwrite(page, 1, page_len, keep);
+        fclose(keep);
+    }
     printf("html page of %llu marks: %.1f MB, read with moments kept %.2f s, page built and written %.2f s\n",
            (unsigned long long)(EVENTS / MARK_EVERY), (double)page_len / 1e6, t_feed, t_page);
     free(page);

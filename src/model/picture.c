@@ -11,6 +11,7 @@
 #define DEFAULT_MAX_STACKS 4000
 #define MAX_FRAMES 512
 #define OTHER_STACK UINT64_MAX
+#define DEFAULT_STACK_MOMENTS 16
 
 const char *picture_moment_kind_name(enum picture_moment_kind k)
 {
@@ -37,15 +38,18 @@ static int grow(void **items, size_t *cap, size_t need, size_t size)
 struct builder {
     struct model *m;
     struct picture *p;
+    const struct picture_options *o;
     size_t moments_cap, values_cap, stacks_cap, nodes_cap, names_cap, sites_cap;
     struct u64map stack_index;   /* proc << 32 | stack -> picture stack */
     struct u64map node_index;    /* parent << 32 | name -> node */
-    struct u64map site_index;    /* site row id -> picture site */
+    struct u64map site_index;    /* the model's site -> picture site */
     struct strpool names;
     uint64_t *stack_max;         /* per picture stack: most bytes in any moment */
     size_t stack_max_cap;
     uint32_t *slot;              /* per picture stack: its value in the moment being built + 1 */
     size_t slot_cap;
+    uint32_t *site_slot;         /* the same per picture site */
+    size_t site_slot_cap;
 };
 
 static uint32_t stack_of(struct builder *b, int proc, uint64_t stack)
@@ -60,88 +64,125 @@ static uint32_t stack_of(struct builder *b, int proc, uint64_t stack)
         grow((void **)&b->slot, &b->slot_cap, p->nstacks + 1, sizeof *b->slot) ||
         u64map_put(&b->stack_index, key, (uint32_t)p->nstacks))
         return UINT32_MAX;
-    p->stacks[p->nstacks] = (struct picture_stack){proc, stack, 0, 0};
+    p->stacks[p->nstacks] = (struct picture_stack){proc, stack, 0, UINT32_MAX};
     b->stack_max[p->nstacks] = 0;
     b->slot[p->nstacks] = 0;
     return (uint32_t)p->nstacks++;
 }
 
+static uint32_t site_of(struct builder *b, uint32_t site)
+{
+    uint32_t i = u64map_get(&b->site_index, site);
+    if (i != UINT32_MAX)
+        return i;
+    struct picture *p = b->p;
+    if (grow((void **)&p->sites, &b->sites_cap, p->nsites + 1, sizeof *p->sites) ||
+        grow((void **)&b->site_slot, &b->site_slot_cap, p->nsites + 1, sizeof *b->site_slot) ||
+        u64map_put(&b->site_index, site, (uint32_t)p->nsites))
+        return UINT32_MAX;
+    p->sites[p->nsites] = (struct picture_site){.id = site};
+    b->site_slot[p->nsites] = 0;
+    return (uint32_t)p->nsites++;
+}
+
+/* The moment's stack values come first, then its site values: both are built unit by
+ * unit, so the site values go to a second pass over the same units. */
 static struct picture_moment *moment_begin(struct builder *b, int proc, enum picture_moment_kind kind,
-                                           const char *label, uint64_t t_ns)
+                                           const char *label, uint64_t t_ns, int has_stacks)
 {
     struct picture *p = b->p;
     if (grow((void **)&p->moments, &b->moments_cap, p->nmoments + 1, sizeof *p->moments))
         return NULL;
     struct picture_moment *mo = &p->moments[p->nmoments++];
-    *mo = (struct picture_moment){proc, kind, label, t_ns, p->nvalues, 0, 0};
+    *mo = (struct picture_moment){.proc = proc, .kind = kind, .label = label, .t_ns = t_ns,
+                                  .has_stacks = has_stacks, .first = p->nvalues};
     return mo;
 }
 
-/* Adds a unit's bytes to the moment: units of one stack (several kinds) share a value. */
-static int moment_add(struct builder *b, struct picture_moment *mo, uint64_t stack, uint64_t bytes, uint64_t count)
+/* Adds bytes to the value of `key` in values[first..): slot[key] - 1 is its value when
+ * it has one in this range already. */
+static int value_add(struct builder *b, uint32_t *slot, size_t first, size_t *n, uint32_t key, uint64_t bytes,
+                     uint64_t count)
 {
-    if (!bytes && !count)
-        return 0;
-    uint32_t s = stack_of(b, mo->proc, stack);
-    if (s == UINT32_MAX)
-        return -1;
     struct picture *p = b->p;
-    if (b->slot[s] && b->slot[s] - 1 >= mo->first) {
-        p->values[b->slot[s] - 1].bytes += bytes;
-        p->values[b->slot[s] - 1].count += count;
-    } else {
-        if (grow((void **)&p->values, &b->values_cap, p->nvalues + 1, sizeof *p->values))
-            return -1;
-        p->values[p->nvalues] = (struct picture_value){s, bytes, count};
-        b->slot[s] = (uint32_t)++p->nvalues;
-        mo->n++;
+    if (slot[key] && slot[key] - 1 >= first) {
+        p->values[slot[key] - 1].bytes += bytes;
+        p->values[slot[key] - 1].count += count;
+        return 0;
     }
-    mo->bytes += bytes;
+    if (grow((void **)&p->values, &b->values_cap, p->nvalues + 1, sizeof *p->values))
+        return -1;
+    p->values[p->nvalues] = (struct picture_value){key, bytes, count};
+    slot[key] = (uint32_t)++p->nvalues;
+    (*n)++;
     return 0;
 }
 
-static void moment_end(struct builder *b, struct picture_moment *mo)
+static int moment_add_stack(struct builder *b, struct picture_moment *mo, const struct unit *u, uint64_t bytes,
+                            uint64_t count)
 {
-    for (size_t i = mo->first; i < mo->first + mo->n; i++) {
-        struct picture_value *v = &b->p->values[i];
-        if (v->bytes > b->stack_max[v->stack])
-            b->stack_max[v->stack] = v->bytes;
-    }
+    if (!bytes && !count)
+        return 0;
+    uint32_t s = stack_of(b, mo->proc, u->stack);
+    if (s == UINT32_MAX)
+        return -1;
+    if (bytes > b->stack_max[s])
+        b->stack_max[s] = bytes; /* a lower bound when a stack has several kinds: enough to rank */
+    return value_add(b, b->slot, mo->first, &mo->n, s, bytes, count);
+}
+
+static int moment_add_site(struct builder *b, struct picture_moment *mo, const struct unit *u, uint64_t bytes,
+                           uint64_t count)
+{
+    if (!bytes && !count)
+        return 0;
+    uint32_t s = site_of(b, u->site);
+    if (s == UINT32_MAX)
+        return -1;
+    mo->bytes += bytes;
+    return value_add(b, b->site_slot, mo->site_first, &mo->site_n, s, bytes, count);
 }
 
 static int add_state(struct builder *b, struct process *pr, enum picture_moment_kind kind, const char *label,
-                     uint64_t t_ns, const struct state *st)
+                     uint64_t t_ns, const struct state *st, int has_stacks)
 {
-    struct picture_moment *mo = moment_begin(b, pr->pub.index, kind, label, t_ns);
+    struct picture_moment *mo = moment_begin(b, pr->pub.index, kind, label, t_ns, has_stacks);
     if (!mo)
         return -1;
-    for (size_t i = 0; i < st->n; i++) {
-        const struct state_item *it = &st->items[i];
-        if (it->unit >= pr->nunits || !culeak_kind_is_memory(pr->units[it->unit].kind))
-            continue;
-        if (moment_add(b, mo, pr->units[it->unit].stack, it->bytes, it->count))
-            return -1;
+    for (int pass = has_stacks ? 0 : 1; pass < 2; pass++) {
+        if (pass == 1)
+            mo->site_first = b->p->nvalues;
+        for (size_t i = 0; i < st->n; i++) {
+            const struct state_item *it = &st->items[i];
+            if (it->unit >= pr->nunits || !culeak_kind_is_memory(pr->units[it->unit].kind))
+                continue;
+            const struct unit *u = &pr->units[it->unit];
+            if (pass ? moment_add_site(b, mo, u, it->bytes, it->count) : moment_add_stack(b, mo, u, it->bytes, it->count))
+                return -1;
+        }
     }
-    moment_end(b, mo);
     return 0;
 }
 
 static int add_source(struct builder *b, struct process *pr, enum picture_moment_kind kind, uint64_t t_ns,
                       enum model_source src)
 {
-    struct picture_moment *mo = moment_begin(b, pr->pub.index, kind, NULL, t_ns);
+    struct picture_moment *mo = moment_begin(b, pr->pub.index, kind, NULL, t_ns, 1);
     if (!mo)
         return -1;
-    for (size_t i = 0; i < pr->nunits; i++) {
-        const struct unit *u = &pr->units[i];
-        if (!culeak_kind_is_memory(u->kind))
-            continue;
-        uint64_t bytes, count;
-        unit_value(pr, u, i, src, NULL, &bytes, &count);
-        if (moment_add(b, mo, u->stack, bytes, count))
-            return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            mo->site_first = b->p->nvalues;
+        for (size_t i = 0; i < pr->nunits; i++) {
+            const struct unit *u = &pr->units[i];
+            if (!culeak_kind_is_memory(u->kind))
+                continue;
+            uint64_t bytes, count;
+            unit_value(pr, u, i, src, NULL, &bytes, &count);
+            if (pass ? moment_add_site(b, mo, u, bytes, count) : moment_add_stack(b, mo, u, bytes, count))
+                return -1;
+        }
     }
-    moment_end(b, mo);
     return 0;
 }
 
@@ -153,19 +194,34 @@ static int moment_time_cmp(const void *a, const void *b)
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
+/* Kept moment i of n gets its stacks when it is one of an even spread of `want`, the
+ * newest included, or a mark the options name. */
+static int keeps_stacks(const struct builder *b, size_t i, size_t n, const struct moment *mo)
+{
+    size_t want = b->o && b->o->stack_moments ? b->o->stack_moments : DEFAULT_STACK_MOMENTS;
+    for (int k = 0; k < 2; k++)
+        if (b->o && b->o->labels[k] && mo->label && !strcmp(b->o->labels[k], mo->label))
+            return 1;
+    if (n <= want)
+        return 1;
+    /* moment i is kept when the spread's bucket changes at it, counting from the newest */
+    size_t from_end = n - 1 - i;
+    return from_end == 0 || from_end * want / n != (from_end - 1) * want / n;
+}
+
 static int add_process(struct builder *b, struct process *pr)
 {
     size_t first = b->p->nmoments;
     for (size_t i = 0; i < pr->nmoments; i++) {
         const struct moment *mo = &pr->moments[i];
         if (add_state(b, pr, mo->kind == MODEL_MOMENT_MARK ? PICTURE_MARK : PICTURE_TICK, mo->label, mo->st.t_ns,
-                      &mo->st))
+                      &mo->st, keeps_stacks(b, i, pr->nmoments, mo)))
             return -1;
     }
     for (size_t i = 0; i < b->m->nfailures; i++) {
         const struct failure_rec *f = &b->m->failures[i];
         if (f->pub.proc == pr->pub.index && f->pub.has_state &&
-            add_state(b, pr, PICTURE_OOM, NULL, f->pub.t_ns, &f->state))
+            add_state(b, pr, PICTURE_OOM, NULL, f->pub.t_ns, &f->state, 1))
             return -1;
     }
     uint64_t end = pr->pub.last_t_ns;
@@ -225,8 +281,8 @@ static int merge_small_stacks(struct builder *b, size_t max)
         size_t w = mo->first, other = SIZE_MAX;
         for (size_t r = mo->first; r < mo->first + mo->n; r++) {
             struct picture_value v = p->values[r];
-            v.stack = remap[v.stack];
-            if (p->stacks[v.stack].stack == OTHER_STACK) {
+            v.key = remap[v.key];
+            if (p->stacks[v.key].stack == OTHER_STACK) {
                 if (other != SIZE_MAX) {
                     p->values[other].bytes += v.bytes;
                     p->values[other].count += v.count;
@@ -314,47 +370,38 @@ static int place_stack(struct builder *b, struct picture_stack *s, struct model_
 static int describe_sites(struct builder *b)
 {
     struct picture *p = b->p;
-    struct model_query q;
-    model_query_init(&q);
-    struct model_table t;
-    if (model_table_build(b->m, &q, &t) != 0)
-        return -1;
-    struct u64map rows;
-    u64map_init(&rows);
-    int rc = 0;
-    for (size_t i = 0; i < t.n && !rc; i++)
-        rc = u64map_put(&rows, t.rows[i].id, (uint32_t)i);
-    for (size_t i = 0; i < p->nstacks && !rc; i++) {
-        struct picture_stack *s = &p->stacks[i];
-        uint32_t id = s->stack == OTHER_STACK ? UINT32_MAX : model_stack_row(b->m, s->proc, s->stack, MODEL_GROUP_SITE);
-        uint32_t si = u64map_get(&b->site_index, id);
-        if (si == UINT32_MAX) {
-            if (grow((void **)&p->sites, &b->sites_cap, p->nsites + 1, sizeof *p->sites) ||
-                u64map_put(&b->site_index, id, (uint32_t)p->nsites)) {
-                rc = -1;
-                break;
-            }
-            si = (uint32_t)p->nsites++;
-            uint32_t r = u64map_get(&rows, id);
-            struct picture_site *ps = &p->sites[si];
-            if (r == UINT32_MAX) {
-                *ps = (struct picture_site){id, "(smaller stacks, merged)", NULL, NULL, NULL, 0};
-            } else {
-                const struct model_row *row = &t.rows[r];
-                *ps = (struct picture_site){id, row->text, row->function, row->file, row->module, row->line};
-            }
-        }
-        s->site = si;
+    for (size_t i = 0; i < p->nsites; i++) {
+        struct picture_site *ps = &p->sites[i];
+        struct model_row r;
+        memset(&r, 0, sizeof r);
+        row_describe(b->m, MODEL_GROUP_SITE, ps->id, -1, NULL, &r, 0); /* a site's row id is its index */
+        *ps = (struct picture_site){ps->id, r.text, r.function, r.file, r.module, r.line};
     }
-    u64map_free(&rows);
-    model_table_free(&t);
-    return rc;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        struct picture_stack *s = &p->stacks[i];
+        if (s->stack == OTHER_STACK) {
+            uint32_t si = site_of(b, UINT32_MAX - (uint32_t)s->proc);
+            if (si == UINT32_MAX)
+                return -1;
+            p->sites[si] = (struct picture_site){UINT32_MAX, "(smaller stacks, merged)", NULL, NULL, NULL, 0};
+            s->site = si;
+            continue;
+        }
+        const struct process *pr = model_proc(b->m, s->proc);
+        uint32_t u = u64map_get(&pr->unit_index, s->stack << 5 | CULEAK_KIND_DEVICE);
+        for (unsigned k = 0; u == UINT32_MAX && k < CULEAK_KIND_COUNT; k++)
+            u = u64map_get(&pr->unit_index, s->stack << 5 | k);
+        s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, pr->units[u].site);
+        if (s->site == UINT32_MAX)
+            return -1;
+    }
+    return 0;
 }
 
 int picture_build(struct model *m, const struct picture_options *o, struct picture *p)
 {
     memset(p, 0, sizeof *p);
-    struct builder b = {.m = m, .p = p};
+    struct builder b = {.m = m, .p = p, .o = o};
     u64map_init(&b.stack_index);
     u64map_init(&b.node_index);
     u64map_init(&b.site_index);
@@ -386,6 +433,7 @@ int picture_build(struct model *m, const struct picture_options *o, struct pictu
     free(lines);
     free(b.stack_max);
     free(b.slot);
+    free(b.site_slot);
     u64map_free(&b.stack_index);
     u64map_free(&b.node_index);
     u64map_free(&b.site_index);

@@ -17,16 +17,21 @@ enum picture_moment_kind {
 const char *picture_moment_kind_name(enum picture_moment_kind k); /* "mark", "tick", ... */
 
 struct picture_value {
-    uint32_t stack;          /* index into picture.stacks */
+    uint32_t key;            /* index into picture.stacks, or into picture.sites */
     uint64_t bytes, count;
 };
 
+/* Every moment has its bytes per site; the stacks (the flame graph) are kept for the
+ * end, the peak, the leaks, failed allocations, the marks named in the options, and an
+ * even spread of the other moments, so the page stays small with many stacks. */
 struct picture_moment {
     int proc;
     enum picture_moment_kind kind;
     const char *label;       /* marks; NULL otherwise */
     uint64_t t_ns;           /* process time */
-    size_t first, n;         /* values[first .. first+n), one per stack with live bytes */
+    int has_stacks;
+    size_t first, n;         /* values[first .. first+n): per stack, when has_stacks */
+    size_t site_first, site_n; /* values[...]: per site */
     uint64_t bytes;          /* their sum */
 };
 
@@ -52,6 +57,8 @@ struct picture_site {
 
 struct picture_options {
     size_t max_stacks;       /* stacks drawn per picture; the smaller ones are merged. 0: 4000 */
+    size_t stack_moments;    /* marks and ticks per process with stacks kept. 0: 16 */
+    const char *labels[2];   /* marks whose stacks are always kept (a diff's A and B) */
 };
 
 struct picture {

@@ -108,6 +108,14 @@ static void write_marks(FILE *f, struct model *m)
     putc(']', f);
 }
 
+static void write_values(FILE *f, const char *open, const struct picture_value *v, size_t n)
+{
+    fputs(open, f);
+    for (size_t k = 0; k < n; k++)
+        fprintf(f, "%s%" PRIu32 ",%" PRIu64 ",%" PRIu64, k ? "," : "", v[k].key, v[k].bytes, v[k].count);
+    putc(']', f);
+}
+
 static void write_picture(FILE *f, struct model *m, const struct picture *pc)
 {
     fputs(",\"names\":[", f);
@@ -137,19 +145,17 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         json_write_cstr(f, s->module);
         putc('}', f);
     }
-    fputs("],\"moments\":[", f); /* v: stack, bytes, count, ... */
+    fputs("],\"moments\":[", f); /* v: stack, bytes, count, ...; s: site, bytes, count, ... */
     for (size_t i = 0; i < pc->nmoments; i++) {
         const struct picture_moment *mo = &pc->moments[i];
         const struct model_process *p = model_process(m, mo->proc);
         fprintf(f, "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"label\":", i ? "," : "",
                 mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes);
         json_write_cstr(f, mo->label);
-        fputs(",\"v\":[", f);
-        for (size_t k = 0; k < mo->n; k++) {
-            const struct picture_value *v = &pc->values[mo->first + k];
-            fprintf(f, "%s%" PRIu32 ",%" PRIu64 ",%" PRIu64, k ? "," : "", v->stack, v->bytes, v->count);
-        }
-        fputs("]}", f);
+        if (mo->has_stacks)
+            write_values(f, ",\"v\":[", pc->values + mo->first, mo->n);
+        write_values(f, ",\"s\":[", pc->values + mo->site_first, mo->site_n);
+        putc('}', f);
     }
     putc(']', f);
 }
@@ -196,7 +202,12 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
 int report_html(FILE *f, struct model *m, const struct report_options *o)
 {
     struct picture pc;
-    if (picture_build(m, NULL, &pc) != 0)
+    struct picture_options po = {0};
+    if (o && o->what == REPORT_DIFF) { /* the page opens on A -> B: both keep their stacks */
+        po.labels[0] = o->diff_a;
+        po.labels[1] = o->diff_b;
+    }
+    if (picture_build(m, &po, &pc) != 0)
         return -1;
     const char *page = culeak_report_html_page, *slot = strstr(page, DATA_SLOT);
     int rc = -1;

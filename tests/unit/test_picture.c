@@ -54,7 +54,7 @@ static struct sb *job(uint64_t pid, int iterations)
 static const struct picture_value *value_of(const struct picture *p, const struct picture_moment *mo, uint64_t stack)
 {
     for (size_t k = 0; k < mo->n; k++)
-        if (p->stacks[p->values[mo->first + k].stack].stack == stack)
+        if (p->stacks[p->values[mo->first + k].key].stack == stack)
             return &p->values[mo->first + k];
     return NULL;
 }
@@ -162,11 +162,48 @@ static void test_frame_tree(void **state)
         assert_non_null(strstr(p.sites[p.stacks[i].site].text, "app"));
     }
     for (size_t i = 0; i < p.nmoments; i++) {
-        uint64_t sum = 0;
-        for (size_t k = 0; k < p.moments[i].n; k++)
-            sum += p.values[p.moments[i].first + k].bytes;
-        assert_int_equal(sum, p.moments[i].bytes);
+        const struct picture_moment *mo = &p.moments[i];
+        uint64_t sum = 0, site_sum = 0;
+        for (size_t k = 0; k < mo->n; k++)
+            sum += p.values[mo->first + k].bytes;
+        for (size_t k = 0; k < mo->site_n; k++)
+            site_sum += p.values[mo->site_first + k].bytes;
+        assert_true(mo->has_stacks);
+        assert_int_equal(sum, mo->bytes);
+        assert_int_equal(site_sum, mo->bytes);
+        assert_int_equal(mo->site_n, mo->n); /* here each stack is its own site */
     }
+    picture_free(&p);
+    model_free(m);
+}
+
+/* Stacks are kept at an even spread of the marks, the newest and the named ones; every
+ * moment keeps its bytes per site. */
+static void test_stacks_at_some_moments(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 1000000000000ull);
+    feed(m, job(10, 9));
+    struct picture p;
+    struct picture_options o = {.stack_moments = 3, .labels = {"iteration 2", NULL}};
+    assert_int_equal(picture_build(m, &o, &p), 0);
+    int with = 0;
+    for (int i = 1; i <= 9; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        const struct picture_moment *mo = find_moment(&p, 0, PICTURE_MARK, label);
+        assert_non_null(mo);
+        with += mo->has_stacks;
+        if (i == 9 || i == 2)
+            assert_true(mo->has_stacks);
+        if (!mo->has_stacks)
+            assert_int_equal(mo->n, 0);
+        assert_int_equal(mo->site_n, 2); /* the grown and the held site */
+        assert_int_equal(mo->bytes, (uint64_t)(i + 5) * MIB);
+    }
+    assert_int_equal(with, 4); /* three spread, one named */
+    assert_true(find_moment(&p, 0, PICTURE_PEAK, NULL)->has_stacks);
     picture_free(&p);
     model_free(m);
 }
@@ -260,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_moments_thinned_when_full),
         cmocka_unit_test(test_ticks_without_marks),
         cmocka_unit_test(test_frame_tree),
+        cmocka_unit_test(test_stacks_at_some_moments),
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
         cmocka_unit_test(test_page),
