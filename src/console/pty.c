@@ -1,7 +1,7 @@
 /* The job in its own pseudo-terminal and session: its output never reaches the console's
  * terminal, and the console's Ctrl-C never reaches it. */
 #include "pty.h"
-#include "../cli/launch.h"
+#include "launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
