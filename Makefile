@@ -13,7 +13,7 @@ SANFLAGS  :=
 endif
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Iinclude -I$(CUDA_HOME)/include
+CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Iinclude -I$(CUDA_HOME)/include
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
 LDFLAGS   += $(SANFLAGS)
@@ -22,13 +22,14 @@ COMMON_SRC  := $(wildcard src/common/*.c)
 SHIM_SRC    := $(wildcard src/shim/*.c)
 MODEL_SRC   := $(wildcard src/model/*.c)
 CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+LAUNCH_SRC  := $(wildcard src/launch/*.c)
 CONSOLE_SRC := $(wildcard src/console/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
-LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 

@@ -63,7 +63,8 @@ const struct cmd_spec cmd_specs[] = {
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
     {"continue", "c", ARG_NONE, "continue", "Let the paused allocation return and the job run on."},
     {"step", "s", ARG_NONE, "step", "Let the paused allocation return; pause again at the next allocation."},
-    {"kill", NULL, ARG_NONE, "kill", "Stop the job: SIGTERM to its process group, SIGKILL 3 s later."},
+    {"kill", NULL, ARG_NONE, "kill", "Stop the job, once confirmed with y: SIGTERM to its process group, SIGKILL 3 s\n"
+     "later."},
     {"sort", NULL, ARG_SORT, "sort FIELD",
      "Sort the table by live, count, change, peak, allocs, kind, site, module or id\n"
      "(largest first; the same field again reverses)."},
@@ -84,8 +85,12 @@ const struct cmd_spec cmd_specs[] = {
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
-    {"quit", "q", ARG_NONE, "quit", "Leave the console. A paused job resumes first; a job still running loses its\n"
-     "terminal (SIGHUP)."},
+    {"detach", NULL, ARG_FILE, "detach [FILE]",
+     "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
+     "stops, and the job's further output goes to FILE (default\n"
+     "$XDG_STATE_HOME/culeak/job-PID.log). A console that dies detaches the same way."},
+    {"quit", "q", ARG_NONE, "quit", "Leave the console. With the job still running, asks (y or n) first: y kills the\n"
+     "job (SIGTERM, SIGKILL 3 s later), n stays; detach leaves it running."},
 };
 const size_t cmd_nspecs = sizeof cmd_specs / sizeof *cmd_specs;
 

@@ -6,9 +6,13 @@
 #include "json.h"
 #include "stack_fold.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef void (*cmd_fn)(struct console *c, int argc, char **argv);
 
@@ -319,7 +323,11 @@ static void c_kill(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    console_kill(c);
+    if (!c->live || c->job.exited) {
+        ui_message(&c->u, 1, "there is no running job");
+        return;
+    }
+    console_confirm(c, console_kill, "Kill the job (pid %d)? (y or n)", (int)c->job.pid);
 }
 
 /* Commands that read every name resolve the pending ones first (see ui_name_row); the
@@ -564,10 +572,51 @@ static void c_goto(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "%s: %s live", c->tl.where, fmt_size(sz, sizeof sz, bytes));
 }
 
+static void quit_killing(struct console *c)
+{
+    console_kill_now(c);
+    c->quit = 1;
+}
+
 static void c_quit(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    if (c->live && !c->job.exited) {
+        console_confirm(c, quit_killing,
+                        "The job (pid %d) is running and will be killed. Quit anyway? (y or n) "
+                        "[detach leaves it running]",
+                        (int)c->job.pid);
+        return;
+    }
+    c->quit = 1;
+}
+
+/* gdb's detach: the console leaves, the job runs to its end; its terminal stays held and
+ * its further output goes to FILE (default: the file a dying console would use). */
+static void c_detach(struct console *c, int argc, char **argv)
+{
+    if (!c->live || c->job.exited) {
+        ui_message(&c->u, 1, "there is no running job to detach from");
+        return;
+    }
+    if (!c->job.holder.pid) {
+        ui_message(&c->u, 1, "cannot detach: nothing holds the job's terminal (see the output pane at start)");
+        return;
+    }
+    const char *path = argc > 1 ? argv[1] : c->job.holder.fallback;
+    if (!*path) {
+        ui_message(&c->u, 1, "usage: detach FILE (no state directory for the default file)");
+        return;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    close(fd);
+    char abs[PATH_MAX];
+    snprintf(c->detach_to, sizeof c->detach_to, "%.1000s", realpath(path, abs) ? abs : path);
     c->quit = 1;
 }
 
@@ -579,7 +628,7 @@ static const struct {
     {"autosnapshot", c_autosnapshot}, {"break", c_break}, {"info", c_info}, {"delete", c_delete},
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
-    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"quit", c_quit},
+    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
 };
 
 void console_exec(struct console *c, const char *line)
@@ -589,6 +638,23 @@ void console_exec(struct console *c, const char *line)
     int argc = cmd_split(line, buf, sizeof buf, argv);
     if (argc < 0) {
         ui_message(&c->u, 1, "cannot read that line (an unclosed quote, or more than %d words)", CMD_MAX_ARGS);
+        return;
+    }
+    if (c->confirm_yes) { /* the answer to a question, as gdb reads it */
+        void (*yes)(struct console *) = c->confirm_yes;
+        const char *a = line + strspn(line, " \t");
+        char echo[1100];
+        snprintf(echo, sizeof echo, "(y or n) %s", line);
+        outbuf_add_line(&c->u.out, echo);
+        if (*a == 'y' || *a == 'Y') {
+            c->confirm_yes = NULL;
+            yes(c);
+        } else if (*a == 'n' || *a == 'N') {
+            c->confirm_yes = NULL;
+            ui_message(&c->u, 0, "Not confirmed.");
+        } else {
+            ui_message(&c->u, 1, "Please answer y or n.");
+        }
         return;
     }
     if (argc == 0)
