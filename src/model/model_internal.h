@@ -79,6 +79,7 @@ struct process {
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
     size_t nmarks, marks_cap;
+    struct growth *growth;     /* suspects.c: live bytes per site at the latest marks */
 };
 
 struct module_info {
@@ -187,6 +188,10 @@ void state_free(struct state *st);
 void snapshots_on_mark(struct model *m, struct process *p, const char *label);
 void snapshots_on_seq(struct model *m, struct process *p, uint64_t seq);
 void snapshots_free(struct model *m);
+
+/* suspects.c */
+void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);
+void growth_free(struct growth *g);
 
 /* table.c */
 struct state_item *state_dense(const struct state *st, size_t nunits); /* indexed by unit */

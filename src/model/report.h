@@ -37,6 +37,10 @@ int report_summarize(struct model *m, const struct report_options *o, struct rep
 int report_text(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
 int report_folded(FILE *f, struct model *m, const struct report_options *o);
+/* Growth suspects (suspects.h): the text of `report --suspects`, and the "suspects"
+ * member (key included) that JSON reports carry (report_suspects.c). */
+int report_suspects_text(FILE *f, struct model *m, const struct report_options *o);
+int report_suspects_json(FILE *f, struct model *m, const struct report_options *o);
 
 /* "4.0 MiB (4194304 bytes)", "100 bytes" */
 void report_format_bytes(char *buf, size_t len, uint64_t bytes);

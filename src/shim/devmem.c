@@ -1,0 +1,24 @@
+/* The device's memory at a mark: the free and total bytes of the thread's current
+ * context (cuMemGetInfo), appended to MARK records so that the console can forecast
+ * when a growing call site fills the device. Never creates a context or loads the
+ * driver: without a current context, a mark carries nothing. */
+#include "shim.h"
+#include "hooks.h"
+#include "cuda_api.h"
+
+int culeak_devmem(int *device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    __typeof__(&cuCtxGetCurrent) get_ctx = CULEAK_REAL(cuCtxGetCurrent);
+    __typeof__(&cuCtxGetDevice) get_dev = CULEAK_REAL(cuCtxGetDevice);
+    __typeof__(&cuMemGetInfo_v2) get_info = CULEAK_REAL(cuMemGetInfo_v2);
+    CUcontext ctx = NULL;
+    CUdevice dev;
+    size_t fr = 0, total = 0;
+    if (!get_ctx || !get_dev || !get_info || get_ctx(&ctx) != CUDA_SUCCESS || !ctx ||
+        get_dev(&dev) != CUDA_SUCCESS || get_info(&fr, &total) != CUDA_SUCCESS || total == 0)
+        return 0;
+    *device = dev;
+    *free_bytes = fr;
+    *total_bytes = total;
+    return 1;
+}
