@@ -4,7 +4,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
-#include "stack_text.h"
+#include "stack_fold.h"
 
 #include <stdio.h>
 #include <stdlib.h>

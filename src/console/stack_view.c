@@ -1,7 +1,7 @@
 /* The selected site's full stack; while paused, the held allocation and its stack. */
 #include "apis.h"
 #include "fmt.h"
-#include "stack_text.h"
+#include "stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>
