@@ -12,14 +12,21 @@
 
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B]\n"
-          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]\n"
+    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B | --suspects]
+"
+          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]
+"
           "                      [--merge-processes] [--depth N] [--skip GLOB] [--skip-function GLOB]\n"
           "                      [-o FILE]\n"
           "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
           "what was live at the peak of device memory, at a mark, or what changed between two marks\n"
-          "(A and B are mark labels, or event seq numbers). Several files (the ranks of one job) are\n"
-          "read together and each process is reported apart: a section per process in text, rows\n"
+          "(A and B are mark labels, or event seq numbers), or the growth suspects: call sites whose\n"
+          "live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration N\"; with fewer\n"
+          "marks, 80% of them and at least 4) and are higher than 10 marks ago, with their growth per\n"
+          "iteration (the median), the mark since which they grow, and when they would fill the device\n"
+          "(its free memory at the latest mark). JSON reports always carry them (\"suspects\").\n"
+          "Several files (the ranks of one job) are read together and each process is reported\n"
+          "apart: a section per process in text, rows\n"
           "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
           "--diff compares each process between its own marks A and B. --merge-processes adds the\n"
           "processes up instead (one row per site). --skip adds modules to look through when\n"
@@ -39,6 +46,7 @@ struct report_args {
     int nfiles;
     struct report_options ro;
     const char *format, *output, *at;
+    int suspects;
     char skip[4096], skip_fn[4096];
 };
 
@@ -65,6 +73,8 @@ static int parse(int argc, char **argv, struct report_args *a)
             a->ro.what = REPORT_LEAKS;
         else if (!strcmp(s, "--peak"))
             a->ro.what = REPORT_PEAK;
+        else if (!strcmp(s, "--suspects"))
+            a->suspects = 1;
         else if (!strcmp(s, "--merge-processes"))
             a->ro.merge_processes = 1;
         else if (!strcmp(s, "--at") && more) {
@@ -112,6 +122,10 @@ static int parse(int argc, char **argv, struct report_args *a)
     }
     if (!a->nfiles)
         return usage(stderr, 2);
+    if (a->suspects && !strcmp(a->format, "folded")) {
+        fprintf(stderr, "culeak report: --suspects prints text or json\n");
+        return 2;
+    }
     if (a->ro.what == REPORT_DIFF && !strcmp(a->format, "folded")) {
         fprintf(stderr, "culeak report: --diff prints text or json\n");
         return 2;
@@ -217,6 +231,8 @@ int cmd_report(int argc, char **argv)
         r = report_json(out, m, &a.ro, NULL);
     else if (!strcmp(a.format, "folded"))
         r = report_folded(out, m, &a.ro);
+    else if (a.suspects)
+        r = report_suspects_text(out, m, &a.ro);
     else
         r = report_text(out, m, &a.ro, NULL);
     if (r != 0) {

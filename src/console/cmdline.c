@@ -78,6 +78,14 @@ const struct cmd_spec cmd_specs[] = {
      "libraries, the interpreter) is folded into one line, as in the stack pane; `full`\n"
      "(or show -a SITE) lists every frame."},
     {"process", NULL, ARG_PROCESS, "process PID|all", "Show one process of the job, or all of them together."},
+    {"suspects", NULL, ARG_NONE, "suspects",
+     "List the growth suspects in the output pane: call sites whose live bytes rose at 8\n"
+     "of the last 10 marks with one label pattern (\"iteration N\"; with fewer marks, 80%\n"
+     "of them and at least 4) and are higher than 10 marks ago. Each with its growth per\n"
+     "iteration (the median), the mark since which it grows, and when it would fill the\n"
+     "device at that pace (the device's free memory at the latest mark, the median time\n"
+     "between marks). A site that allocates and frees every iteration, or goes up and down,\n"
+     "is not one. The header shows a line while there are any."},
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open."},

@@ -578,6 +578,20 @@ static void quit_killing(struct console *c)
     c->quit = 1;
 }
 
+static void c_suspects(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    int n = ui_suspects_list(&c->u);
+    if (n < 0)
+        ui_message(&c->u, 1, "out of memory");
+    else if (n == 0)
+        ui_message(&c->u, 0, "no growth suspects: no site grew at most of the recent marks (needs 5 marks)");
+    else
+        ui_message(&c->u, 0, "%d growth suspect%s listed in the output pane", n, n == 1 ? "" : "s");
+    c->u.out_scroll = 0;
+}
+
 static void c_quit(struct console *c, int argc, char **argv)
 {
     (void)argc;
@@ -629,6 +643,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
+    {"suspects", c_suspects},
 };
 
 void console_exec(struct console *c, const char *line)

@@ -51,6 +51,17 @@ struct view_source {
 #define SPARK_N 48
 #define UI_HTML_MOMENTS 256 /* moments kept per process for `export FILE.html` */
 
+/* Growth suspects for the header line (suspects_view.c), recomputed when marks arrive. */
+struct ui_suspects {
+    const struct model *m; /* computed on this model, process filter and mark count */
+    int proc;
+    uint64_t marks;
+    size_t n;
+    int64_t growth;        /* bytes per iteration of them all */
+    int forecast, device;  /* the one that fills its device soonest: */
+    double fill_marks, fill_s;
+};
+
 struct ui {
     struct model *m;       /* the one picture of the job: every view reads it */
     struct bp_list bps;
@@ -86,6 +97,8 @@ struct ui {
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
     size_t out_scroll;     /* lines scrolled back from the newest */
+
+    struct ui_suspects suspects;
 
     char msg[512];
     int msg_error;
@@ -141,6 +154,13 @@ void ui_sample(struct ui *u);
 int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count);
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
+
+/* Growth suspects (suspects_view.c): refresh the header's figures (cheap when no mark
+ * arrived); the header line; list them in the output pane (returns how many, -1 when
+ * out of memory). */
+void ui_suspects_refresh(struct ui *u);
+void ui_suspects_line(const struct ui *u, char *buf, size_t len);
+int ui_suspects_list(struct ui *u);
 
 /* ---- views ---- */
 enum ui_key { UK_UP = 1, UK_DOWN, UK_PGUP, UK_PGDN, UK_HOME, UK_END };

@@ -388,8 +388,10 @@ void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk
     p->marks[p->nmarks++] = (struct model_mark){
         .seq = mk->seq, .t_ns = mk->t_ns, .tid = mk->tid, .flags = mk->flags,
         .live_bytes = p->counters[0][MODEL_KIND_DEVICE_MEMORY].live_bytes, .label = label,
+        .mem_device = mk->mem_device, .mem_free = mk->mem_free, .mem_total = mk->mem_total,
     };
     snapshots_on_mark(m, p, label);
     if (m->moments_max && !(mk->flags & CULEAK_MARK_POP))
         moments_on_mark(m, p, label);
+    growth_on_mark(m, p, &p->marks[p->nmarks - 1]);
 }

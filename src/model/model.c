@@ -56,6 +56,7 @@ static void process_free(struct process *p)
         series_free(&p->series[i]);
     free(p->marks);
     moments_free(p);
+    growth_free(p->growth);
     free(p->pub.argv);
     free(p);
 }

@@ -161,6 +161,8 @@ struct model_mark {
     uint64_t seq, t_ns, tid, flags; /* flags: CULEAK_MARK_PUSH / CULEAK_MARK_POP */
     uint64_t live_bytes;            /* process device memory at the mark */
     const char *label;
+    int mem_device;                 /* the device's memory then (MARK's appended fields): */
+    uint64_t mem_free, mem_total;   /* mem_total 0 when the mark did not carry it */
 };
 const struct model_mark *model_marks(const struct model *m, int proc, size_t *n);
 

@@ -79,6 +79,7 @@ struct process {
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
     size_t nmarks, marks_cap;
+    struct growth *growth;     /* suspects.c: live bytes per site at the latest marks */
     /* moments.c: states kept at marks and at regular times (model_keep_moments) */
     struct moment *moments;
     size_t nmoments;
@@ -205,6 +206,10 @@ void snapshots_free(struct model *m);
 void moments_on_mark(struct model *m, struct process *p, const char *label);
 void moments_on_time(struct model *m, struct process *p, uint64_t t_ns);
 void moments_free(struct process *p);
+
+/* suspects.c */
+void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);
+void growth_free(struct growth *g);
 
 /* table.c */
 /* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
