@@ -12,10 +12,8 @@
 
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B | --suspects]
-"
-          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]
-"
+    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B | --suspects]\n"
+          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]\n"
           "                      [--merge-processes] [--depth N] [--skip GLOB] [--skip-function GLOB]\n"
           "                      [-o FILE]\n"
           "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
