@@ -64,20 +64,21 @@ screen | grep -qE "^1 +y +3  grows 3.00 MiB +$LEAK" || fail "info breakpoints: g
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 
-# 2. live > 5MiB pauses at every allocation past 5 MiB (6, 7 MiB); then, replaced by
-#    count > 8, at the 9th and 10th blocks (the count, not the bytes, is compared)
+# 2. live > 5MiB and count > 8 together: live > 5MiB pauses at every allocation past 5 MiB
+#    (6, 7 MiB) while count > 8 waits (the count, not the bytes, is compared); once
+#    breakpoint 1 is deleted (only it), count > 8 pauses at the 9th and 10th blocks
 gated_leak
 type_expect "break $LEAK live > 5MiB" "breakpoint 1 at $LEAK when live > 5.00 MiB"
+type_expect "break $LEAK count > 8" "breakpoint 2 at $LEAK when count > 8"
 touch "$T/go"
 paused 1 1 "6.00 MiB" "+6.00 MiB"
 type_expect "continue" "breakpoint 1 (hit 2)"
 paused 1 2 "7.00 MiB" "+7.00 MiB"
 type_expect "delete 1" "deleted breakpoint 1"
-type_expect "break $LEAK count > 8" "breakpoint 2 at $LEAK when count > 8"
 type_expect "continue" "breakpoint 2 (hit 1)"
-paused 2 1 "9.00 MiB" "+2.00 MiB"
+paused 2 1 "9.00 MiB" "+9.00 MiB"
 type_expect "continue" "breakpoint 2 (hit 2)"
-paused 2 2 "10.0 MiB" "+3.00 MiB"
+paused 2 2 "10.0 MiB" "+10.0 MiB"
 type_expect "continue" "EXITED (status 0)"
 wait_for "LEAK SUMMARY: 10485760 bytes leaked in 10 allocations"
 type_line "quit"
