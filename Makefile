@@ -100,6 +100,12 @@ test: all $(UNIT_BIN)
 run: all
 	BUILD=$(BUILD) demo/run.sh
 
+# Mutation testing, not part of `make test` (it rebuilds and reruns the suite once per
+# mutation in tests/mutants/mutations.txt, in a scratch copy): every mutation must be killed.
+.PHONY: mutants
+mutants:
+	tests/mutants/run.py
+
 # Installed layout: culeak finds its shim at <bin>/../lib/culeak/libculeak.so.
 BINDIR     = $(PREFIX)/bin
 LIBDIR     = $(PREFIX)/lib

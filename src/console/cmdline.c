@@ -54,7 +54,8 @@ const struct cmd_spec cmd_specs[] = {
      "file:line) allocates and CONDITION holds. Conditions:\n"
      "  (none)           any new allocation at the site\n"
      "  live > SIZE      the site's live bytes exceed SIZE (units: B KiB MiB GiB)\n"
-     "  grows SIZE       the site grew by SIZE since the breakpoint was set\n"
+     "  grows SIZE       the site grew by SIZE since the breakpoint was set, then\n"
+     "                   by each further SIZE (+SIZE, +2 SIZE, ...)\n"
      "  count > N        the site holds more than N live allocations\n"
      "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
     {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots", "Describe breakpoints, processes or snapshots."},

@@ -96,10 +96,10 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
             uint64_t live, count; /* the allocation being made included */
             ui_bp_live(&c->u, b, &live, &count);
             h.site_live = live;
-            if (bp_cond_met(b->spec.cond, b->spec.value, b->base, live, count)) {
+            if (bp_hit(b, live, count)) {
                 stop = 1;
-                b->hits++;
                 h.bp_id = b->id;
+                h.bp_hits = b->hits;
                 h.growth = (int64_t)(live - b->base);
             }
         }

@@ -36,6 +36,7 @@ struct held {
     uint32_t api, kind;
     int device;
     int bp_id;        /* 0: a step */
+    uint64_t bp_hits; /* the breakpoint's hits, this one included */
     int64_t growth;   /* the site's growth since the breakpoint was set */
     uint64_t site_live;
 };
