@@ -34,7 +34,8 @@ DW_LIBS       := $(call pc_libs,libdw libelf,-ldw -lelf)
 READLINE_LIBS := $(call pc_libs,readline,-lreadline)
 CURSES_LIBS   := $(call pc_libs,ncursesw,-lncursesw -ltinfo)
 CMOCKA_LIBS   := $(call pc_libs,cmocka,-lcmocka)
-CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka,$(call pc_cflags,$(m))))
+VTERM_LIBS    := $(call pc_libs,vterm,-lvterm)
+CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka vterm,$(call pc_cflags,$(m))))
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 SHIM_SRC    := $(wildcard src/shim/*.c)
@@ -51,7 +52,7 @@ LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CO
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-CONSOLE_LIBS := $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
+CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
 SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz

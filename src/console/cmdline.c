@@ -37,7 +37,9 @@ int cmd_split(const char *line, char *buf, size_t buflen, char **argv)
 }
 
 const struct cmd_spec cmd_specs[] = {
-    {"help", "h", ARG_COMMAND, "help [COMMAND]", "List the commands, or describe one."},
+    {"help", "h", ARG_COMMAND, "help [COMMAND]",
+     "Open this view: every command, then the keys (also ? on an empty prompt, or F1).\n"
+     "help COMMAND shows that command; a prefix of several (help snap) shows each."},
     {"snapshot", NULL, ARG_TEXT, "snapshot [NAME]",
      "Remember every site's live bytes now, under NAME (default s1, s2, ...). The table's\n"
      "change column counts from the latest snapshot."},
@@ -90,10 +92,15 @@ const struct cmd_spec cmd_specs[] = {
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open."},
-    {"export", NULL, ARG_FILE, "export FILE", "Write the table as JSON (FILE ending in .json) or CSV, or a page with a timeline, flame graph and sites (.html)."},
+    {"export", NULL, ARG_FILE, "export FILE",
+     "Write the table as JSON (FILE ending in .json) or CSV; FILE ending in .html gets a\n"
+     "page with a timeline, a flame graph and the sites, to open in a browser."},
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"search", "/", ARG_TEXT, "search [TEXT]",
+     "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
+     "highlight it; search alone finds the next older one. End in the output pane returns."},
     {"detach", NULL, ARG_FILE, "detach [FILE]",
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"

@@ -4,6 +4,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
+#include "pane_cmds.h"
 #include "stack_fold.h"
 
 #include <errno.h>
@@ -20,37 +21,12 @@ static void say(struct console *c, const char *line) { outbuf_add_line(&c->u.out
 
 static void c_help(struct console *c, int argc, char **argv)
 {
-    char line[1200];
-    if (argc > 1) {
-        int i = cmd_lookup(argv[1]);
-        if (i < 0) {
-            ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
-            return;
-        }
-        snprintf(line, sizeof line, "usage: %s", cmd_specs[i].usage);
-        say(c, line);
-        const char *h = cmd_specs[i].help;
-        while (*h) {
-            const char *nl = strchr(h, '\n');
-            size_t n = nl ? (size_t)(nl - h) : strlen(h);
-            snprintf(line, sizeof line, "  %.*s", (int)n, h);
-            say(c, line);
-            h += n + (nl != NULL);
-        }
-        ui_message(&c->u, 0, "%s: see the output pane", cmd_specs[i].usage);
+    if (argc > 1 && !help_topic_known(argv[1])) {
+        ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
         return;
     }
-    say(c, "commands (help COMMAND for details; unique prefixes work):");
-    for (size_t i = 0; i < cmd_nspecs; i++) {
-        const char *nl = strchr(cmd_specs[i].help, '\n');
-        int n = nl ? (int)(nl - cmd_specs[i].help) : (int)strlen(cmd_specs[i].help);
-        snprintf(line, sizeof line, "  %-34s %.*s", cmd_specs[i].usage, n, cmd_specs[i].help);
-        say(c, line);
-    }
-    say(c, "keys: Up/Down PgUp/PgDn Home/End move in the table; Shift-Tab (or F6) scrolls the output pane instead;");
-    say(c, "      Tab completes; Ctrl-P/Ctrl-N recall history; Ctrl-L redraws. Printable keys always type.");
-    ui_message(&c->u, 0, "the commands are listed in the output pane");
-    c->u.out_scroll = 0;
+    ui_help_open(&c->u, argc > 1 ? argv[1] : NULL);
+    ui_message(&c->u, 0, "help: Up/Down PgUp/PgDn scroll it; q, Esc or F1 closes it");
 }
 
 /* Live bytes and count of a snapshot (all processes): O(stacks). */
@@ -643,7 +619,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
-    {"suspects", c_suspects},
+    {"suspects", c_suspects}, {"search", cmd_search},
 };
 
 void console_exec(struct console *c, const char *line)

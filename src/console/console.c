@@ -502,6 +502,10 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
+        if (help_key(&c->u, k, buf, prompt_empty())) {
+            c->dirty = 1;
+            continue;
+        }
         switch (k) {
         case SK_CHAR:
             if (buf[0] == '\t' || buf[0] == '\r' || buf[0] == '\n')
@@ -521,6 +525,7 @@ static void on_key(struct console *c)
             ui_message(&c->u, 0, "Ctrl-C does not stop the job here: use kill (stop it) or quit (leave)");
             break;
         case SK_REDRAW: screen_redraw_all(); break;
+        case SK_ESC: prompt_feed("\x1b"); break; /* readline's meta prefix */
         case SK_RESIZE: break;
         }
         c->dirty = 1;
