@@ -1,8 +1,9 @@
-/* A stack as the console lists it (stack pane, PAUSED view, show, diff): innermost
- * first, each run of looked-through frames folded into one line so that the call site
+/* A stack as the console (stack pane, PAUSED view, show, diff) and the text reports
+ * list it: innermost first, each run of looked-through frames (CUDA libraries, the
+ * Python interpreter between Python frames) folded into one line so that the call site
  * and its callers fit in a few rows. Plain text, no curses. */
-#ifndef CULEAK_CONSOLE_STACK_TEXT_H
-#define CULEAK_CONSOLE_STACK_TEXT_H
+#ifndef CULEAK_STACK_TEXT_H
+#define CULEAK_STACK_TEXT_H
 
 #include "model.h"
 

@@ -1,4 +1,4 @@
-/* Folding looked-through frames out of the console's stacks (stack_text.h). */
+/* Folding looked-through frames out of stacks as listed (stack_text.h). */
 #include "stack_text.h"
 
 #include <stdio.h>
