@@ -4,18 +4,24 @@
 #include "../console/fmt.h"
 #include "launch.h"
 #include "options.h"
+#include "report_io.h"
+#include "suppress.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
-enum console_opt { OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS };
+enum console_opt {
+    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS, OPT_SUPPRESSIONS,
+};
 
 static const struct cli_option console_options[] = {
     {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
     {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
+                                               "(culeak-suppressions(5)); repeatable"},
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
     CLI_HELP,
     {0},
@@ -32,9 +38,15 @@ const struct cli_command cli_console = {
     .run = cmd_console,
 };
 
+struct console_args {
+    struct console_options opt;
+    struct suppressions *supp;
+};
+
 static int on_option(void *ctx, int key, const char *arg)
 {
-    struct console_options *opt = ctx;
+    struct console_args *a = ctx;
+    struct console_options *opt = &a->opt;
     long d;
     switch ((enum console_opt)key) {
     case OPT_DEPTH:
@@ -52,6 +64,8 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_SNAPSHOT_AT_MARKS:
         opt->snapshot_at_marks = 1;
         return 0;
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_console, &a->supp, arg);
     case OPT_VERSION:
         printf("culeak %s\n", CULEAK_VERSION);
         return -1; /* done: exit status 0 */
@@ -61,18 +75,24 @@ static int on_option(void *ctx, int key, const char *arg)
 
 int cmd_console(int argc, char **argv)
 {
-    struct console_options opt = {0};
+    struct console_args a = {0};
     int status;
-    int i = cli_parse(&cli_console, argc, argv, on_option, &opt, &status);
-    if (i < 0)
-        return status;
-    if (i >= argc)
-        return cli_error(&cli_console, "missing the program to run (culeak [OPTIONS] -- PROGRAM [ARGS])");
-    if (!culeak_shim_path()) {
+    int i = cli_parse(&cli_console, argc, argv, on_option, &a, &status);
+    if (i >= 0 && i >= argc) {
+        i = -1;
+        status = cli_error(&cli_console, "missing the program to run (culeak [OPTIONS] -- PROGRAM [ARGS])");
+    }
+    if (i >= 0 && !culeak_shim_path()) {
         cli_fail(&cli_console, "cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "
                                "or named by CULEAK_LIB)");
-        return 1;
+        i = -1;
+        status = 1;
     }
-    opt.argv = argv + i;
-    return console_main(&opt);
+    if (i >= 0) {
+        a.opt.argv = argv + i;
+        a.opt.supp = a.supp;
+        status = console_main(&a.opt);
+    }
+    suppressions_free(a.supp);
+    return status;
 }

@@ -54,6 +54,8 @@ int report_suppressions(FILE *f, struct model *m, const struct report_options *o
 /* "stack":[frames...],"library_frames_hidden":N of a stack, as the JSON reports write it
  * (for other JSON writers: the console's export). */
 void report_json_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth);
+/* "processes":[...] of the processes of o->proc, as the JSON reports write it. */
+void report_json_processes(FILE *f, struct model *m, const struct report_options *o);
 
 /* "4.0 MiB (4194304 bytes)", "100 bytes" */
 void report_format_bytes(char *buf, size_t len, uint64_t bytes);

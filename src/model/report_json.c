@@ -90,7 +90,7 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
     putc('}', f);
 }
 
-static void json_processes(FILE *f, struct model *m, const struct report_options *o)
+void report_json_processes(FILE *f, struct model *m, const struct report_options *o)
 {
     fputs("\"processes\":[", f);
     int first = 1;
@@ -170,7 +170,7 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
         }
     }
     fprintf(f, "{\"version\":%d,", REPORT_JSON_VERSION);
-    json_processes(f, m, o);
+    report_json_processes(f, m, o);
     fputs(",\"diff\":{\"a\":", f);
     json_write_cstr(f, o->diff_a);
     fputs(",\"b\":", f);
@@ -291,7 +291,7 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
     static const char *const source[] = {"leaks", "peak", "snapshot", "now", "diff"};
     fprintf(f, "{\"version\":%d,\"source\":\"%s\",\"group\":\"%s\",", REPORT_JSON_VERSION, source[o->what],
             model_group_name(o->group));
-    json_processes(f, m, o);
+    report_json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");
     for (int cache = 0; cache < 2; cache++) {
         if (cache)
