@@ -5,16 +5,18 @@
 #include "launch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int usage(FILE *f, int rc)
 {
     fputs("usage: culeak [--depth N] [--snapshot-every SECONDS] [--snapshot-at-marks] [--no-pool]\n"
-          "              -- PROGRAM [ARGS]\n"
+          "              [--free-stacks] -- PROGRAM [ARGS]\n"
           "Runs PROGRAM (and every process it starts) under libculeak.so and opens the console:\n"
           "live and peak GPU memory per call site, snapshots and diffs, and breakpoints that\n"
           "pause the job inside the allocation that makes a site grow. --no-pool turns the\n"
-          "frameworks' caching allocators off (see culeak-record). Type help inside.\n",
+          "frameworks' caching allocators off (see culeak-record); --free-stacks records the stack\n"
+          "of every free too. Type help inside.\n",
           f);
     return rc;
 }
@@ -41,6 +43,8 @@ int cmd_console(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--no-pool") == 0) {
             culeak_no_pool_env();
+        } else if (strcmp(argv[i], "--free-stacks") == 0) {
+            setenv("CULEAK_FREE_STACKS", "1", 1);
         } else if (strcmp(argv[i], "--snapshot-at-marks") == 0) {
             opt.snapshot_at_marks = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

@@ -14,11 +14,13 @@
 
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak record -o FILE [--depth N] [--no-pool] -- PROGRAM [ARGS]\n"
+    fputs("usage: culeak record -o FILE [--depth N] [--no-pool] [--free-stacks] -- PROGRAM [ARGS]\n"
           "Runs PROGRAM under libculeak.so and writes every allocation, free and mark to FILE\n"
           "(%p in FILE expands to the pid, %h to the host, %r to the rank, so every process\n"
           "of a job writes its own file). --no-pool turns the caching allocators of PyTorch and\n"
-          "JAX off (and CuPy's, where the program calls culeak.no_pool()). Exit status: the program's.\n",
+          "JAX off (and CuPy's, where the program calls culeak.no_pool()). --free-stacks records the\n"
+          "stack, device and context of every free too (by default a free carries its address only).\n"
+          "Exit status: the program's.\n",
           f);
     return rc;
 }
@@ -73,6 +75,8 @@ int cmd_record(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--no-pool") == 0) {
             culeak_no_pool_env();
+        } else if (strcmp(argv[i], "--free-stacks") == 0) {
+            setenv("CULEAK_FREE_STACKS", "1", 1);
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             return usage(stdout, 0);
         } else if (argv[i][0] == '-') {
