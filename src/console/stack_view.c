@@ -2,7 +2,7 @@
 #include "apis.h"
 #include "fmt.h"
 #include "site_text.h"
-#include "stack_text.h"
+#include "stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>
@@ -66,9 +66,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         fmt_size(live, sizeof live, h->site_live);
         grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_PAUSED);
         if (h->bp_id)
-            grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - breakpoint %d - pid %llu thread %llu ",
-                      culeak_api_name(h->api), size, h->bp_id, (unsigned long long)p->pid,
-                      (unsigned long long)h->tid);
+            grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - breakpoint %d (hit %llu) - pid %llu thread %llu ",
+                      culeak_api_name(h->api), size, h->bp_id, (unsigned long long)h->bp_hits,
+                      (unsigned long long)p->pid, (unsigned long long)h->tid);
         else
             grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - step - pid %llu thread %llu ",
                       culeak_api_name(h->api), size, (unsigned long long)p->pid, (unsigned long long)h->tid);

@@ -18,6 +18,8 @@ int ui_init(struct ui *u)
     memset(u, 0, sizeof *u);
     outbuf_init(&u->out, 10000);
     u->m = model_new(NULL);
+    if (u->m) /* moments for `export FILE.html` */
+        model_keep_moments(u->m, UI_HTML_MOMENTS, 0);
     u->sort = SORT_LIVE;
     u->group = MODEL_GROUP_SITE;
     u->src.kind = MODEL_SOURCE_NOW;
@@ -373,12 +375,27 @@ void layout_compute(int h, int w, struct layout *l)
     l->prompt = (struct rect){h - 1, 0, prompt, w};
 }
 
+/* While there are growth suspects the header has a third line, taken from the table. */
+static void header_and_table(const struct ui *u, const struct layout *l, struct rect *hdr, struct rect *tab)
+{
+    *hdr = l->header;
+    *tab = l->table;
+    if (u->suspects.n && tab->h > 3) {
+        hdr->h++;
+        tab->y++;
+        tab->h--;
+    }
+}
+
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
     ui_rows(u); /* the header's totals come from the rows when the source is not "now" */
-    header_view.render(u, g, l->header);
-    table_view.render(u, g, l->table);
+    ui_suspects_refresh(u);
+    struct rect hdr, tab;
+    header_and_table(u, l, &hdr, &tab);
+    header_view.render(u, g, hdr);
+    table_view.render(u, g, tab);
     stack_view.render(u, g, l->stack);
     output_view.render(u, g, l->output);
     if (u->help_open) /* over the table, stack and output panes */
@@ -393,6 +410,9 @@ void ui_key(struct ui *u, int key, const struct layout *l)
         help_view.key(u, key, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
     else if (u->focus_output)
         output_view.key(u, key, l->output);
-    else
-        table_view.key(u, key, l->table);
+    else {
+        struct rect hdr, tab;
+        header_and_table(u, l, &hdr, &tab);
+        table_view.key(u, key, tab);
+    }
 }

@@ -36,6 +36,7 @@ struct held {
     uint32_t api, kind;
     int device;
     int bp_id;        /* 0: a step */
+    uint64_t bp_hits; /* the breakpoint's hits, this one included */
     int64_t growth;   /* the site's growth since the breakpoint was set */
     uint64_t site_live;
 };
@@ -49,6 +50,18 @@ struct view_source {
 };
 
 #define SPARK_N 48
+#define UI_HTML_MOMENTS 256 /* moments kept per process for `export FILE.html` */
+
+/* Growth suspects for the header line (suspects_view.c), recomputed when marks arrive. */
+struct ui_suspects {
+    const struct model *m; /* computed on this model, process filter and mark count */
+    int proc;
+    uint64_t marks;
+    size_t n;
+    int64_t growth;        /* bytes per iteration of them all */
+    int forecast, device;  /* the one that fills its device soonest: */
+    double fill_marks, fill_s;
+};
 
 struct ui {
     struct model *m;       /* the one picture of the job: every view reads it */
@@ -92,6 +105,8 @@ struct ui {
     int help_open;         /* the help view covers the panes */
     size_t help_top;
     char help_topic[32];   /* help COMMAND; empty: everything */
+
+    struct ui_suspects suspects;
 
     char msg[512];
     int msg_error;
@@ -151,6 +166,13 @@ size_t ui_mark_count(const struct ui *u);
 char *ui_marks_text(const struct ui *u, char *buf, size_t len);
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
+
+/* Growth suspects (suspects_view.c): refresh the header's figures (cheap when no mark
+ * arrived); the header line; list them in the output pane (returns how many, -1 when
+ * out of memory). */
+void ui_suspects_refresh(struct ui *u);
+void ui_suspects_line(const struct ui *u, char *buf, size_t len);
+int ui_suspects_list(struct ui *u);
 
 /* ---- views ---- */
 enum ui_key { UK_UP = 1, UK_DOWN, UK_PGUP, UK_PGDN, UK_HOME, UK_END };

@@ -308,6 +308,48 @@ static void test_diff_new_allocations(void **state)
     ui_free(&u);
 }
 
+/* A breakpoint pauses as its condition says, counts each pause, and `grows N` pauses
+ * again only after each further N since it was set (+N, +2N, ...). */
+static void test_breakpoint_hits(void **state)
+{
+    (void)state;
+    const uint64_t M = 1 << 20;
+    struct bp_spec grows = {.cond = BP_GROWS, .value = 20 * M};
+    struct bp_list l = {0};
+    struct breakpoint *b = bp_add(&l, &grows);
+    b->base = 4 * M;
+    /* the site's live bytes after each allocation (base 4 MiB): +4 +20 +24 +28 +40 +65 +79 +80 */
+    const uint64_t live[] = {8, 24, 28, 32, 44, 69, 83, 84};
+    const int paused[] = {0, 1, 0, 0, 1, 1, 0, 1};
+    for (size_t i = 0; i < sizeof live / sizeof *live; i++)
+        if (bp_hit(b, live[i] * M, i + 1) != paused[i])
+            fail_msg("grows 20MiB at +%llu MiB: %s", (unsigned long long)(live[i] - 4),
+                     paused[i] ? "did not pause" : "paused");
+    assert_int_equal(b->hits, 4);
+    /* shrinking and growing back to a multiple already paused at does not pause again */
+    assert_false(bp_hit(b, 50 * M, 9));
+    assert_false(bp_hit(b, 84 * M, 10));
+    assert_true(bp_hit(b, 104 * M, 11));
+
+    struct bp_spec live_above = {.cond = BP_LIVE_ABOVE, .value = 100};
+    b = bp_add(&l, &live_above);
+    assert_false(bp_hit(b, 100, 500));
+    assert_true(bp_hit(b, 101, 1));
+    assert_true(bp_hit(b, 102, 2)); /* stays above: every allocation pauses */
+    struct bp_spec count_above = {.cond = BP_COUNT_ABOVE, .value = 3};
+    b = bp_add(&l, &count_above);
+    assert_false(bp_hit(b, 1000, 3));
+    assert_true(bp_hit(b, 10, 4));
+    assert_true(bp_hit(b, 10, 5));
+    assert_int_equal(b->hits, 2);
+    struct bp_spec any = {.cond = BP_ANY};
+    b = bp_add(&l, &any);
+    assert_true(bp_hit(b, 0, 0));
+    assert_true(bp_hit(b, 0, 0));
+    assert_int_equal(b->hits, 2);
+    bp_free(&l);
+}
+
 /* Breakpoint conditions evaluated against what the model says the covered stacks hold. */
 static void test_breakpoints_on_model(void **state)
 {
@@ -659,6 +701,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
+        cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
         cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
