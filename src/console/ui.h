@@ -89,6 +89,8 @@ struct ui {
     char filter[256];
     int proc_filter;       /* process index, -1: all */
     int diff_active;
+    enum sort_field sort_before_diff; /* diff off puts the order back */
+    int sort_reverse_before_diff;
     char diff_a[80], diff_b[80]; /* snapshot names; diff_b empty: now */
     struct row *rows;
     size_t nrows, caprows;

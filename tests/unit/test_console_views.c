@@ -609,6 +609,73 @@ static void test_site_fit(void **state)
     assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
 }
 
+/* sort FIELD is largest first every time (asc: smallest first); a diff sorts by change
+ * and diff off puts the earlier order back. */
+static void test_sort_and_diff_order(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    console_exec(&c, "sort live");
+    assert_int_equal(c.u.sort, SORT_LIVE);
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort live");
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort peak asc");
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    assert_true(c.u.sort_reverse);
+    console_exec(&c, "sort peak sideways");
+    assert_int_equal(c.u.msg_error, 1);
+    console_exec(&c, "snapshot a");
+    console_exec(&c, "diff a");
+    assert_true(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_CHANGE);
+    console_exec(&c, "diff a now"); /* a second diff keeps the order from before the first */
+    console_exec(&c, "diff off");
+    assert_false(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by peak, smallest first"));
+    console_exec(&c, "diff a");
+    console_exec(&c, "group file");
+    assert_false(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    ui_free(&c.u);
+}
+
+/* A command that takes one name takes the rest of the line; diff splits its words into
+ * two names that exist; quotes still group. */
+static void test_rest_of_line(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    console_exec(&c, "snapshot iteration 10");
+    assert_true(model_snapshot_find(c.u.m, "iteration 10") >= 0);
+    console_exec(&c, "snapshot 'iteration  20'");
+    assert_true(model_snapshot_find(c.u.m, "iteration  20") >= 0);
+    console_exec(&c, "diff iteration 10");
+    assert_int_equal(c.u.msg_error, 0);
+    assert_string_equal(c.u.diff_a, "iteration 10");
+    assert_string_equal(c.u.diff_b, "");
+    console_exec(&c, "diff iteration 10 'iteration  20'");
+    assert_int_equal(c.u.msg_error, 0);
+    assert_string_equal(c.u.diff_a, "iteration 10");
+    assert_string_equal(c.u.diff_b, "iteration  20");
+    console_exec(&c, "diff \"iteration 10\" now");
+    assert_string_equal(c.u.diff_b, "");
+    console_exec(&c, "diff iteration 10 iteration 99");
+    assert_int_equal(c.u.msg_error, 1);
+    assert_non_null(strstr(c.u.msg, "'iteration 10 iteration 99' names no snapshots"));
+    console_exec(&c, "diff nope");
+    assert_non_null(strstr(c.u.msg, "no snapshot named 'nope'"));
+    console_exec(&c, "filter a  b");
+    assert_string_equal(c.u.filter, "a b");
+    ui_free(&c.u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -703,7 +770,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
