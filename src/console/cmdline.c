@@ -100,6 +100,10 @@ const struct cmd_spec cmd_specs[] = {
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"input", NULL, ARG_NONE, "input",
+     "Hand the keyboard to the job (also Ctrl-]): what you type goes to its standard input,\n"
+     "as in a terminal (Ctrl-C interrupts it), until Ctrl-]. Otherwise nothing reaches its\n"
+     "input, and a job that reads it waits."},
     {"search", "/", ARG_TEXT, "search [TEXT]",
      "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
      "highlight it; search alone finds the next older one. End in the output pane returns."},

@@ -3,6 +3,7 @@
 #include "cmdline.h"
 #include "console.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "json.h"
 #include "wire.h"
 #include "pane_cmds.h"
@@ -729,7 +730,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
-    {"suspects", c_suspects}, {"search", cmd_search},
+    {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input},
 };
 
 void console_exec(struct console *c, const char *line)

@@ -5,6 +5,7 @@
 #include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -499,7 +500,7 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
-        if (help_key(&c->u, k, buf, prompt_empty())) {
+        if (job_input_key(c, k, buf, nav) || help_key(&c->u, k, buf, prompt_empty())) {
             c->dirty = 1;
             continue;
         }
@@ -547,6 +548,7 @@ static void on_signals(struct console *c)
         c->dirty = 1;
     }
     if (c->live && job_reap(&c->job)) {
+        job_input_end(c);
         c->u.state = JOB_EXITED;
         c->u.exit_status = c->job.status;
         c->kill_deadline = 0;

@@ -100,6 +100,7 @@ struct ui {
     int sel_valid;
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
+    int keyboard_job;      /* keys go to the job's terminal (input, Ctrl-]) */
     size_t out_scroll;     /* lines scrolled back from the newest */
     uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
     char out_search[128];  /* the text searched for last */
