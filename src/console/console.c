@@ -795,7 +795,7 @@ int console_main(const struct console_options *opt)
     sigaction(SIGPIPE, &ign, NULL);
 
     if (screen_open() != 0) {
-        fprintf(stderr, "culeak: the console needs a terminal\n");
+        fprintf(stderr, "culeak: %s\n", screen_why());
         server_close(&c->srv);
         ui_free(&c->u);
         return 2;
