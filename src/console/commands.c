@@ -211,6 +211,10 @@ static void c_autosnapshot(struct console *c, int argc, char **argv)
 
 static void c_break(struct console *c, int argc, char **argv)
 {
+    if (c->live && c->job.exited) {
+        ui_message(&c->u, 1, "the job has exited: a breakpoint set now can never fire");
+        return;
+    }
     struct bp_spec spec;
     char err[256];
     if (bp_parse(argc - 1, argv + 1, &spec, err, sizeof err) != 0) {
