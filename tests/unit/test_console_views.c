@@ -676,6 +676,47 @@ static void test_rest_of_line(void **state)
     ui_free(&c.u);
 }
 
+/* The diff view's rows line up with its header: each column ends where its title ends,
+ * at 80 and 120 columns; a long snapshot name keeps its end in the column title. */
+static void test_diff_columns(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&c.u, &b); /* stack 2: 3 x 1 MiB live */
+    console_exec(&c, "snapshot iteration 5");
+    sb_alloc(b, 6, 2, 0xB000, 1 << 20);
+    feed_bytes(&c.u, s, b);
+    console_exec(&c, "diff iteration 5");
+    assert_true(c.u.diff_active);
+    for (int w = 80; w <= 120; w += 40) {
+        struct grid g;
+        assert_int_equal(grid_init(&g, 6, w), 0);
+        table_view.render(&c.u, &g, (struct rect){0, 0, 6, w});
+        char head[512], row[512];
+        grid_row_text(&g, 0, head, sizeof head);
+        grid_row_text(&g, 1, row, sizeof row);
+        /* id change count+- now A allocs site: the row's values end under the titles */
+        const char *t_allocs = strstr(head, "allocs"), *t_a = strstr(head, "..ration 5"), *t_site = strstr(head, "site");
+        assert_non_null(t_allocs);
+        assert_non_null(t_a);
+        assert_non_null(t_site);
+        assert_non_null(strstr(row, "+1.00 MiB"));
+        assert_int_equal(strstr(row, "+1.00 MiB") + 9 - row, strstr(head, "change") + 6 - head);
+        assert_int_equal(strstr(row, "4.00 MiB") + 8 - row, strstr(head, "now") + 3 - head);
+        assert_int_equal(strstr(row, "3.00 MiB") + 8 - row, t_a + 10 - head);
+        assert_int_equal(row[t_allocs + 5 - head], '4');          /* 4 allocations made */
+        assert_int_equal(row[t_site - head - 1], ' ');
+        assert_true(row[t_site - head] != ' ');                    /* the site starts under "site" */
+        grid_free(&g);
+    }
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&c.u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -770,7 +811,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
