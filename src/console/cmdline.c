@@ -63,7 +63,7 @@ const struct cmd_spec cmd_specs[] = {
     {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots|marks",
      "Describe breakpoints, processes, snapshots or the job's marks (label, pid, time, event,\n"
      "device memory then)."},
-    {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N)."},
+    {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N, once confirmed: y or n)."},
     {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
     {"continue", "c", ARG_NONE, "continue", "Let the paused allocation return and the job run on."},
