@@ -61,15 +61,32 @@ static void c_snapshot(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "there is already a snapshot named '%s'", want);
         return;
     }
-    if (console_snapshot(c, want, name, sizeof name) != 0) {
+    enum model_source at = c->u.src.kind;
+    if (at == MODEL_SOURCE_PEAK || at == MODEL_SOURCE_FAILURE) {
+        ui_message(&c->u, 1, "a snapshot is taken at a mark, a time, the start or the end: goto one first");
+        return;
+    }
+    if (at == MODEL_SOURCE_SNAPSHOT) { /* recordings at a mark, a time or the start: the state there */
+        if (!want) {
+            do
+                snprintf(name, sizeof name, "s%u", ++c->u.auto_snap);
+            while (model_snapshot_find(c->u.m, name) >= 0);
+        } else {
+            snprintf(name, sizeof name, "%s", want);
+        }
+        if (model_snapshot_copy(c->u.m, c->u.src.snapshot, name) != 0) {
+            ui_message(&c->u, 1, "out of memory");
+            return;
+        }
+        snprintf(c->u.base, sizeof c->u.base, "%s", name);
+    } else if (console_snapshot(c, want, name, sizeof name) != 0) {
         ui_message(&c->u, 1, "out of memory");
         return;
     }
     uint64_t bytes, count;
     snapshot_totals(c, name, &bytes, &count);
-    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocation%s%s", name, fmt_size(sz, sizeof sz, bytes),
-               (unsigned long long)count, plural(count),
-               c->u.src.kind != MODEL_SOURCE_NOW ? " (the end of the recordings)" : "");
+    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocation%s%s%s", name, fmt_size(sz, sizeof sz, bytes),
+               (unsigned long long)count, plural(count), c->live ? "" : ", ", c->live ? "" : c->tl.where);
 }
 
 static void c_snapshots(struct console *c, int argc, char **argv)
@@ -156,6 +173,14 @@ static void c_diff(struct console *c, int argc, char **argv)
     char a_name[sizeof c->u.diff_a], b_name[sizeof c->u.diff_b];
     if (diff_names(c, argc, argv, a_name, sizeof a_name, b_name, sizeof b_name) != 0)
         return;
+    if (!b_name[0] && !c->live) { /* recordings: "now" is where goto stands */
+        if (c->u.src.kind == MODEL_SOURCE_PEAK || c->u.src.kind == MODEL_SOURCE_FAILURE) {
+            ui_message(&c->u, 1, "diff compares snapshots: goto a mark, a time, the start or the end, or name B");
+            return;
+        }
+        if (c->u.src.kind == MODEL_SOURCE_SNAPSHOT)
+            snprintf(b_name, sizeof b_name, "%s", c->u.src.snapshot);
+    }
     int b_now = !b_name[0];
     argv[1] = a_name; /* the names as found, for the messages below */
     argc = b_now ? 2 : 3;
