@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One line per option: --suspects and the like are a line here and a case below. */
+#define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
+
+/* One line per option in the table and a case below. */
 enum report_opt {
-    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
-    OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
+    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_SUSPECTS,
+    OPT_GROUP, OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
 };
 
 static const struct cli_option report_options[] = {
@@ -22,7 +24,10 @@ static const struct cli_option report_options[] = {
     {"at", OPT_AT, "MARK", "what was live at a mark (a label, or an event seq number)"},
     {"diff", OPT_DIFF, "A B", "what changed from mark A to mark B, and what was made after A\n"
                               "and is still live at B"},
-    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl) or suppressions"},
+    {"suspects", OPT_SUSPECTS, NULL, "the call sites that grow from mark to mark (\"iteration N\"), with\n"
+                                     "their growth per iteration and when they would fill the device"},
+    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), html (one page:\n"
+                                     "timeline, flame graph, sites) or suppressions"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
                                        "another --format"},
@@ -46,7 +51,11 @@ const struct cli_command cli_report = {
              "at a mark, or what changed between two marks. Several files (the ranks of one job) are\n"
              "read together and each process is reported apart: a section per process in text, rows\n"
              "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
-             "--diff compares each process between its own marks A and B. $CULEAK_SKIP_MODULES and\n"
+             "--diff compares each process between its own marks A and B. --suspects lists the call\n"
+             "sites whose live bytes rose at 8 of the last 10 marks of one label pattern (with fewer\n"
+             "marks, 80% of them and at least 4) and are higher than 10 marks ago, with their growth\n"
+             "per iteration (the median), the mark since which they grow, and when they would fill the\n"
+             "device; JSON reports always carry them (\"suspects\"). $CULEAK_SKIP_MODULES and\n"
              "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function; the CUDA runtime linked into a\n"
              "program is looked through by default. In --output and --log-file, %p, %h and %r are the\n"
              "pid, host and rank of the first process read.\n"
@@ -60,6 +69,7 @@ const struct cli_command cli_report = {
 struct report_args {
     struct report_options ro;
     const char *format, *output, *log_file, *at;
+    int suspects;
     long error_exit; /* -1: none */
     char skip[4096], skip_fn[4096];
     struct suppressions *supp;
@@ -85,9 +95,13 @@ static int on_option(void *ctx, int key, const char *arg)
         if (!(a->ro.diff_b = cli_next_arg()))
             return cli_error(&cli_report, "--diff takes two marks: --diff A B");
         return 0;
+    case OPT_SUSPECTS:
+        a->suspects = 1;
+        return 0;
     case OPT_FORMAT:
-        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "suppressions"))
-            return cli_error(&cli_report, "--format takes text, json, folded or suppressions, not '%s'", arg);
+        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "html") &&
+            strcmp(arg, "suppressions"))
+            return cli_error(&cli_report, "--format takes text, json, folded, html or suppressions, not '%s'", arg);
         a->format = arg;
         return 0;
     case OPT_OUTPUT:
@@ -130,7 +144,9 @@ static int check_args(const struct report_args *a)
 {
     int diff = a->ro.what == REPORT_DIFF;
     if (diff && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
-        return cli_error(&cli_report, "--diff prints text or json");
+        return cli_error(&cli_report, "--diff prints text, json or html");
+    if (a->suspects && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
+        return cli_error(&cli_report, "--suspects prints text, json or html");
     if (a->error_exit >= 0 && a->ro.what != REPORT_LEAKS)
         return cli_error(&cli_report, "--error-exitcode goes with the leak report (not --peak, --at or --diff)");
     if (!strcmp(a->format, "suppressions") && a->ro.what != REPORT_LEAKS)
@@ -179,12 +195,16 @@ static int write_reports(struct report_args *a, struct model *m)
     }
     int text = !strcmp(a->format, "text"), r = 0;
     if (!text || !log.f || a->output) {
-        if (!strcmp(a->format, "json"))
+        if (!strcmp(a->format, "html"))
+            r = report_html(out.f, m, &a->ro);
+        else if (!strcmp(a->format, "json"))
             r = report_json(out.f, m, &a->ro, NULL);
         else if (!strcmp(a->format, "folded"))
             r = report_folded(out.f, m, &a->ro);
         else if (!strcmp(a->format, "suppressions"))
             r = report_suppressions(out.f, m, &a->ro);
+        else if (a->suspects)
+            r = report_suspects_text(out.f, m, &a->ro);
         else
             r = report_text(out.f, m, &a->ro, NULL);
     }
@@ -232,10 +252,14 @@ int cmd_report(int argc, char **argv)
      * "allocated after A, still live at B" is exact */
     if (a.at)
         model_snapshot_at_mark(m, a.at, a.at);
+    int html = !strcmp(a.format, "html");
+    if (html) /* the page shows the whole run: its moments, not a stop at B */
+        model_keep_moments(m, HTML_MOMENTS, 0);
     if (a.ro.what == REPORT_DIFF) {
         model_snapshot_at_mark(m, a.ro.diff_a, a.ro.diff_a);
         model_snapshot_at_mark(m, a.ro.diff_b, a.ro.diff_b);
-        model_stop_at_mark(m, a.ro.diff_b);
+        if (!html)
+            model_stop_at_mark(m, a.ro.diff_b);
     }
     a.ro.snapshot = a.at;
     status = 0;
@@ -260,7 +284,8 @@ int cmd_report(int argc, char **argv)
         status = no_mark(a.ro.diff_b);
     } else {
         /* every stream stopped at mark B (or ended before it): the model's "now" is B */
-        if (a.ro.what == REPORT_DIFF && model_snapshot_find(m, a.ro.diff_b) >= 0 && !model_label_is_seq(a.ro.diff_b))
+        if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
+            !model_label_is_seq(a.ro.diff_b))
             a.ro.diff_b_is_now = 1;
         if (write_reports(&a, m) != 0)
             status = 1;

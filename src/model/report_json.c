@@ -1,5 +1,6 @@
 /* JSON reports: {"processes": [...], "leaks" | "sites": [...], "cache": [...],
- * "summary": {...}} or, for diffs, {"processes", "diff": {...}}. */
+ * "suspects": [...], "summary": {...}} or, for diffs, {"processes", "diff": {...},
+ * "suspects": [...]}. */
 #include "json.h"
 #include "report_internal.h"
 #include "suppress.h"
@@ -199,7 +200,9 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
                 i ? "," : "", p->pid, p->rank, pt->has_a ? "true" : "false", pt->has_b ? "true" : "false",
                 pt->d.delta_bytes, pt->d.new_bytes, pt->d.new_count);
     }
-    fputs("]}}\n", f);
+    fputs("]},", f);
+    report_suspects_json(f, m, o);
+    fputs("}\n", f);
     model_diff_free(&merged);
     report_diff_parts_free(&dp);
     return 0;
@@ -260,7 +263,8 @@ static int json_suppressed(FILE *f, struct model *m, const struct report_options
 }
 
 /* Kept apart, the rows are (process, site) in process order, each with its pid and rank;
- * merged, one row per site. The summary has the totals, then "per_process". */
+ * merged, one row per site. The summary has the totals, then "per_process", then
+ * "suppressed". */
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
 {
     struct report_summary local;
@@ -303,13 +307,10 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
         else
             json_rows(f, m, o, rows, cache, &first);
     }
-    fputs("],\"summary\":{", f);
+    fputs("],", f);
+    report_suspects_json(f, m, o);
+    fputs(",\"summary\":{", f);
     json_summary(f, s);
-    if (json_suppressed(f, m, o, s) != 0) {
-        model_table_free(&t);
-        report_parts_free(&ps);
-        return -1;
-    }
     fputs(",\"per_process\":[", f);
     for (int i = 0; i < ps.n; i++) {
         const struct model_process *p = model_process(m, ps.p[i].proc);
@@ -319,8 +320,10 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
             fprintf(f, ",\"mark_seen\":%s", ps.p[i].present ? "true" : "false");
         putc('}', f);
     }
-    fputs("]}}\n", f);
+    putc(']', f);
+    int rc = json_suppressed(f, m, o, s);
+    fputs("}}\n", f);
     model_table_free(&t);
     report_parts_free(&ps);
-    return 0;
+    return rc;
 }

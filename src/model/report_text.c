@@ -1,7 +1,7 @@
 /* Human-readable reports: processes, then one entry per row with its stack, then a
  * compute-sanitizer-like summary line. */
 #include "report_internal.h"
-#include "stack_text.h"
+#include "stack_fold.h"
 #include "suppress.h"
 
 #include <inttypes.h>
