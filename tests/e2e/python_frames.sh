@@ -71,6 +71,27 @@ grep -q "^LEAKED 777 bytes in 1 allocation (device) from device_alloc at $ROOT/$
 grep -q "^LEAK SUMMARY: 27354 bytes leaked in 6 allocations from 1 call sites\$" "$tmp/check" ||
     { cat "$tmp/check"; fail "check: summary"; }
 grep -Eq "^    #[0-9]+ +(Trainer\.)?step at $ROOT/$src:$L_STEP\$" "$tmp/check" || { cat "$tmp/check"; fail "check: stack"; }
+# the interpreter's frames below the Python ones are one line, as in the console
+grep -Eq "^    \.\.\. [0-9]+ frames in .*python3.* \(looked through\)\$" "$tmp/check" ||
+    { cat "$tmp/check"; fail "check: interpreter frames not folded"; }
+# a suppression naming Python lines: the main thread's allocations (through step) go,
+# the worker threads' and the child's stay
+cat >"$tmp/py.supp" <<S
+{
+   the trainer's buffers
+   culeak:Leak
+   src:ctypes_alloc.py:$L_ALLOC
+   fun:*step
+   ...
+   fun:<module>
+}
+S
+"$CULEAK" check --suppressions "$tmp/py.supp" -- "$PY" "$src" >/dev/null 2>"$tmp/check_supp" && rc=0 || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/check_supp"; fail "check --suppressions exited $rc, expected 1"; }
+grep -q "^LEAK SUMMARY: 2778 bytes leaked in 3 allocations from 1 call sites\$" "$tmp/check_supp" ||
+    { cat "$tmp/check_supp"; fail "check --suppressions: summary"; }
+grep -q "^suppressed: 24576 bytes in 3 allocations from 1 sites\$" "$tmp/check_supp" ||
+    { cat "$tmp/check_supp"; fail "check --suppressions: suppressed count"; }
 
 # CULEAK_PYTHON=0: native frames only.
 CULEAK_PYTHON=0 "$CULEAK" record -o "$tmp/off.%p.culeak" -- "$PY" "$src" >/dev/null 2>&1 || fail "CULEAK_PYTHON=0 run failed"
