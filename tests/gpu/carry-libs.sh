@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Copies the shared libraries culeak needs that a GPU machine may lack (libunwind, libdw,
-# libvterm)
-# into .gpulibs/, to be carried with build/ to that machine.
+# libvterm) into .gpulibs/, to be carried with build/ to that machine.
 set -eu
 cd "$(dirname "$0")/../.."
 mkdir -p .gpulibs
