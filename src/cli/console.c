@@ -8,16 +8,19 @@
 #include "suppress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
 enum console_opt {
-    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS, OPT_SUPPRESSIONS,
+    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS, OPT_SUPPRESSIONS,
 };
 
 static const struct cli_option console_options[] = {
     {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
     {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
+    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
+                                           "(by default a free carries its address only)"},
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
@@ -60,6 +63,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
+        return 0;
+    case OPT_FREE_STACKS:
+        setenv("CULEAK_FREE_STACKS", "1", 1);
         return 0;
     case OPT_SNAPSHOT_AT_MARKS:
         opt->snapshot_at_marks = 1;

@@ -14,13 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256 };
+enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256, OPT_FREE_STACKS };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
                                    "%r: rank, so that every process writes its own file"},
     {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
     {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
+    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
+                                           "(by default a free carries its address only)"},
     CLI_HELP,
     {0},
 };
@@ -54,6 +56,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_int(&cli_record, key, arg, 1, 256, &a->depth);
     case OPT_NO_POOL:
         culeak_no_pool_env();
+        return 0;
+    case OPT_FREE_STACKS:
+        setenv("CULEAK_FREE_STACKS", "1", 1);
         return 0;
     }
     return cli_error(&cli_record, "option %d is not handled", key);

@@ -12,10 +12,10 @@
 
 #define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
 
-/* One line per option in the table and a case below. */
+/* One line per option: --suspects and the like are a line here and a case below. */
 enum report_opt {
-    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_SUSPECTS,
-    OPT_GROUP, OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
+    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
+    OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE, OPT_SUSPECTS,
 };
 
 static const struct cli_option report_options[] = {
@@ -24,10 +24,10 @@ static const struct cli_option report_options[] = {
     {"at", OPT_AT, "MARK", "what was live at a mark (a label, or an event seq number)"},
     {"diff", OPT_DIFF, "A B", "what changed from mark A to mark B, and what was made after A\n"
                               "and is still live at B"},
-    {"suspects", OPT_SUSPECTS, NULL, "the call sites that grow from mark to mark (\"iteration N\"), with\n"
-                                     "their growth per iteration and when they would fill the device"},
-    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), html (one page:\n"
-                                     "timeline, flame graph, sites) or suppressions"},
+    {"suspects", OPT_SUSPECTS, NULL, "the growth suspects: sites whose live bytes rose at 8 of the last\n"
+                                     "10 marks of one label pattern, with a forecast (see culeak(1))"},
+    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions, or\n"
+                                     "html: one self-contained page (timeline, flame graph, sites)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
                                        "another --format"},
@@ -51,14 +51,12 @@ const struct cli_command cli_report = {
              "at a mark, or what changed between two marks. Several files (the ranks of one job) are\n"
              "read together and each process is reported apart: a section per process in text, rows\n"
              "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
-             "--diff compares each process between its own marks A and B. --suspects lists the call\n"
-             "sites whose live bytes rose at 8 of the last 10 marks of one label pattern (with fewer\n"
-             "marks, 80% of them and at least 4) and are higher than 10 marks ago, with their growth\n"
-             "per iteration (the median), the mark since which they grow, and when they would fill the\n"
-             "device; JSON reports always carry them (\"suspects\"). $CULEAK_SKIP_MODULES and\n"
+             "--diff compares each process between its own marks A and B. $CULEAK_SKIP_MODULES and\n"
              "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function; the CUDA runtime linked into a\n"
              "program is looked through by default. In --output and --log-file, %p, %h and %r are the\n"
-             "pid, host and rank of the first process read.\n"
+             "pid, host and rank of the first process read. JSON reports always carry the growth\n"
+             "suspects (\"suspects\"). --format html writes one page that opens from disk in a\n"
+             "browser; with --diff it opens on the comparison of A and B.\n"
              "Exit status: N (--error-exitcode) when leaks were found, else 0, or 1 when a recording\n"
              "could not be read (whatever could be read is still reported).\n",
     .options = report_options,
@@ -95,13 +93,10 @@ static int on_option(void *ctx, int key, const char *arg)
         if (!(a->ro.diff_b = cli_next_arg()))
             return cli_error(&cli_report, "--diff takes two marks: --diff A B");
         return 0;
-    case OPT_SUSPECTS:
-        a->suspects = 1;
-        return 0;
     case OPT_FORMAT:
-        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "html") &&
-            strcmp(arg, "suppressions"))
-            return cli_error(&cli_report, "--format takes text, json, folded, html or suppressions, not '%s'", arg);
+        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "suppressions") &&
+            strcmp(arg, "html"))
+            return cli_error(&cli_report, "--format takes text, json, folded, suppressions or html, not '%s'", arg);
         a->format = arg;
         return 0;
     case OPT_OUTPUT:
@@ -124,6 +119,9 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_MERGE:
         a->ro.merge_processes = 1;
         return 0;
+    case OPT_SUSPECTS:
+        a->suspects = 1;
+        return 0;
     case OPT_DEPTH: {
         long d;
         if (cli_int(&cli_report, key, arg, 1, 4096, &d))
@@ -145,8 +143,8 @@ static int check_args(const struct report_args *a)
     int diff = a->ro.what == REPORT_DIFF;
     if (diff && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
         return cli_error(&cli_report, "--diff prints text, json or html");
-    if (a->suspects && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
-        return cli_error(&cli_report, "--suspects prints text, json or html");
+    if (a->suspects && strcmp(a->format, "text") && strcmp(a->format, "json"))
+        return cli_error(&cli_report, "--suspects prints text or json");
     if (a->error_exit >= 0 && a->ro.what != REPORT_LEAKS)
         return cli_error(&cli_report, "--error-exitcode goes with the leak report (not --peak, --at or --diff)");
     if (!strcmp(a->format, "suppressions") && a->ro.what != REPORT_LEAKS)

@@ -263,8 +263,7 @@ static int json_suppressed(FILE *f, struct model *m, const struct report_options
 }
 
 /* Kept apart, the rows are (process, site) in process order, each with its pid and rank;
- * merged, one row per site. The summary has the totals, then "per_process", then
- * "suppressed". */
+ * merged, one row per site. The summary has the totals, then "per_process". */
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
 {
     struct report_summary local;
@@ -311,6 +310,11 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
     report_suspects_json(f, m, o);
     fputs(",\"summary\":{", f);
     json_summary(f, s);
+    if (json_suppressed(f, m, o, s) != 0) {
+        model_table_free(&t);
+        report_parts_free(&ps);
+        return -1;
+    }
     fputs(",\"per_process\":[", f);
     for (int i = 0; i < ps.n; i++) {
         const struct model_process *p = model_process(m, ps.p[i].proc);
@@ -320,10 +324,8 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
             fprintf(f, ",\"mark_seen\":%s", ps.p[i].present ? "true" : "false");
         putc('}', f);
     }
-    putc(']', f);
-    int rc = json_suppressed(f, m, o, s);
-    fputs("}}\n", f);
+    fputs("]}}\n", f);
     model_table_free(&t);
     report_parts_free(&ps);
-    return rc;
+    return 0;
 }

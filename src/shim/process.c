@@ -12,6 +12,7 @@
  *                        with no %p in PATH, the first process of the job takes PATH and
  *                        every other one (an exec'd rank too) writes PATH.<pid>.
  *   CULEAK_DEPTH=N       stack frames kept per event, 1..256 (default 48)
+ *   CULEAK_FREE_STACKS=1 frees carry their stack, device and context too
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
 #include "outpath.h"
 #include "shim.h"
@@ -31,6 +32,7 @@
 int culeak_state;
 unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
 unsigned culeak_fork_gen;
+int culeak_free_stacks;
 
 static const char *socket_path, *output_path;
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
@@ -222,7 +224,7 @@ static uint8_t *hello_record(uint64_t t0, int is_file, size_t *len)
         hello_s(&h, kv, k < (int)sizeof kv ? (size_t)k : sizeof kv - 1);
     }
     hello_u(&h, culeak_depth_limit);
-    hello_u(&h, is_file ? 1 : 0);
+    hello_u(&h, (is_file ? CULEAK_HELLO_FILE : 0) | (culeak_free_stacks ? 0 : CULEAK_HELLO_BARE_FREES));
     if (h.failed) {
         free(h.p);
         return NULL;
@@ -294,6 +296,8 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
     socket_path = sp && *sp ? strdup(sp) : NULL;
     output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    const char *fs = getenv("CULEAK_FREE_STACKS");
+    culeak_free_stacks = fs && strcmp(fs, "1") == 0;
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     if (!socket_path && !output_path)
