@@ -53,6 +53,18 @@ set -e
 "$C" record -o "$tmp/clean.culeak" -- "$prog" mark 1 >/dev/null
 "$C" report "$tmp/clean.culeak" --error-exitcode=5 >/dev/null || fail "report --error-exitcode on no leaks"
 
+# --diff takes two arguments, in either order with the files, and --diff=A B
+"$C" record -o "$tmp/marks.culeak" -- "$prog" mark 3 >/dev/null
+for args in "FILE --diff A B" "--diff A B FILE" "--diff=A B FILE"; do
+    set -- ${args}
+    argv=()
+    for w in "$@"; do
+        case $w in FILE) argv+=("$tmp/marks.culeak") ;; A) argv+=("iteration 0") ;; B) argv+=("iteration 2") ;;
+        --diff=A) argv+=("--diff=iteration 0") ;; *) argv+=("$w") ;; esac
+    done
+    "$C" report "${argv[@]}" | grep -q "^culeak: iteration 0 -> iteration 2: +0 bytes live$" || fail "report $args"
+done
+
 # suppressions generated from the report, then fed back: nothing left, all counted
 "$C" report "$rec" --format suppressions -o "$tmp/all.supp"
 [ "$(grep -c '^{$' "$tmp/all.supp")" -eq 2 ] || fail "one block per leak site"
