@@ -97,8 +97,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     int sx = r.x + r.w - spark_w - 1;
     for (size_t i = first; i < u->nspark; i++) {
         unsigned level = (unsigned)((u->spark[i] * 7 + max / 2) / max);
-        g->c[y * g->w + sx + (int)(i - first)] = (struct cell){u->spark[i] ? bars[level > 7 ? 7 : level] : 0x2581,
-                                                               AT_OK};
+        g->c[y * g->w + sx + (int)(i - first)] = (struct cell){
+            .ch = u->spark[i] ? bars[level > 7 ? 7 : level] : 0x2581, .attr = AT_OK};
     }
 }
 
