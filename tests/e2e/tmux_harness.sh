@@ -32,6 +32,9 @@ ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/ru
 # tests its console without preloading sanitized code into unsanitized programs
 [ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
 mkdir -m 700 "$T/run"
+# a session of its own keeps the server up: killing the only session ends the server, and
+# a start racing with that exit would find no server
+tmux new-session -d -s keepalive -x 20 -y 5 "sleep 3600"
 
 screen() { tmux capture-pane -p -t "$S"; }
 fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
