@@ -19,7 +19,7 @@ SANFLAGS  :=
 endif
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/cuda -Iinclude
+CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Isrc/cuda -Iinclude
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
 LDFLAGS   += $(SANFLAGS)
@@ -34,23 +34,25 @@ DW_LIBS       := $(call pc_libs,libdw libelf,-ldw -lelf)
 READLINE_LIBS := $(call pc_libs,readline,-lreadline)
 CURSES_LIBS   := $(call pc_libs,ncursesw,-lncursesw -ltinfo)
 CMOCKA_LIBS   := $(call pc_libs,cmocka,-lcmocka)
-CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka,$(call pc_cflags,$(m))))
+VTERM_LIBS    := $(call pc_libs,vterm,-lvterm)
+CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka vterm,$(call pc_cflags,$(m))))
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 SHIM_SRC    := $(wildcard src/shim/*.c)
 MODEL_SRC   := $(wildcard src/model/*.c)
 CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+LAUNCH_SRC  := $(wildcard src/launch/*.c)
 CONSOLE_SRC := $(wildcard src/console/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
-LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(CLI_SRC) $(CONSOLE_SRC))
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-CONSOLE_LIBS := $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
+CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
 SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz
@@ -63,6 +65,15 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# The HTML report's page, compiled in as one C string (every line quoted and escaped).
+$(BUILD)/gen/report_html_page.c: src/model/report_html.html
+	@mkdir -p $(@D)
+	{ echo 'const char culeak_report_html_page[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+
+$(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
 
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
@@ -89,6 +100,12 @@ test: all $(UNIT_BIN)
 
 run: all
 	BUILD=$(BUILD) demo/run.sh
+
+# Mutation testing, not part of `make test` (it rebuilds and reruns the suite once per
+# mutation in tests/mutants/mutations.txt, in a scratch copy): every mutation must be killed.
+.PHONY: mutants
+mutants:
+	tests/mutants/run.py
 
 # Installed layout: culeak finds its shim at <bin>/../lib/culeak/libculeak.so.
 BINDIR     = $(PREFIX)/bin

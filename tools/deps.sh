@@ -24,7 +24,7 @@ done <"$list"
 
 if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
     absent=()
-    for m in libunwind libdw ncursesw cmocka; do
+    for m in libunwind libdw ncursesw vterm cmocka; do
         pkg-config --exists "$m" 2>/dev/null || absent+=("$m")
     done
     [ ${#absent[@]} -eq 0 ] ||

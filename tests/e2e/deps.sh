@@ -75,7 +75,7 @@ grep -qxF -- "$by_hand" "$tmp/err" || fail "$case: no command to run by hand"
 
 case="no apt-get (another distribution)"
 mv "$bin/apt-get" "$bin/apt-get.off"
-deps "libunwind libdw ncursesw cmocka" 0 || fail "$case: exit status $?"
+deps "libunwind libdw ncursesw vterm cmocka" 0 || fail "$case: exit status $?"
 ! grep -q '^dpkg-query\|^apt-get' "$log" && [ ! -s "$tmp/err" ] || fail "$case: ran or said something"
 deps "libunwind ncursesw" 0 || fail "$case, libraries missing: exit status $?"
 grep -q 'pkg-config finds no libdw cmocka: install the packages that README.md (Set-up) names' "$tmp/err" ||
