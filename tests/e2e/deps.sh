@@ -78,7 +78,7 @@ mv "$bin/apt-get" "$bin/apt-get.off"
 deps "libunwind libdw ncursesw vterm cmocka" 0 || fail "$case: exit status $?"
 ! grep -q '^dpkg-query\|^apt-get' "$log" && [ ! -s "$tmp/err" ] || fail "$case: ran or said something"
 deps "libunwind ncursesw" 0 || fail "$case, libraries missing: exit status $?"
-grep -q 'pkg-config finds no libdw cmocka: install the packages that README.md (Set-up) names' "$tmp/err" ||
+grep -q 'pkg-config finds no libdw vterm cmocka: install the packages that README.md (Set-up) names' "$tmp/err" ||
     fail "$case: no pointer to README"
 mv "$bin/apt-get.off" "$bin/apt-get"
 
