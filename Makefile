@@ -114,7 +114,7 @@ INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
-PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/main.c)
+PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/commands.h)
 INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))

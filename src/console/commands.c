@@ -5,6 +5,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "pane_cmds.h"
+#include "report.h"
 #include "stack_fold.h"
 
 #include <errno.h>
@@ -459,6 +460,61 @@ static void c_save(struct console *c, int argc, char **argv)
     ui_message(&c->u, rc != 0, "%s", msg);
 }
 
+/* The table as report JSON is: a version, the processes, then the rows with their
+ * process and stack (that of the member with the most bytes). */
+static void export_json(struct console *c, FILE *f)
+{
+    struct report_options o;
+    report_options_init(&o);
+    o.proc = c->u.proc_filter < 0 ? MODEL_ALL : c->u.proc_filter;
+    fprintf(f, "{\"version\":%d,\"source\":\"console\",\"group\":\"%s\",", REPORT_JSON_VERSION,
+            model_group_name(c->u.group));
+    report_json_processes(f, c->u.m, &o);
+    fputs(",\"sites\":[\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
+                   "\"allocs\":%llu,\"kind\":",
+                ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count, (long long)r->change,
+                (unsigned long long)r->peak, (unsigned long long)r->allocs);
+        json_write_str(f, kinds, strlen(kinds));
+        fputs(",\"module\":", f);
+        json_write_str(f, module, strlen(module));
+        fputs(",\"site\":", f);
+        json_write_str(f, label, strlen(label));
+        const struct model_process *p = r->stack_proc >= 0 ? model_process(c->u.m, r->stack_proc) : NULL;
+        if (p) {
+            fprintf(f, ",\"pid\":%llu,\"rank\":%d,", (unsigned long long)p->pid, p->rank);
+            report_json_stack(f, c->u.m, r->stack_proc, r->stack, 0);
+        }
+        fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
+    }
+    fputs("]}\n", f);
+}
+
+static void export_csv(struct console *c, FILE *f)
+{
+    fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
+                (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
+                (unsigned long long)r->allocs, kinds, module);
+        for (const char *p = label; *p; p++) {
+            if (*p == '"')
+                fputc('"', f);
+            fputc(*p, f);
+        }
+        fputs("\"\n", f);
+    }
+}
+
 static void c_export(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
@@ -479,39 +535,9 @@ static void c_export(struct console *c, int argc, char **argv)
     ui_resolve_names(&c->u, 0); /* the file gets every row's name */
     ui_rows(&c->u);
     if (json)
-        fputs("[\n", f);
+        export_json(c, f);
     else
-        fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
-    for (size_t i = 0; i < c->u.nrows; i++) {
-        const struct row *r = &c->u.rows[i];
-        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
-        char kinds[128];
-        ui_kinds(r->kinds, kinds, sizeof kinds);
-        if (json) {
-            fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
-                       "\"allocs\":%llu,\"kind\":",
-                    ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count,
-                    (long long)r->change, (unsigned long long)r->peak, (unsigned long long)r->allocs);
-            json_write_str(f, kinds, strlen(kinds));
-            fputs(",\"module\":", f);
-            json_write_str(f, module, strlen(module));
-            fputs(",\"site\":", f);
-            json_write_str(f, label, strlen(label));
-            fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
-        } else {
-            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
-                    (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
-                    (unsigned long long)r->allocs, kinds, module);
-            for (const char *p = label; *p; p++) {
-                if (*p == '"')
-                    fputc('"', f);
-                fputc(*p, f);
-            }
-            fputs("\"\n", f);
-        }
-    }
-    if (json)
-        fputs("]\n", f);
+        export_csv(c, f);
     int bad = fclose(f) != 0;
     if (bad)
         ui_message(&c->u, 1, "cannot write %s", argv[1]);

@@ -385,6 +385,7 @@ void console_leak_report(struct console *c)
     struct report_options o;
     report_options_init(&o);
     o.depth = 8;
+    o.supp = c->opt.supp;
     struct report_summary sum;
     char *text = NULL;
     size_t len = 0;

@@ -16,6 +16,7 @@ struct console_options {
     int depth;
     double snapshot_every;   /* seconds; 0: off */
     int snapshot_at_marks;
+    const struct suppressions *supp; /* the exit leak report leaves out what these suppress */
 };
 
 struct pending_hold {

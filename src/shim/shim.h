@@ -24,6 +24,9 @@ enum culeak_state {
 extern int culeak_state;        /* atomic access */
 extern unsigned culeak_depth_limit;
 extern unsigned culeak_fork_gen; /* bumped in each forked child: invalidates thread caches */
+/* CULEAK_FREE_STACKS=1: frees carry their stack, device and context; by default they
+ * carry none (nothing reads them: a free ends the allocation at its address). */
+extern int culeak_free_stacks;
 
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);

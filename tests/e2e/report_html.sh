@@ -21,7 +21,8 @@ check_page() { # FILE WHAT
     local dom=$T/$(basename "$1").dom
     render "$1" >"$dom" || { cat "$T/browser.err"; fail "$2: the browser could not render the page"; }
     grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "$2: the page's script failed"
-    grep -q '<td class="site">main at [^<]*loop_leak_sim.c:39</td>' "$dom" || fail "$2: the rendered page does not name the leaking site"
+    grep -qE '<td class="site">main at [^<]*loop_leak_sim.c:39(</td>|<div)' "$dom" ||
+        fail "$2: the rendered page does not name the leaking site"
     grep -q '<polyline[^>]*class="series"' "$dom" || fail "$2: no timeline drawn"
     [ "$(grep -o '<rect' "$dom" | wc -l)" -ge 4 ] || fail "$2: no flame graph drawn"
     grep -qE '(src|href)=|url\(|@import' "$1" && fail "$2: the page refers to something outside itself"
@@ -31,6 +32,9 @@ check_page() { # FILE WHAT
 DEMO_DELAY_MS=0 demo/run.sh --sim record -o "$T/sim.culeak" >"$T/out" 2>&1 || { cat "$T/out"; fail "record failed"; }
 "$B/culeak" report --format html -o "$T/report.html" "$T/sim.culeak" || fail "report --format html failed"
 check_page "$T/report.html" "report"
+# the site that grows at every iteration is a growth suspect: first, with its growth and forecast
+grep -qE '<tr class="suspect"[^>]*><td class="site">main at [^<]*loop_leak_sim.c:39<div class="why">\+4.00 MiB per mark' \
+    "$T/report.html.dom" || fail "report: the growing site is not shown as a suspect"
 # the data is aggregated: one moment per mark, not one per event
 grep -q '"label":"iteration 19"' "$T/report.html" || fail "the marks are not in the page"
 
