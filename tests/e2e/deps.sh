@@ -82,12 +82,15 @@ grep -q 'pkg-config finds no libdw vterm cmocka: install the packages that READM
     fail "$case: no pointer to README"
 mv "$bin/apt-get.off" "$bin/apt-get"
 
-# make test with a package missing and no way to install it: stops before building.
+# make test with a package missing and no way to install it: stops before building. (A
+# sudo that wants a password stands in front of any real one.)
 case="make test"
+stub sudo "$sudo_stub"
 : >"$log"
-make_out=$(env PATH="$bin:$PATH" LOG="$log" INSTALLED="$some" UID_IS=1000 make -n test BUILD="$tmp/build" \
+make_out=$(env PATH="$bin:$PATH" LOG="$log" INSTALLED="$some" UID_IS=1000 SUDO_RC=1 make -n test BUILD="$tmp/build" \
     </dev/null 2>&1) && fail "$case: make succeeded"
 grep -qxF -- "$by_hand" <<<"$make_out" || { echo "$make_out"; fail "$case: no command to run by hand"; }
 grep -q 'the set-up stopped' <<<"$make_out" || { echo "$make_out"; fail "$case: make did not stop"; }
 ! grep -q '^cc \|^gcc ' <<<"$make_out" || fail "$case: compiled anyway"
+! grep -q apt-get "$log" || fail "$case: ran apt-get"
 echo "deps: ok (9 cases)"
