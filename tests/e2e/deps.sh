@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/deps.sh (the set-up `make run` and `make test` do) with stand-ins for dpkg-query,
-# apt-get, sudo, id and pkg-config on PATH: the exact apt-get commands for missing
-# packages as root and through sudo, nothing when all are installed, the command to run
-# by hand without root or sudo, and `make test` stopping before it builds anything then.
+# apt-get, apt-cache, sudo, id and pkg-config on PATH: the exact apt-get commands for
+# missing packages as root and through sudo, nothing when all are installed, a package the
+# archives lack left out (and not asked for again), the command to run by hand without
+# root or sudo, and `make test` stopping before it builds anything then.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -12,7 +13,7 @@ fail() { echo "deps: $*" >&2; [ -f "$tmp/err" ] && sed 's/^/    stderr: /' "$tmp
 
 bin=$tmp/bin log=$tmp/log
 mkdir "$bin"
-for tool in dirname env; do ln -s "$(command -v $tool)" "$bin/$tool"; done
+for tool in dirname env mkdir; do ln -s "$(command -v $tool)" "$bin/$tool"; done
 stub() { printf '#!%s\n%s\n' "$BASH" "$2" >"$bin/$1"; chmod +x "$bin/$1"; }
 stub dpkg-query 'echo "dpkg-query $*" >>"$LOG"
 for a in "$@"; do
@@ -20,6 +21,12 @@ for a in "$@"; do
     if [[ " $INSTALLED " == *" $a "* ]]; then echo "ii  $a"; else echo "dpkg-query: no packages found matching $a" >&2; fi
 done'
 stub apt-get 'echo "apt-get $* [DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}]" >>"$LOG"; exit "${APT_RC:-0}"'
+stub apt-cache 'echo "apt-cache $*" >>"$LOG"
+shift
+for p in "$@"; do
+    [ "$AVAILABLE" = all ] || [[ " $AVAILABLE " == *" $p "* ]] || continue
+    printf "%s:\n  Installed: (none)\n  Candidate: 1.0-1\n  Version table:\n" "$p"
+done'
 stub id '[ "$1" = -u ] && echo "$UID_IS"'
 stub pkg-config 'echo "pkg-config $*" >>"$LOG"; [[ " $INSTALLED " == *" ${@: -1} "* ]]'
 sudo_stub='echo "sudo $*" >>"$LOG"; [ "$*" = "-n true" ] && exit "${SUDO_RC:-0}"; exec "$@"'
@@ -31,6 +38,7 @@ case " $all " in *" libunwind-dev "*" tmux "*) ;; *) fail "libunwind-dev and tmu
 some=$(sed 's/ libunwind-dev / /; s/ tmux / /' <<<" $all ")
 
 deps() { : >"$log"; env -i PATH="$bin" LOG="$log" INSTALLED="$1" UID_IS="$2" APT_RC="${APT_RC:-0}" SUDO_RC="${SUDO_RC:-0}" \
+    AVAILABLE="${AVAILABLE:-all}" XDG_CACHE_HOME="$tmp/cache" \
     "$BASH" "$ROOT/tools/deps.sh" </dev/null >"$tmp/out" 2>"$tmp/err"; }
 want_log() { diff <(printf '%s\n' "$@") "$log" >"$tmp/diff" || { cat "$tmp/diff"; fail "$case: commands run differ (want < > got)"; }; }
 install_line="install -y -qq --no-install-recommends libunwind-dev tmux"
@@ -43,16 +51,29 @@ want_log "dpkg-query -W -f=\${db:Status-Abbrev} \${Package}\n $all"
 case="root, two missing"
 deps "$some" 0 || fail "$case: exit status $?"
 want_log "dpkg-query -W -f=\${db:Status-Abbrev} \${Package}\n $all" \
-    "apt-get update -qq [DEBIAN_FRONTEND=]" "apt-get $install_line [DEBIAN_FRONTEND=noninteractive]"
+    "apt-get update -qq [DEBIAN_FRONTEND=]" "apt-cache policy libunwind-dev tmux" \
+    "apt-get $install_line [DEBIAN_FRONTEND=noninteractive]"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$case: not one line"
 grep -q '^culeak set-up: installing libunwind-dev (the shim captures stacks with libunwind), tmux (.*tmux.*) with apt-get$' \
     "$tmp/err" || fail "$case: the line does not say what and why"
+
+case="root, tmux in no archive"
+AVAILABLE=libunwind-dev deps "$some" 0 || fail "$case: exit status $?"
+want_log "dpkg-query -W -f=\${db:Status-Abbrev} \${Package}\n $all" \
+    "apt-get update -qq [DEBIAN_FRONTEND=]" "apt-cache policy libunwind-dev tmux" \
+    "apt-get install -y -qq --no-install-recommends libunwind-dev [DEBIAN_FRONTEND=noninteractive]"
+grep -q "^culeak set-up: not in this system's package archives, left out: tmux (" "$tmp/err" || fail "$case: no note"
+case="root, tmux in no archive, again"
+AVAILABLE=libunwind-dev deps "$some libunwind-dev" 0 || fail "$case: exit status $?"
+want_log "dpkg-query -W -f=\${db:Status-Abbrev} \${Package}\n $all"
+[ ! -s "$tmp/err" ] || fail "$case: said something"
+rm -r "$tmp/cache"
 
 stub sudo "$sudo_stub"
 case="not root, sudo without a password"
 deps "$some" 1000 || fail "$case: exit status $?"
 want_log "dpkg-query -W -f=\${db:Status-Abbrev} \${Package}\n $all" "sudo -n true" \
-    "sudo apt-get update -qq" "apt-get update -qq [DEBIAN_FRONTEND=]" \
+    "sudo apt-get update -qq" "apt-get update -qq [DEBIAN_FRONTEND=]" "apt-cache policy libunwind-dev tmux" \
     "sudo env DEBIAN_FRONTEND=noninteractive apt-get $install_line" "apt-get $install_line [DEBIAN_FRONTEND=noninteractive]"
 grep -q 'with sudo apt-get$' "$tmp/err" || fail "$case: does not say sudo"
 
@@ -93,4 +114,4 @@ grep -qxF -- "$by_hand" <<<"$make_out" || { echo "$make_out"; fail "$case: no co
 grep -q 'the set-up stopped' <<<"$make_out" || { echo "$make_out"; fail "$case: make did not stop"; }
 ! grep -q '^cc \|^gcc ' <<<"$make_out" || fail "$case: compiled anyway"
 ! grep -q apt-get "$log" || fail "$case: ran apt-get"
-echo "deps: ok (9 cases)"
+echo "deps: ok (11 cases)"
