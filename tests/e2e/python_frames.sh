@@ -99,13 +99,15 @@ CULEAK_PYTHON=0 "$CULEAK" record -o "$tmp/off.%p.culeak" -- "$PY" "$src" >/dev/n
 grep -q '"type":"alloc"' "$tmp/off.jsonl" || fail "CULEAK_PYTHON=0: nothing recorded"
 ! grep -q '"type":"pyframe"' "$tmp/off.jsonl" || fail "CULEAK_PYTHON=0 still sent Python frames"
 
-# NVTX: the shim as injection library of a program using the header-only nvtx3.
+# NVTX: the shim as injection library of a program using NVIDIA's header-only nvtx3
+# (from the CUDA toolkit; without one, this part is skipped).
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-cc -std=c11 -I"$CUDA_HOME/include" -o "$tmp/nvtx_marks" tests/e2e/python/nvtx_marks.c -ldl ||
-    fail "cannot build the NVTX program (nvtx3 headers in $CUDA_HOME/include?)"
-"$CULEAK" record -o "$tmp/nvtx.culeak" -- "$tmp/nvtx_marks" || fail "nvtx program failed (its ranges were not tracked)"
-"$CULEAK" dump "$tmp/nvtx.culeak" | grep '"type":"mark"' | sed 's/.*"label":\(.*\),"flags":\([0-9]*\)}/\1 \2/' >"$tmp/marks"
-cat >"$tmp/want" <<'W'
+if [ -f "$CUDA_HOME/include/nvtx3/nvToolsExt.h" ]; then
+    cc -std=c11 -I"$CUDA_HOME/include" -o "$tmp/nvtx_marks" tests/e2e/python/nvtx_marks.c -ldl ||
+        fail "cannot build the NVTX program (nvtx3 headers in $CUDA_HOME/include?)"
+    "$CULEAK" record -o "$tmp/nvtx.culeak" -- "$tmp/nvtx_marks" || fail "nvtx program failed (its ranges were not tracked)"
+    "$CULEAK" dump "$tmp/nvtx.culeak" | grep '"type":"mark"' | sed 's/.*"label":\(.*\),"flags":\([0-9]*\)}/\1 \2/' >"$tmp/marks"
+    cat >"$tmp/want" <<'W'
 "iteration 0" 1
 "inside" 0
 "" 2
@@ -120,5 +122,8 @@ cat >"$tmp/want" <<'W'
 "wide é" 1
 "" 2
 W
-diff "$tmp/want" "$tmp/marks" || fail "NVTX marks differ (want / got above)"
+    diff "$tmp/want" "$tmp/marks" || fail "NVTX marks differ (want / got above)"
+else
+    echo "python_frames: NVTX part skipped: no nvtx3 headers in $CUDA_HOME/include"
+fi
 echo "python_frames: ok"
