@@ -13,8 +13,9 @@
  * Every configuration runs REPS times (env SHIM_BENCH_REPS, default 5), interleaved
  * (base, culeak, base malloc, heaptrack, next shape, ...), so that load from other work
  * on the machine falls on all of them alike; each figure is the median over the
- * repetitions, with the lowest and highest. A cost is the traced run's time per pair,
- * measured inside the program around the loop, minus the untraced run's.
+ * repetitions, with the lowest and highest. A cost is the traced run's CPU time per
+ * pair (of all its threads), measured inside the program around the loop, minus the
+ * untraced run's.
  *
  *   shim_bench LIBCULEAK FAKE_LIBCUDA        every configuration (make bench)
  *   shim_bench run cuda|malloc DRIVER DEPTH STACKS PAIRS RESULT
@@ -47,10 +48,13 @@ static void *(*volatile heap_alloc)(size_t) = malloc;
 static void (*volatile heap_free)(void *) = free;
 static int use_heap;
 
+/* The CPU time of the whole process (every thread: culeak's flush thread, heaptrack's
+ * timer thread): unlike wall time, it does not count the time other work on the
+ * machine takes the CPU away. */
 static double now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -305,9 +309,9 @@ int main(int argc, char **argv)
     snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
     snprintf(ht, sizeof ht, "heaptrack -o '%s/ht'", c.dir);
     snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
-    printf("cost per alloc+free pair: culeak on cuMemAlloc_v2+cuMemFree_v2 (fake driver, recording to a\n"
-           "file), heaptrack's preload library on malloc+free (raw data to a file), both keeping up to 64\n"
-           "frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
+    printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (fake\n"
+           "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"
+           "both keeping up to 64 frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
            PAIRS, reps);
     if (!heaptrack)
         printf("(heaptrack is not installed: culeak only)\n");
