@@ -16,6 +16,7 @@
  *   CULEAK_UNWIND_CHECK=1 every stack is also taken by libunwind alone; a NOTE at exit
  *                        says how many differed (for tests)
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
+#include "outpath.h"
 #include "shim.h"
 #include "wire.h"
 
@@ -72,45 +73,15 @@ void culeak_stop(const char *why)
     }
 }
 
-static const char *rank(void)
-{
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return v;
-    }
-    return "0";
-}
-
-/* Returns whether the template names the pid (each process then has its own path). */
+/* Returns whether the path names the pid (each process then has its own path). */
 static int expand_path(const char *tmpl, char *out, size_t cap)
 {
-    size_t n = 0;
-    int has_pid = 0;
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    for (const char *t = tmpl; *t && n + 1 < cap; t++) {
-        char tmp[300];
-        const char *add = NULL;
-        if (t[0] == '%' && t[1]) {
-            switch (t[1]) {
-            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); add = tmp; has_pid = 1; break;
-            case 'h': add = host; break;
-            case 'r': add = rank(); break;
-            case '%': add = "%"; break;
-            }
-        }
-        if (add) {
-            n += (size_t)snprintf(out + n, cap - n, "%s", add);
-            if (n >= cap)
-                n = cap - 1;
-            t++;
-        } else {
-            out[n++] = *t;
-        }
+    int has_pid = culeak_expand_path(tmpl, (long)getpid(), NULL, NULL, out, cap);
+    if (has_pid < 0) { /* too long: no file rather than one under a cut name */
+        out[0] = 0;
+        return 1;
     }
-    out[n] = 0;
+    size_t n = strlen(out);
     if (forked_child && !has_pid)
         snprintf(out + n, cap - n, ".%d", (int)getpid());
     return has_pid || forked_child;

@@ -122,6 +122,10 @@ void culeak_stream_reset_child(void);
 /* Wakes every thread the console holds (tracing stopped). */
 void culeak_stream_release_all(void);
 
+/* ---- devmem.c ---- */
+/* The current context's device and its free/total memory: 1, or 0 when unknown. */
+int culeak_devmem(int *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);
 /* The two halves of the exported dlsym (dlsym_entry.c). */
