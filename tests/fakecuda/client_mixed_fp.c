@@ -5,7 +5,7 @@
  *   client_mixed_fp [ROUNDS]          (default 200) */
 #include "mixed_fp.h"
 
-#include <cuda.h>
+#include "culeak_cuda.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
