@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@ struct waiter {
 };
 
 struct stream {
-    int mu;                   /* buffer, trace tree, seq, watch settings: see lock() */
+    pthread_mutex_t mu;       /* buffer, trace tree, seq, watch settings */
     pthread_mutex_t write_mu; /* one writer at a time, in buffer order */
     uint8_t *cur, *spare;
     size_t len, cap, spare_cap;
@@ -50,23 +49,6 @@ struct stream {
 
 static struct stream *S;
 
-/* mu is held for a few hundred instructions (never across I/O or a wait), so it is a
- * spin lock: one atomic exchange to take it, a store to give it back, where a mutex
- * needs two atomic operations. A holder that was preempted is waited for with
- * sched_yield. */
-static void lock(int *l)
-{
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
-        for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
-            if (i < 64)
-                __builtin_ia32_pause();
-            else
-                sched_yield();
-        }
-    }
-}
-
-static void unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 int culeak_stream_open(int fd, int is_socket, uint64_t t0)
 {
@@ -86,6 +68,7 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
     s->fd = fd;
     s->is_socket = is_socket;
     s->t_last = t0;
+    pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
     pthread_cond_init(&s->hold_cv, NULL);
@@ -129,7 +112,7 @@ void culeak_stream_flush(void)
     if (!s)
         return;
     pthread_mutex_lock(&s->write_mu);
-    lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
     uint8_t *full = s->cur;
     size_t n = s->len, cap = s->cap;
     s->cur = s->spare;
@@ -137,7 +120,7 @@ void culeak_stream_flush(void)
     s->len = 0;
     s->spare = full;
     s->spare_cap = cap;
-    unlock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
     if (n && active())
         write_all(s, full, n);
     pthread_mutex_unlock(&s->write_mu);
@@ -156,9 +139,9 @@ static int room(struct stream *s, size_t need)
             s->cap = need;
             break;
         }
-        unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
         culeak_stream_flush();
-        lock(&s->mu);
+        pthread_mutex_lock(&s->mu);
     }
     return active() ? 0 : -1;
 }
@@ -168,12 +151,12 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
     if (room(s, len) == 0) {
         memcpy(s->cur + s->len, rec, len);
         s->len += len;
     }
-    unlock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
 }
 
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
@@ -224,9 +207,9 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     struct waiter w = {0, 0, NULL};
     int fresh = 0, held = 0;
-    lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
     if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX) < 0) {
-        unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
         return;
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
@@ -255,7 +238,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         s->waiters = &w;
         pthread_mutex_unlock(&s->hold_mu);
     }
-    unlock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
     if (fresh) /* a new call site may sit in a library loaded since the last MODULES */
         culeak_modules_send_if_changed();
     if (held) {
@@ -273,7 +256,7 @@ void culeak_stream_mark(const char *label, unsigned flags)
     int dev = -1;
     uint64_t mem_free = 0, mem_total = 0;
     int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
-    lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
     if (room(s, EVENT_MAX + n) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
@@ -287,7 +270,7 @@ void culeak_stream_mark(const char *label, unsigned flags)
         }
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
-    unlock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void culeak_stream_exit(void)
@@ -295,14 +278,14 @@ void culeak_stream_exit(void)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    lock(&s->mu);
+    pthread_mutex_lock(&s->mu);
     if (room(s, EVENT_MAX) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, 0);
         s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
     }
-    unlock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
     culeak_stream_flush();
 }
 
@@ -334,7 +317,7 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
     switch (type) {
     case CULEAK_CMD_WATCH: {
         uint64_t count = culeak_get_u(&c);
-        lock(&s->mu);
+        pthread_mutex_lock(&s->mu);
         for (uint64_t i = 0; i < count && culeak_cursor_more(&c); i++) {
             uint64_t stack = culeak_get_u(&c);
             if (c.bad || watched(s, stack))
@@ -349,20 +332,20 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
             }
             s->watch[s->nwatch++] = stack;
         }
-        unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
         break;
     }
     case CULEAK_CMD_UNWATCH:
-        lock(&s->mu);
+        pthread_mutex_lock(&s->mu);
         s->nwatch = 0;
-        unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
         break;
     case CULEAK_CMD_HOLD_NEW:
     case CULEAK_CMD_HOLD_ALL: {
         int on = culeak_get_u(&c) != 0;
-        lock(&s->mu);
+        pthread_mutex_lock(&s->mu);
         *(type == CULEAK_CMD_HOLD_NEW ? &s->hold_new : &s->hold_all) = on;
-        unlock(&s->mu);
+        pthread_mutex_unlock(&s->mu);
         break;
     }
     case CULEAK_CMD_RELEASE: {

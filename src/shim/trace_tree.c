@@ -54,29 +54,43 @@ struct whole {
     uint32_t n;
 };
 
+/* An index slot: the node (parent, ip) is id. Its place comes from the hash of the
+ * node's whole path from the root, which a stack gives for all its frames at once: the
+ * slots of a stack's frames are asked for together and their cache misses overlap. */
+struct slot {
+    uint64_t ip;
+    uint32_t parent;
+    uint32_t id; /* 0: empty */
+};
+
 struct culeak_tree {
     uint64_t *ip;        /* by node id (0 unused) */
     uint32_t *parent;
     uint32_t next_id, node_cap;
-    uint32_t *index;     /* (parent, ip) -> id, open addressing; 0: empty */
+    struct slot *index;  /* open addressing by path hash */
     size_t mask;
     uint32_t used;
-    struct whole *stacks; /* hash of a whole stack -> leaf */
+    struct whole *stacks; /* path hash of a whole stack -> leaf */
     size_t smask, sused;
 };
 
-static size_t edge_hash(uint32_t parent, uint64_t ip)
+#define ROOT_HASH UINT64_C(0x6a09e667f3bcc909)
+
+static uint64_t path_hash(uint64_t parent_hash, uint64_t ip)
 {
-    uint64_t h = (ip ^ ((uint64_t)parent << 40) ^ parent) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h ^ (h >> 29));
+    uint64_t h = (parent_hash ^ ip) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
 }
 
-static uint64_t stack_hash(const uintptr_t *ips, int n)
+static void tree_free(struct culeak_tree *t)
 {
-    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < n; i++)
-        h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
-    return h ^ (h >> 32);
+    big_free(t->index, (t->mask + 1) * sizeof *t->index);
+    big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
+    big_free(t->ip, t->node_cap * sizeof *t->ip);
+    big_free(t->parent, t->node_cap * sizeof *t->parent);
+    free(t);
 }
 
 struct culeak_tree *culeak_tree_new(void)
@@ -92,11 +106,7 @@ struct culeak_tree *culeak_tree_new(void)
     t->ip = big_alloc(t->node_cap * sizeof *t->ip);
     t->parent = big_alloc(t->node_cap * sizeof *t->parent);
     if (!t->index || !t->stacks || !t->ip || !t->parent) {
-        big_free(t->index, (t->mask + 1) * sizeof *t->index);
-        big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
-        big_free(t->ip, t->node_cap * sizeof *t->ip);
-        big_free(t->parent, t->node_cap * sizeof *t->parent);
-        free(t);
+        tree_free(t);
         return NULL;
     }
     t->next_id = 1;
@@ -106,17 +116,24 @@ struct culeak_tree *culeak_tree_new(void)
 static int grow_index(struct culeak_tree *t)
 {
     size_t cap = (t->mask + 1) * 2;
-    uint32_t *s = big_alloc(cap * sizeof *s);
-    if (!s)
+    struct slot *s = big_alloc(cap * sizeof *s);
+    uint64_t *h = malloc((size_t)t->next_id * sizeof *h); /* path hashes, parents first */
+    if (!s || !h) {
+        big_free(s, cap * sizeof *s);
+        free(h);
         return -1;
+    }
+    for (uint32_t id = 1; id < t->next_id; id++)
+        h[id] = path_hash(t->parent[id] ? h[t->parent[id]] : ROOT_HASH, t->ip[id]);
     for (uint32_t id = 1; id < t->next_id; id++) {
         if (id + 16 < t->next_id) /* the slots are random: ask for them ahead */
-            __builtin_prefetch(&s[edge_hash(t->parent[id + 16], t->ip[id + 16]) & (cap - 1)], 1);
-        size_t j = edge_hash(t->parent[id], t->ip[id]) & (cap - 1);
-        while (s[j])
+            __builtin_prefetch(&s[h[id + 16] & (cap - 1)], 1);
+        size_t j = h[id] & (cap - 1);
+        while (s[j].id)
             j = (j + 1) & (cap - 1);
-        s[j] = id;
+        s[j] = (struct slot){t->ip[id], t->parent[id], id};
     }
+    free(h);
     big_free(t->index, (t->mask + 1) * sizeof *t->index);
     t->index = s;
     t->mask = cap - 1;
@@ -140,6 +157,24 @@ static int grow_stacks(struct culeak_tree *t)
     big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
     t->stacks = s;
     t->smask = cap - 1;
+    return 0;
+}
+
+/* Room for `more` nodes without growing anything on the way; -1: no memory (then the
+ * nodes are made as far as memory goes). */
+static int reserve(struct culeak_tree *t, uint32_t more)
+{
+    while (t->next_id + more > t->node_cap) {
+        uint32_t cap = t->node_cap * 2;
+        if (cap < t->node_cap || big_grow((void **)&t->ip, t->node_cap * sizeof *t->ip, cap * sizeof *t->ip) < 0 ||
+            big_grow((void **)&t->parent, t->node_cap * sizeof *t->parent, cap * sizeof *t->parent) < 0)
+            return -1;
+        t->node_cap = cap;
+    }
+    /* the index stays under half full */
+    while ((t->used + more) * 2 > t->mask + 1)
+        if (grow_index(t) < 0)
+            return -1;
     return 0;
 }
 
@@ -168,53 +203,31 @@ static struct prefix *thread_prefix(void)
     return prefix;
 }
 
-/* The node (parent, ip), or 0. */
-static uint32_t find(const struct culeak_tree *t, uint32_t parent, uint64_t ip)
+/* The node (parent, ip) whose path hashes to h, or 0. */
+static uint32_t find(const struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_t ip)
 {
-    for (size_t j = edge_hash(parent, ip) & t->mask; t->index[j]; j = (j + 1) & t->mask) {
-        uint32_t id = t->index[j];
-        if (t->ip[id] == ip && t->parent[id] == parent)
-            return id;
-    }
+    for (size_t j = h & t->mask; t->index[j].id; j = (j + 1) & t->mask)
+        if (t->index[j].ip == ip && t->index[j].parent == parent)
+            return t->index[j].id;
     return 0;
 }
 
-/* A new node, not in the index yet (index_new puts it there); 0 when out of memory. */
-static uint32_t make(struct culeak_tree *t, uint32_t parent, uint64_t ip,
+/* A new node (parent, ip) whose path hashes to h; 0 when out of memory. */
+static uint32_t make(struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_t ip,
                      void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg)
 {
-    if (t->next_id == t->node_cap) {
-        uint32_t cap = t->node_cap * 2;
-        if (cap < t->node_cap || big_grow((void **)&t->ip, t->node_cap * sizeof *t->ip, cap * sizeof *t->ip) < 0 ||
-            big_grow((void **)&t->parent, t->node_cap * sizeof *t->parent, cap * sizeof *t->parent) < 0)
-            return 0;
-        t->node_cap = cap;
-    }
-    /* Keep the load under one half; a failed grow just fills the index further. */
-    if ((t->used + 1) * 2 > t->mask + 1)
-        grow_index(t);
-    if (t->used == t->mask) /* full and cannot grow */
-        return 0;
+    if (reserve(t, 1) < 0 && (t->next_id == t->node_cap || t->used == t->mask))
+        return 0; /* full and cannot grow */
     uint32_t id = t->next_id++;
     t->ip[id] = ip;
     t->parent[id] = parent;
+    size_t j = h & t->mask;
+    while (t->index[j].id)
+        j = (j + 1) & t->mask;
+    t->index[j] = (struct slot){ip, parent, id};
     t->used++;
     emit(arg, id, parent, (uintptr_t)ip);
     return id;
-}
-
-/* Puts the nodes first..last (made in a row) in the index. Their slots are random in a
- * large table: asked for all at once, their cache misses overlap. */
-static void index_new(struct culeak_tree *t, uint32_t first, uint32_t last)
-{
-    for (uint32_t id = first; id <= last; id++)
-        __builtin_prefetch(&t->index[edge_hash(t->parent[id], t->ip[id]) & t->mask], 1);
-    for (uint32_t id = first; id <= last; id++) {
-        size_t j = edge_hash(t->parent[id], t->ip[id]) & t->mask;
-        while (t->index[j])
-            j = (j + 1) & t->mask;
-        t->index[j] = id;
-    }
 }
 
 /* The leaf of ips[0..n) from the whole-stack table, its ids written root first into c
@@ -266,8 +279,13 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
             same++;
         if (same == n)
             return c->id[n - 1];
+    } else if (c) {
+        c->n = 0;
     }
-    uint64_t h = stack_hash(ips, n);
+    /* the path hash of every frame, root first */
+    uint64_t hk[CULEAK_MAX_DEPTH], h = ROOT_HASH;
+    for (int k = 0; k < n; k++)
+        hk[k] = h = path_hash(h, ips[n - 1 - k]);
     uint32_t leaf = whole_lookup(t, ips, n, h, c);
     if (leaf) {
         if (c) {
@@ -276,21 +294,17 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
         }
         return leaf;
     }
-    if (c && c->tree != t)
-        same = 0;
-    uint32_t parent = same ? c->id[same - 1] : 0, first_new = 0;
+    reserve(t, (uint32_t)(n - same)); /* no growth below: the slots asked for stay */
+    for (int k = same; k < n; k++)
+        __builtin_prefetch(&t->index[hk[k] & t->mask]);
+    uint32_t parent = same ? c->id[same - 1] : 0;
     int complete = 1, made = 0;
     for (int k = same; k < n; k++) {
         uintptr_t ip = ips[n - 1 - k];
         /* below a node just made there is nothing to find */
-        uint32_t id = made ? 0 : find(t, parent, ip);
+        uint32_t id = made ? 0 : find(t, hk[k], parent, ip);
         if (!id) {
-            size_t before = t->mask;
-            id = make(t, parent, ip, emit, arg);
-            /* the nodes not indexed yet run in a row from first_new; a grown index
-             * holds every node made before this one */
-            if (id && (!first_new || t->mask != before))
-                first_new = id;
+            id = make(t, hk[k], parent, ip, emit, arg);
             made = id != 0;
         }
         if (!id) { /* out of memory: stop at the deepest known node */
@@ -304,8 +318,6 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
             c->id[k] = id;
         }
     }
-    if (first_new)
-        index_new(t, first_new, t->next_id - 1);
     *fresh = made;
     if (c) {
         c->tree = t;
