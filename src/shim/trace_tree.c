@@ -178,12 +178,15 @@ static int reserve(struct culeak_tree *t, uint32_t more)
     return 0;
 }
 
-/* The thread's previous stack, root first, with the ids it was interned to. */
+/* The thread's previous stack, root first, with the ids it was interned to; and as it
+ * came, leaf first, with its leaf: the same stack again is one memcmp. */
 struct prefix {
     const struct culeak_tree *tree;
     int n;
     uintptr_t ip[CULEAK_MAX_DEPTH];
     uint32_t id[CULEAK_MAX_DEPTH];
+    uintptr_t last[CULEAK_MAX_DEPTH];
+    uint32_t last_leaf;
 };
 
 static pthread_key_t prefix_key;
@@ -265,14 +268,10 @@ static void whole_add(struct culeak_tree *t, uint64_t h, uint32_t leaf, int n)
     t->sused++;
 }
 
-uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
-                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
-                            int *fresh)
+static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                       void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg, int *fresh,
+                       struct prefix *c)
 {
-    *fresh = 0;
-    if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
-        return 0;
-    struct prefix *c = thread_prefix();
     int same = 0;
     if (c && c->tree == t) {
         while (same < n && same < c->n && c->ip[same] == ips[n - 1 - same])
@@ -326,4 +325,24 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
     if (complete)
         whole_add(t, h, parent, n);
     return parent;
+}
+
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
+                            int *fresh)
+{
+    *fresh = 0;
+    if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
+        return 0;
+    struct prefix *c = thread_prefix();
+    if (c && c->tree == t && c->n == n && c->last_leaf && memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)
+        return c->last_leaf;
+    uint32_t leaf = intern(t, ips, n, emit, arg, fresh, c);
+    if (c && leaf && c->n == n) {
+        memcpy(c->last, ips, (size_t)n * sizeof *ips);
+        c->last_leaf = leaf;
+    } else if (c) {
+        c->last_leaf = 0;
+    }
+    return leaf;
 }
