@@ -27,16 +27,21 @@ if [ -n "$asan" ]; then
     export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 fi
 export FAKE_LIBCUDA=$ROOT/$BUILD/fakecuda/libcuda.so.1 CULEAK_PYTHON_DIR=$ROOT/python
-"$CULEAK" record -o "$tmp/py.%p.culeak" -- "$PY" "$src" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "recording failed"; }
+# CULEAK_UNWIND_CHECK=1: the shim also takes each native stack with libunwind alone and
+# says at exit how many differed from the one it recorded.
+CULEAK_UNWIND_CHECK=1 "$CULEAK" record -o "$tmp/py.%p.culeak" -- "$PY" "$src" >"$tmp/out" 2>&1 ||
+    { cat "$tmp/out"; fail "recording failed"; }
 files=("$tmp"/py.*.culeak)
 [ ${#files[@]} = 2 ] || fail "expected 2 recordings (parent, forked child), got ${#files[@]}"
 : >"$tmp/stacks"
 for f in "${files[@]}"; do
     "$CULEAK" dump "$f" >"$tmp/dump"
+    grep -Eq '"unwind check: [1-9][0-9]* stacks compared with libunwind.s, 0 differed"' "$tmp/dump" ||
+        fail "$f: native stacks differ from libunwind's: $(grep -o 'unwind check[^"]*' "$tmp/dump" || echo no note)"
     "$PY" tests/e2e/python/stacks.py "$tmp/dump" >>"$tmp/stacks"
 done
 cat "$tmp/stacks"
-! grep -q '^note' "$tmp/stacks" || fail "the shim turned Python frames off"
+! grep '^note' "$tmp/stacks" | grep -vq '^note unwind check' || fail "the shim turned Python frames off"
 
 # "size" -> its stack; Python frames innermost first, natives as n
 stack() { awk -v s="$1" '$1 == s { print $3; exit }' "$tmp/stacks"; }
