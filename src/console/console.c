@@ -1,6 +1,7 @@
 /* The console session: poll loop over the terminal, the job's pty, the listening socket,
  * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
 #include "console.h"
+#include "outpath.h"
 #include "report.h"
 #include "view_support.h"
 #include "apis.h"
@@ -377,6 +378,31 @@ void console_confirm(struct console *c, void (*yes)(struct console *c), const ch
     c->dirty = 1;
 }
 
+/* --log-file: the exit report goes to a file as well; %p, %h and %r are those of the
+ * job's first process. */
+static void write_log_file(struct console *c, const char *text, size_t len)
+{
+    const struct model_process *p = model_process_count(c->u.m) ? model_process(c->u.m, 0) : NULL;
+    char rank[32], path[4096], line[4400];
+    snprintf(rank, sizeof rank, "%d", p && p->rank >= 0 ? p->rank : 0);
+    FILE *f = NULL;
+    errno = ENAMETOOLONG;
+    if (culeak_expand_path(c->opt.log_file, p ? (long)p->pid : (long)getpid(), p ? p->host : NULL, rank, path,
+                           sizeof path) >= 0)
+        f = fopen(path, "w");
+    int bad = !f || fwrite(text, 1, len, f) != len;
+    int err = errno;
+    if (f && fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad)
+        snprintf(line, sizeof line, "[culeak] cannot write the leak report to %s: %s", path, strerror(err));
+    else
+        snprintf(line, sizeof line, "[culeak] leak report written to %s", path);
+    outbuf_add_line(&c->u.out, line);
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
@@ -403,6 +429,8 @@ void console_leak_report(struct console *c)
             snprintf(line, sizeof line, "[culeak]   %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
             outbuf_add_line(&c->u.out, line);
         }
+        if (c->opt.log_file)
+            write_log_file(c, text, len);
     }
     free(text);
 }

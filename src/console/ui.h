@@ -58,7 +58,7 @@ struct ui_suspects {
     int proc;
     uint64_t marks;
     size_t n;
-    int64_t growth;        /* bytes per iteration of them all */
+    double growth;         /* bytes per iteration of them all */
     int forecast, device;  /* the one that fills its device soonest: */
     double fill_marks, fill_s;
 };
