@@ -844,6 +844,7 @@ int console_main(const struct console_options *opt)
     int rows, cols;
     screen_size(&rows, &cols);
     layout_compute(rows, cols, &c->lay);
+    outbuf_resize(&c->u.out, c->lay.output.h - 1, cols); /* the job's pty has this size from the start */
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             c->u.state = JOB_EXITED;

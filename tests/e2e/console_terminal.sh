@@ -35,6 +35,8 @@ for size in "80 24" "120 40"; do
     screen | grep -q "^FIND-ME-OLD" || fail "search did not bring the line into view ($size)"
     type_line "search"
     wait_for "no more: 'find-me-old' is not in the output above the last match"
+    # the console's first line, written before the first frame, wraps at the pane's width
+    type_expect "search .sock" "'.sock' at output line"
 done
 
 ENVS="$ENVS NO_COLOR=1"
