@@ -792,6 +792,11 @@ static const struct {
 
 void console_exec(struct console *c, const char *line)
 {
+    char slash[1100];
+    if (line[0] == '/' && line[1] && line[1] != ' ' && !c->confirm_yes) { /* /TEXT: search, as in less */
+        snprintf(slash, sizeof slash, "search %s", line + 1);
+        line = slash;
+    }
     char buf[1024];
     char *argv[CMD_MAX_ARGS];
     int argc = cmd_split(line, buf, sizeof buf, argv);
@@ -802,7 +807,7 @@ void console_exec(struct console *c, const char *line)
     if (c->confirm_yes) { /* the answer to a question, as gdb reads it */
         void (*yes)(struct console *) = c->confirm_yes;
         const char *a = line + strspn(line, " \t");
-        char echo[1100];
+        char echo[1200];
         snprintf(echo, sizeof echo, "(y or n) %s", line);
         outbuf_add_line(&c->u.out, echo);
         if (*a == 'y' || *a == 'Y') {
@@ -837,7 +842,7 @@ void console_exec(struct console *c, const char *line)
     }
     for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
         if (strcmp(table[k].name, cmd_specs[i].name) == 0) {
-            char echo[1100];
+            char echo[1200];
             snprintf(echo, sizeof echo, "(culeak) %s", line);
             outbuf_add_line(&c->u.out, echo);
             table[k].fn(c, argc, argv);
