@@ -294,7 +294,7 @@ static void info_marks(struct console *c)
         ui_message(&c->u, 0, "no marks yet (culeak_mark(), culeak.mark() or NVTX ranges make them)");
         return;
     }
-    say(c, "  mark                          pid        time     event   device memory");
+    say(c, "  mark                 pid        time   event  device mem");
     for (int p = 0; p < model_process_count(c->u.m); p++) {
         const struct model_process *pr = model_process(c->u.m, p);
         size_t n = 0;
@@ -305,7 +305,7 @@ static void info_marks(struct console *c)
             char line[512], t[32], sz[32];
             uint64_t t0 = pr->start_monotonic_ns;
             fmt_duration(t, sizeof t, v[i].t_ns > t0 ? (double)(v[i].t_ns - t0) / 1e9 : 0);
-            snprintf(line, sizeof line, "  %-28s %-8llu %7s %9llu %15s", v[i].label ? v[i].label : "",
+            snprintf(line, sizeof line, "  %-20s %-8llu %6s %7llu %11s", v[i].label ? v[i].label : "",
                      (unsigned long long)pr->pid, t, (unsigned long long)v[i].seq,
                      fmt_size(sz, sizeof sz, v[i].live_bytes));
             say(c, line);
