@@ -327,6 +327,13 @@ int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
 void model_snapshot_drop(struct model *m, const char *name);
+/* Snapshot `to` as a copy of snapshot `from` (replacing one named `to`). 0, or -1 when
+ * `from` does not exist or memory runs out. */
+int model_snapshot_copy(struct model *m, const char *from, const char *to);
+/* Snapshot `name` of m from the state now of src, a model of the same recordings loaded
+ * in the same order up to an earlier point (so its processes and their stacks are a
+ * prefix of m's). 0, or -1 when src is not such a prefix or memory runs out. */
+int model_snapshot_import(struct model *m, const char *name, const struct model *src);
 
 struct model_diff_row {
     uint32_t id;
