@@ -93,6 +93,8 @@ struct walker {
     int n;                /* the last fast walk: frame records and return addresses */
     uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
     unsigned char state[CULEAK_MAX_DEPTH];
+    uintptr_t next[CULEAK_MAX_DEPTH]; /* the saved rbp read at each frame record */
+    int max, stopped;     /* its depth limit; whether it ended at a STOP frame */
     uint64_t gen;
     unsigned next_tail;
     struct tail tails[TAILS];
@@ -244,6 +246,26 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
     return -1;
 }
 
+/* The last walk's chain again, when every frame record of it still holds what it held
+ * (the loads are independent: checking is faster than walking); -1 when not. */
+static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+{
+    int last = w->n - 1;
+    uintptr_t bad = 0;
+    for (int j = 0; j < last; j++) {
+        const uintptr_t *q = (const uintptr_t *)w->rec[j];
+        bad |= (q[0] ^ w->next[j]) | (q[1] ^ w->ra[j]);
+    }
+    bad |= ((const uintptr_t *)w->rec[last])[1] ^ w->ra[last];
+    if (bad)
+        return -1;
+    for (int j = 0; j <= last; j++)
+        ips[j] = w->ra[j] - 1;
+    if (w->stopped)
+        return use_tail(w, gen, w->rec[last] + 8, w->ra[last], ips, w->n, max);
+    return w->n;
+}
+
 /* The frame-pointer walk; -1 when libunwind must decide. */
 static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
@@ -264,6 +286,13 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         }
         if (n == max)
             break;
+        if (n == 0 && same && w->n > 0 && w->max == max && w->rec[0] == rec) {
+            /* the chain of the last walk from the same first frame: the frame records
+             * lie above this one, in the part of the stack that is still live */
+            int m = same_chain(w, gen, ips, max);
+            if (m >= 0)
+                return m;
+        }
         int state;
         if (same && k < w->n && w->rec[k] == rec && w->ra[k] == ra) {
             state = w->state[k];
@@ -276,11 +305,14 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             w->ra[k] = ra;
             w->state[k] = (unsigned char)state;
         }
+        w->next[k] = next;
         k++;
         ips[n++] = ra - 1;
         if (state == STOP) {
             w->n = k;
             w->gen = gen;
+            w->max = max;
+            w->stopped = 1;
             return use_tail(w, gen, rec + 8, ra, ips, n, max);
         }
         if (next <= rec)
@@ -290,6 +322,8 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     }
     w->n = k;
     w->gen = gen;
+    w->max = max;
+    w->stopped = 0;
     return n;
 }
 
