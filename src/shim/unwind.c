@@ -88,7 +88,7 @@ struct tail {
 };
 
 struct walker {
-    uintptr_t stack_hi;   /* 0: unknown (libunwind only) */
+    uintptr_t stack_lo, stack_hi; /* the thread's stack; hi 0: unknown (libunwind only) */
     int stack_known;
     int n;                /* the last fast walk: frame records and return addresses */
     uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
@@ -123,8 +123,10 @@ static struct walker *thread_walker(void)
         void *lo;
         size_t size;
         if (pthread_getattr_np(pthread_self(), &a) == 0) {
-            if (pthread_attr_getstack(&a, &lo, &size) == 0)
+            if (pthread_attr_getstack(&a, &lo, &size) == 0) {
+                walker->stack_lo = (uintptr_t)lo;
                 walker->stack_hi = (uintptr_t)lo + size;
+            }
             pthread_attr_destroy(&a);
         }
     }
@@ -272,7 +274,9 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
     uintptr_t rec = lo;
     int n = 0, k = 0, same = w->gen == gen;
-    if (!hi)
+    /* Frame records are read between here and the stack's top, all mapped; on another
+     * stack (a signal's alternate stack, a coroutine's) libunwind decides. */
+    if (!hi || lo < w->stack_lo || lo >= hi)
         return -1;
     for (;;) {
         if (rec < lo || rec + 16 > hi || (rec & 7))
