@@ -96,7 +96,8 @@ struct walker {
     uintptr_t next[CULEAK_MAX_DEPTH]; /* the saved rbp read at each frame record */
     int max, stopped;     /* its depth limit; whether it ended at a STOP frame */
     uint64_t gen;
-    unsigned next_tail;
+    unsigned next_tail, tail_misses;
+    int tail_too_long;    /* the last tail learnt was longer than a tail is kept */
     struct tail tails[TAILS];
 };
 
@@ -210,6 +211,8 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
         if (state == STOP && stop < 0)
             stop = i;
     }
+    if (w && stop >= 0)
+        w->tail_too_long = n - 1 - stop > TAIL_MAX;
     if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0)) {
         struct tail *t = &w->tails[w->next_tail++ % TAILS];
         t->gen = gen;
@@ -226,7 +229,7 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
 }
 
 /* The cached tail above a STOP return address read from `slot`, when every return
- * address of it is still in place; appended to ips[n..max). -1: none. */
+ * address of it is still in place; appended to ips[n..max). -2: none. */
 static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra, uintptr_t *ips, int n, int max)
 {
     for (int i = 0; i < TAILS; i++) {
@@ -234,7 +237,7 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
         if (t->gen != gen || t->key_slot != slot || t->key_ra != ra)
             continue;
         if (!t->complete && n + t->n < max)
-            return -1; /* cut shorter than needed now */
+            return -2; /* cut shorter than needed now */
         int k = 0;
         for (; k < t->n; k++)
             if (t->slot[k] <= slot || t->slot[k] + 8 > w->stack_hi || *(const uintptr_t *)t->slot[k] != t->ra[k])
@@ -245,11 +248,12 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
             ips[n++] = t->ra[k] - 1;
         return n;
     }
-    return -1;
+    return -2;
 }
 
 /* The last walk's chain again, when every frame record of it still holds what it held
- * (the loads are independent: checking is faster than walking); -1 when not. */
+ * (the loads are independent: checking is faster than walking); -1 when not, -2 when
+ * it is but its tail is not cached. */
 static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
     int last = w->n - 1;
@@ -268,7 +272,8 @@ static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     return w->n;
 }
 
-/* The frame-pointer walk; -1 when libunwind must decide. */
+/* The frame-pointer walk; -1 when libunwind must decide, -2 when only the tail above a
+ * STOP frame is not cached. */
 static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
@@ -294,7 +299,7 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             /* the chain of the last walk from the same first frame: the frame records
              * lie above this one, in the part of the stack that is still live */
             int m = same_chain(w, gen, ips, max);
-            if (m >= 0)
+            if (m >= 0 || m == -2)
                 return m;
         }
         int state;
@@ -336,7 +341,12 @@ __attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max)
     uint64_t gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
     struct walker *w = thread_walker();
     int n = w ? fast_walk(w, gen, ips, max) : -1;
-    if (n < 0) {
+    if (n == -2 && (w->tail_too_long || (w->tail_misses++ & 15) != 0)) {
+        /* Tails that change or are too long to keep (a Python interpreter's) would be
+         * learnt frame by frame at every event: libunwind's own trace is cheaper. One
+         * miss in 16 of a short tail learns it, so a tail that settles is cached. */
+        n = libunwind_trace(ips, max);
+    } else if (n < 0) {
         if (w)
             w->n = 0;
         n = learn(w, gen, ips, max);
