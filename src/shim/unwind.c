@@ -79,6 +79,7 @@ static void table_put(uintptr_t ra, uint64_t gen, int state)
 
 #define TAILS 8
 #define TAIL_MAX 64
+#define SHIM_FRAMES 16
 
 struct tail {
     uint64_t gen;
@@ -94,6 +95,9 @@ struct walker {
     uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
     unsigned char state[CULEAK_MAX_DEPTH];
     uintptr_t next[CULEAK_MAX_DEPTH]; /* the saved rbp read at each frame record */
+    /* the shim's own frames of the last walk, from its start */
+    uintptr_t start, srec[SHIM_FRAMES], snext[SHIM_FRAMES], sra[SHIM_FRAMES];
+    int ns;
     int max, stopped;     /* its depth limit; whether it ended at a STOP frame */
     uint64_t gen;
     unsigned next_tail, tail_misses;
@@ -278,17 +282,36 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
     uintptr_t rec = lo;
-    int n = 0, k = 0, same = w->gen == gen;
+    int n = 0, k = 0, same = w->gen == gen, ns = 0;
     /* Frame records are read between here and the stack's top, all mapped; on another
      * stack (a signal's alternate stack, a coroutine's) libunwind decides. */
     if (!hi || lo < w->stack_lo || lo >= hi)
         return -1;
+    if (same && w->n > 0 && w->ns > 0 && w->max == max && w->start == lo) {
+        /* called the same way as last time: the shim's frames are checked at once too */
+        uintptr_t bad = 0;
+        for (int j = 0; j < w->ns; j++) {
+            const uintptr_t *q = (const uintptr_t *)w->srec[j];
+            bad |= (q[0] ^ w->snext[j]) | (q[1] ^ w->sra[j]);
+        }
+        if (!bad) {
+            int m = same_chain(w, gen, ips, max);
+            if (m >= 0 || m == -2)
+                return m;
+        }
+    }
     for (;;) {
         if (rec < lo || rec + 16 > hi || (rec & 7))
             return -1;
         const uintptr_t *r = (const uintptr_t *)rec;
         uintptr_t ra = r[1], next = r[0];
         if (n == 0 && in_self(ra)) { /* the shim's own frames: built with frame pointers */
+            if (ns < SHIM_FRAMES) {
+                w->srec[ns] = rec;
+                w->snext[ns] = next;
+                w->sra[ns] = ra;
+            }
+            ns++;
             lo = rec + 16;
             rec = next;
             continue;
@@ -322,6 +345,8 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             w->gen = gen;
             w->max = max;
             w->stopped = 1;
+            w->ns = ns <= SHIM_FRAMES ? ns : 0;
+            w->start = (uintptr_t)__builtin_frame_address(0);
             return use_tail(w, gen, rec + 8, ra, ips, n, max);
         }
         if (next <= rec)
@@ -333,6 +358,8 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     w->gen = gen;
     w->max = max;
     w->stopped = 0;
+    w->ns = ns <= SHIM_FRAMES ? ns : 0;
+    w->start = (uintptr_t)__builtin_frame_address(0);
     return n;
 }
 
