@@ -168,6 +168,7 @@ struct model {
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
     uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
+    struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
 };
 
 /* model.c */
