@@ -6,6 +6,7 @@
 #include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -214,16 +215,12 @@ static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
     struct console *c = ctx;
     if (m->flags & CULEAK_MARK_POP) /* the end of an NVTX range: the push was the mark */
         return;
-    const struct model_process *p = proc_of(c, proc);
-    char line[400];
-    snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
-             p ? (unsigned long long)p->pid : 0ull);
-    outbuf_add_line(&c->u.out, line);
+    (void)proc; /* marks stay out of the job's output and the status line: the header
+                 * counts them, info marks lists them */
     if (c->autosnap_marks) {
         char name[64], taken[64];
         snprintf(name, sizeof name, "%.*s", (int)(m->label.n < 40 ? m->label.n : 40), m->label.p ? m->label.p : "");
-        if (console_snapshot(c, name, taken, sizeof taken) == 0) /* a label seen before: numbered name */
-            ui_message(&c->u, 0, "snapshot %s taken at mark", taken);
+        console_snapshot(c, name, taken, sizeof taken); /* a label seen before: numbered name */
     }
     c->dirty = 1;
 }
@@ -531,7 +528,7 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
-        if (help_key(&c->u, k, buf, prompt_empty())) {
+        if (job_input_key(c, k, buf, nav) || help_key(&c->u, k, buf, prompt_empty())) {
             c->dirty = 1;
             continue;
         }
@@ -579,6 +576,7 @@ static void on_signals(struct console *c)
         c->dirty = 1;
     }
     if (c->live && job_reap(&c->job)) {
+        job_input_end(c);
         c->u.state = JOB_EXITED;
         c->u.exit_status = c->job.status;
         c->kill_deadline = 0;
@@ -825,7 +823,7 @@ int console_main(const struct console_options *opt)
     sigaction(SIGPIPE, &ign, NULL);
 
     if (screen_open() != 0) {
-        fprintf(stderr, "culeak: the console needs a terminal\n");
+        fprintf(stderr, "culeak: %s\n", screen_why());
         server_close(&c->srv);
         ui_free(&c->u);
         return 2;
