@@ -844,7 +844,9 @@ int console_main(const struct console_options *opt)
     int rows, cols;
     screen_size(&rows, &cols);
     layout_compute(rows, cols, &c->lay);
-    outbuf_resize(&c->u.out, c->lay.output.h - 1, cols); /* the job's pty has this size from the start */
+    /* the emulated terminal is the pane's size before the job can write to it: libvterm does
+     * not rewrap on a resize, so what the job wrote at another width would be cut */
+    outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             c->u.state = JOB_EXITED;
