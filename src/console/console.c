@@ -855,6 +855,7 @@ int console_main(const struct console_options *opt)
             c->job.exited = 1;
         } else {
             char line[1300];
+            c->u.out.reply_fd = &c->job.master; /* the terminal's answers go to the job */
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
             outbuf_add_line(&c->u.out, line);
         }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_sizes(void **state)
 {
@@ -512,6 +513,18 @@ static void test_outbuf_terminal(void **state)
     assert_string_equal(outbuf_line(&o, total - 1), "UVWXYZ");
     assert_int_equal(outbuf_search(&o, "stuv", total), (long)total - 2); /* found across the wrap */
     assert_int_equal(outbuf_search(&o, "WXY", total), (long)total - 1);
+    /* a program asking where the cursor is gets the answer on its terminal */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    o.reply_fd = &pfd[1];
+    outbuf_feed(&o, "ab\x1b[6n", 6);
+    char ans[32] = "";
+    assert_int_equal(read(pfd[0], ans, sizeof ans - 1), 6);
+    assert_string_equal(ans, "\x1b[5;3R"); /* row 5 (the last of 5), column 3 */
+    outbuf_feed(&o, "\r\n", 2);
+    o.reply_fd = NULL;
+    close(pfd[0]);
+    close(pfd[1]);
     outbuf_feed(&o, "\x1b[32mgreen ", 13);
     total = outbuf_lines(&o);
     outbuf_add_line(&o, "[culeak] \x1b[2J\x07 plain");
