@@ -14,9 +14,12 @@
  *   kind     memory kind (apis.h). Kinds are never added together, except in the pseudo
  *            kind MODEL_KIND_DEVICE_MEMORY (device-resident memory: device, managed, VMM
  *            physical, arrays, graph, external). Address reservations, mappings, pool
- *            objects, IPC views and user (culeak_alloc) blocks are never counted as memory.
+ *            objects, IPC views, user (culeak_alloc) blocks and pool blocks (kind block: the
+ *            tensors of PyTorch's caching allocator, CuPy's pool) are never counted as
+ *            device memory: the segments they are carved from are.
  *   leaked   live at exit (or at the end of a recording), or still live when its context
- *            was destroyed / its device reset (FREE_ALL): "leaked at reset".
+ *            was destroyed / its device reset (FREE_ALL): "leaked at reset". Pool blocks
+ *            are never leaked: the pool holds them and frees its segments.
  *   cache    a leak whose stack passes through a known caching allocator (PyTorch's
  *            CUDACachingAllocator, CuPy's memory pool, XLA's BFC allocator): reported apart.
  *
@@ -50,6 +53,9 @@ struct model_options {
      * a glob with '/' matches the frame's source file instead (from DWARF). */
     const char *skip_functions;
     int no_default_skips;       /* only skip_modules, skip_functions and the environment */
+    /* Path prefixes (comma or colon separated) of Python code that is the program's own
+     * although installed (site-packages): added to $CULEAK_MY_CODE. */
+    const char *my_code;
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
     uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
@@ -255,6 +261,10 @@ struct model_row {
     const char *module;
     const char *function, *file; /* of the site frame; NULL when unknown */
     unsigned line;
+    /* SITE and STACK rows: the innermost line of an installed package the representative
+     * stack passed through below its site ("transformers/models/gpt2/modeling_gpt2.py:697");
+     * text then ends with ", via " and it. NULL when none. */
+    const char *via;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
 };
 
@@ -315,6 +325,7 @@ struct model_diff_row {
     uint64_t stack;        /* representative member */
     int stack_proc;
     int named;             /* as model_row.named */
+    const char *via;       /* as model_row.via */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {

@@ -67,6 +67,8 @@ static void json_site(FILE *f, const struct model_row *r)
     json_write_cstr(f, r->module);
     fputs(",\"text\":", f);
     json_write_cstr(f, r->text);
+    fputs(",\"via\":", f); /* the installed library's line the user's line called */
+    json_write_cstr(f, r->via);
     putc('}', f);
 }
 
@@ -128,6 +130,8 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
                 r->delta_count);
         *first = 0;
         json_write_cstr(f, r->text);
+        fputs(",\"via\":", f);
+        json_write_cstr(f, r->via);
         fputs(",\"module\":", f);
         json_write_cstr(f, r->module);
         fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Blocks of a caching allocator, without a GPU or torch: a Python training loop allocates
+# through an installed library (a package on a site-packages path) from the fake
+# libc10_cuda (tests/fakecuda/torch), which calls culeak's trace tracker like PyTorch's.
+# Each step keeps one block and churns another. The diff between two iteration marks must
+# name the user's line, with the library line it went through; blocks live at exit are
+# not leaks; an unknown torch or a misread trace entry turns tensor tracking off with one
+# line, and the job's segments are still traced.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+CULEAK=$ROOT/$BUILD/culeak
+FAKE=$ROOT/$BUILD/fakecuda
+PY=${PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "blocks: $*" >&2; exit 1; }
+command -v "$PY" >/dev/null || fail "no $PY in PATH"
+
+src=tests/e2e/python/blocks_train.py lib=tests/e2e/python/site-packages/tensorlib/__init__.py
+L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
+L_CHURN=$(grep -n '# SITE-CHURN$' "$src" | cut -d: -f1)
+L_LIB=$(grep -n '# LIB-ALLOC$' "$lib" | cut -d: -f1)
+
+asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
+if [ -n "$asan" ]; then
+    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+fi
+export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
+
+"$CULEAK" record -o "$tmp/run.culeak" -- "$PY" "$src" 8 >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
+grep -q 'tensor tracking off' "$tmp/err" && { cat "$tmp/err"; fail "tensor tracking was turned off"; }
+"$CULEAK" dump "$tmp/run.culeak" >"$tmp/dump"
+allocs=$(grep -c '"api":"torch.alloc","kind":"block"' "$tmp/dump" || true)
+frees=$(grep -c '"api":"torch.free","kind":"block"' "$tmp/dump" || true)
+# 8 churned blocks freed in the loop, the kept ones when the interpreter exits
+[ "$allocs" = 16 ] && [ "$frees" -ge 8 ] || fail "expected 16 block allocations and 8 or more frees, saw $allocs and $frees"
+
+# the growth between two marks: 4 kept blocks at the user's line, via the library's line
+"$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff" 2>&1
+cat "$tmp/diff"
+grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 allocations\) <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB\$" "$tmp/diff" ||
+    fail "the diff does not name blocks_train.py:$L_KEEP via tensorlib/__init__.py:$L_LIB"
+! grep -q "blocks_train.py:$L_CHURN" "$tmp/diff" || fail "the churning line shows in the diff"
+"$CULEAK" report --format json --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff.json"
+grep -q "\"via\":\"tensorlib/__init__.py:$L_LIB\"" "$tmp/diff.json" || fail "no via in the JSON diff"
+
+# "this package is mine": with the library's path in CULEAK_MY_CODE its line is the site
+CULEAK_MY_CODE=$ROOT/tests/e2e/python/site-packages/tensorlib/ "$CULEAK" report --diff 'iteration 2' 'iteration 6' \
+    "$tmp/run.culeak" >"$tmp/mine" 2>&1
+grep -Eq "^  \+16384 bytes .* at .*site-packages/tensorlib/__init__.py:$L_LIB\$" "$tmp/mine" ||
+    { cat "$tmp/mine"; fail "CULEAK_MY_CODE did not make the library's line the site"; }
+
+# live blocks at exit are the pool's: no leak, and the segment is reported as cache
+"$CULEAK" check -- "$PY" "$src" 3 >"$tmp/check.out" 2>"$tmp/check.err" || { cat "$tmp/check.err"; fail "check reported leaks"; }
+grep -q '^LEAK SUMMARY: 0 bytes' "$tmp/check.err" || { cat "$tmp/check.err"; fail "no clean leak summary"; }
+grep -q '^CACHE SUMMARY: 2097152 bytes' "$tmp/check.err" || { cat "$tmp/check.err"; fail "the segment is not cache"; }
+
+# a torch culeak does not know: one line, and the segments are still seen
+mkdir -p "$tmp/torch/lib"
+cp "$FAKE/torch/lib/libc10_cuda.so" "$tmp/torch/lib/"
+echo "__version__ = '2.99.0'" >"$tmp/torch/version.py"
+FAKE_C10=$tmp/torch/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/old.culeak" -- "$PY" "$src" 3 >"$tmp/old.out" 2>"$tmp/old.err" ||
+    { cat "$tmp/old.err"; fail "the job failed with an unknown torch"; }
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.99 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
+    { cat "$tmp/old.err"; fail "no single 'tensor tracking off' line for torch 2.99"; }
+grep -q 'blocks_train: 3 blocks kept' "$tmp/old.out" || fail "the job's output changed"
+"$CULEAK" dump "$tmp/old.culeak" >"$tmp/old.dump"
+! grep -q '"kind":"block"' "$tmp/old.dump" || fail "block events with tracking off"
+grep -q '"api":"cudaMalloc","kind":"device","size":2097152' "$tmp/old.dump" || fail "the segment was not traced"
+
+# trace entries that do not read as expected: off, with the reason
+FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
+    { cat "$tmp/skew.err"; fail "the job failed with a misread trace"; }
+grep -q "culeak: tensor tracking off: this torch's trace entries do not read as expected" "$tmp/skew.err" ||
+    { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
+"$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
+! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+echo "blocks: ok"

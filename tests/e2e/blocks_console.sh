@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The console on a caching allocator's blocks (fake libc10_cuda, no GPU): the user's line
+# shows as a site with the library line it went through; a breakpoint on it pauses the
+# job inside the block's allocation, in the allocating thread; continue runs to the end.
+set -u
+. "$(dirname "$0")/tmux_harness.sh" client_static
+PY=${PYTHON:-python3}
+command -v "$PY" >/dev/null || { echo "no $PY in PATH"; exit 1; }
+src=$ROOT/tests/e2e/python/blocks_train.py
+L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
+L_LIB=$(grep -n '# LIB-ALLOC$' "$ROOT/tests/e2e/python/site-packages/tensorlib/__init__.py" | cut -d: -f1)
+
+start -- env FAKE_C10="$FAKE/torch/lib/libc10_cuda.so" "$PY" "$src" 400 0.02
+wait_for "RUNNING"
+wait_for "blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB"
+type_line "break blocks_train.py:$L_KEEP"
+wait_for "PAUSED in torch.alloc(4.00 KiB) - breakpoint 1"
+screen | grep -q " PAUSED " || fail "header does not say PAUSED"
+screen | grep -q "blocks_train.py:$L_KEEP" || fail "the site is not on the paused screen"
+type_line "delete"
+wait_for "deleted every breakpoint"
+type_line "continue"
+wait_for "EXITED (status 0)"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+echo "blocks console e2e ok"
