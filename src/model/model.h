@@ -251,7 +251,8 @@ struct model_row {
     uint64_t allocs, frees, failed, failed_bytes;
     uint64_t reset_bytes, reset_count;
     uint64_t first_t_ns, last_t_ns;
-    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here */
+    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here; a site's pool
+                              blocks (kind block) and its other kinds are rows apart */
     uint32_t nstacks;      /* member stacks */
     enum model_cache cache;/* LEAKS source: the memory is a caching allocator's */
     int proc;              /* STACK rows: the process; otherwise -1 */
@@ -326,19 +327,24 @@ struct model_diff_row {
     int stack_proc;
     int named;             /* as model_row.named */
     const char *via;       /* as model_row.via */
+    int blocks;            /* the row counts a pool's blocks (kind block); a site's blocks
+                              and its other memory are rows apart */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {
     int proc;
     uint64_t stack, count, bytes, first_seq;
+    int blocks;            /* a pool's blocks (kind block), apart from the stack's other memory */
 };
 struct model_diff {
     struct model_diff_row *rows;  /* rows whose bytes or count changed, most growth first */
     size_t n;
     struct model_diff_new *news;  /* biggest first */
     size_t nnew;
-    uint64_t new_bytes, new_count;
-    int64_t delta_bytes;
+    uint64_t new_bytes, new_count;              /* news of memory, blocks apart: */
+    int64_t delta_bytes;                        /* rows of memory (blocks lie inside it) */
+    uint64_t new_block_bytes, new_block_count;  /* news of pool blocks */
+    int64_t delta_block_bytes;                  /* rows of pool blocks */
 };
 /* b NULL: A vs now. A snapshot missing a process leaves that process out. Returns -1 if
  * a snapshot does not exist. With b a past snapshot, "new" counts allocations made in

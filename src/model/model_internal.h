@@ -149,6 +149,10 @@ struct model {
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
 };
 
+/* A site's pool blocks and the rest of its memory (the segments they come from) are rows
+ * apart: bit 0 of a row key, under the row id. */
+static inline uint64_t unit_part(const struct unit *u) { return u->kind == CULEAK_KIND_BLOCK; }
+
 /* model.c */
 static inline struct process *model_proc(const struct model *m, int proc)
 {

@@ -132,6 +132,7 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
         json_write_cstr(f, r->text);
         fputs(",\"via\":", f);
         json_write_cstr(f, r->via);
+        fprintf(f, ",\"kind\":\"%s\"", r->blocks ? "block" : "memory");
         fputs(",\"module\":", f);
         json_write_cstr(f, r->module);
         fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
@@ -192,7 +193,9 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
             json_diff_news(f, m, o, &dp.p[i].d, &first);
     else
         json_diff_news(f, m, o, &merged, &first);
-    fputs("]},\"per_process\":[", f);
+    /* pool blocks lie inside the memory counted above: their totals come apart */
+    fprintf(f, "]},\"delta_block_bytes\":%" PRId64 ",\"per_process\":[",
+            split ? dp.delta_block_bytes : merged.delta_block_bytes);
     for (int i = 0; i < dp.n; i++) {
         const struct report_diff_part *pt = &dp.p[i];
         const struct model_process *p = model_process(m, pt->proc);

@@ -223,7 +223,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             unit_value(p, u, ui, q->source, dense, &bytes, &count);
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
             uint32_t id = unit_row_id(m, i, u, q->group);
-            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, (uint64_t)id << 3 | cache, id);
+            struct model_row *r = row_for(&index, t, &cap, &rep_bytes,
+                                             (uint64_t)id << 4 | (uint64_t)cache << 1 | unit_part(u), id);
             if (!r) {
                 rc = -1;
                 break;

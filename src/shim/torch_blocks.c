@@ -143,7 +143,8 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
     static int once;
     if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
         return;
-    if (getenv("CULEAK_NO_TENSORS")) {
+    const char *no = getenv("CULEAK_NO_TENSORS");
+    if (no && *no && strcmp(no, "0") != 0) {
         __atomic_store_n(&state, OFF, __ATOMIC_RELEASE);
         __atomic_store_n(&culeak_torch_waiting, 0, __ATOMIC_RELEASE);
         return;

@@ -40,11 +40,21 @@ frees=$(grep -c '"api":"torch.free","kind":"block"' "$tmp/dump" || true)
 # the growth between two marks: 4 kept blocks at the user's line, via the library's line
 "$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff" 2>&1
 cat "$tmp/diff"
-grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 allocations\) <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB\$" "$tmp/diff" ||
+grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB\$" "$tmp/diff" ||
     fail "the diff does not name blocks_train.py:$L_KEEP via tensorlib/__init__.py:$L_LIB"
 ! grep -q "blocks_train.py:$L_CHURN" "$tmp/diff" || fail "the churning line shows in the diff"
 "$CULEAK" report --format json --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff.json"
 grep -q "\"via\":\"tensorlib/__init__.py:$L_LIB\"" "$tmp/diff.json" || fail "no via in the JSON diff"
+
+# from before the first step: the pool's segment and its blocks are rows apart, and the
+# total counts the segment's memory once, the blocks apart
+"$CULEAK" report --diff 'iteration 0' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff0" 2>&1
+grep -q "^culeak: iteration 0 -> iteration 6: +2.0 MiB (2097152 bytes) live; +24.0 KiB (24576 bytes) in pool blocks\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "the diff's totals mix the segment and its blocks"; }
+grep -Eq "^  \+2097152 bytes \(0 -> 2097152 bytes, 0 -> 1 allocations\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no row of the segment"; }
+grep -Eq "^  \+24576 bytes \(0 -> 24576 bytes, 0 -> 6 blocks\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no row of the blocks apart from the segment"; }
 
 # "this package is mine": with the library's path in CULEAK_MY_CODE its line is the site
 CULEAK_MY_CODE=$ROOT/tests/e2e/python/site-packages/tensorlib/ "$CULEAK" report --diff 'iteration 2' 'iteration 6' \
@@ -77,4 +87,17 @@ grep -q "culeak: tensor tracking off: this torch's trace entries do not read as 
     { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
 "$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
 ! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+# CuPy's pool through culeak's sitecustomize (nothing imported by the job), which then
+# runs the sitecustomize it hides
+mkdir -p "$tmp/site"
+echo 'print("the hidden sitecustomize ran")' >"$tmp/site/sitecustomize.py"
+PYTHONPATH=$tmp/site "$CULEAK" record -o "$tmp/cupy.culeak" -- "$PY" tests/e2e/python/cupy_pool.py >"$tmp/cupy.out" 2>&1 ||
+    { cat "$tmp/cupy.out"; fail "the CuPy job failed"; }
+grep -q '^the hidden sitecustomize ran$' "$tmp/cupy.out" || { cat "$tmp/cupy.out"; fail "the hidden sitecustomize did not run"; }
+grep -q '^cupy_pool: 8 arrays kept$' "$tmp/cupy.out" || fail "the CuPy job's output changed"
+L_CUPY=$(grep -n '# SITE-KEEP$' tests/e2e/python/cupy_pool.py | cut -d: -f1)
+"$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/cupy.culeak" >"$tmp/cupy.diff" 2>&1
+grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*cupy_pool.py:$L_CUPY\$" "$tmp/cupy.diff" ||
+    { cat "$tmp/cupy.diff"; fail "the CuPy diff does not name cupy_pool.py:$L_CUPY"; }
+"$CULEAK" dump "$tmp/cupy.culeak" | grep -q '"api":"cupy.free","kind":"block","size":65536' || fail "no cupy.free block events"
 echo "blocks: ok"

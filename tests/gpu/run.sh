@@ -158,6 +158,9 @@ diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
 # blocks live at exit are the pool's, not leaks: the leak check of the torch loop is clean
 "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
 say "torch-blocks check: exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
+say "== the console on blocks: a breakpoint on the kept tensor's line"
+tests/gpu/console_blocks.sh "$OUT" | tee -a "$SUMMARY"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
 
 if [ -x tests/gpu/console.sh ]; then
     say "== console on a real demo"
