@@ -273,7 +273,8 @@ struct model_table {
     struct model_row *rows;
     size_t n;
     enum model_group group;
-    uint64_t total_bytes, total_count; /* sum over rows */
+    uint64_t total_bytes, total_count; /* sum over rows, but rows of pool blocks (which lie
+                                          inside memory other rows count) */
 };
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
 void model_table_sort(struct model_table *t, enum model_field f, int ascending);

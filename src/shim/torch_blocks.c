@@ -196,9 +196,9 @@ __attribute__((noinline)) void culeak_block_event(struct culeak_ev *e)
     }
     uintptr_t ips[CULEAK_MAX_DEPTH];
     int n;
-    if (culeak_py_enabled())
-        n = culeak_py_stack_after(ips, culeak_unwind(ips, BLOCK_NATIVE_DEPTH), CULEAK_MAX_DEPTH);
-    else
+    int shallow = culeak_py_enabled() ? culeak_unwind(ips, BLOCK_NATIVE_DEPTH) : -1;
+    n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1;
+    if (n <= shallow) /* no Python frames (autograd's backward thread, C++): the native stack */
         n = culeak_unwind(ips, (int)culeak_depth_limit);
     culeak_after_stack(e, ips, n);
 }

@@ -4,17 +4,25 @@
 //
 // libc10_cuda exports no attachAllocatorTraceTracker function: the header's inline
 // wrapper calls the CUDAAllocator's virtual method through the exported
-// c10::cuda::CUDACachingAllocator::allocator. Where that method sits in the vtable, and
-// where TraceEntry keeps its fields, depends on the torch version, so they come from a
-// table of versions measured against their headers; any other version is refused with a
-// reason, and the shim checks the first entry against the segment it saw.
+// c10::cuda::CUDACachingAllocator::allocator. Where that method sits in the vtable
+// depends on the torch version: it comes from a table of versions measured against their
+// headers, or else from the library's own symbol table (PyPI wheels keep .symtab), where
+// NativeCachingAllocator::attachAllocatorTraceTracker is a local symbol whose address is
+// then looked up in the allocator's vtable. TraceEntry's first fields (action, addr,
+// stream, size) have kept their offsets since torch 2.0; the shim checks the first entry
+// against the segment it saw, so a misread layout turns tracking off, never on.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <exception>
+#include <fcntl.h>
 #include <functional>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace c10 {
 namespace cuda {
@@ -59,6 +67,61 @@ void on_entry(const TraceEntry &te)
     entry_fn(action, device, addr, size, stream);
 }
 
+// The load address of a local function of the library at path (loaded at base) whose
+// mangled name starts with prefix, from the file's .symtab; 0 when there is none.
+uintptr_t local_function(const char *path, uintptr_t base, const char *prefix)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    void *map = fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(sizeof(Elf64_Ehdr))
+                    ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                    : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    const char *img = static_cast<const char *>(map);
+    size_t size = static_cast<size_t>(st.st_size), plen = std::strlen(prefix);
+    uintptr_t found = 0;
+    const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(img);
+    bool ok = std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+              eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
+              eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr);
+    const Elf64_Shdr *sh = ok ? reinterpret_cast<const Elf64_Shdr *>(img + eh->e_shoff) : nullptr;
+    for (unsigned i = 0; ok && !found && i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym))
+            continue;
+        const Elf64_Shdr &strs = sh[sh[i].sh_link];
+        if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset || strs.sh_offset > size ||
+            strs.sh_size > size - strs.sh_offset)
+            continue;
+        const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(img + sh[i].sh_offset);
+        const char *names = img + strs.sh_offset;
+        for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++)
+            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value && sym[k].st_name < strs.sh_size &&
+                strs.sh_size - sym[k].st_name > plen && std::strncmp(names + sym[k].st_name, prefix, plen) == 0) {
+                found = base + sym[k].st_value;
+                break;
+            }
+    }
+    munmap(map, size);
+    return found;
+}
+
+// The vtable slot (bytes from the address point) holding fn, or -1.
+long vtable_slot(void **vtable, void *fn, const void *base)
+{
+    for (long i = 0; i < 512; i++) {
+        Dl_info in;
+        if (vtable[i] == fn)
+            return i * static_cast<long>(sizeof(void *));
+        if (!dladdr(vtable[i], &in) || in.dli_fbase != base)
+            return -1; /* past the end of the vtable */
+    }
+    return -1;
+}
+
 int torch_version(const char *c10_path, int *major, int *minor)
 {
     // .../torch/lib/libc10_cuda.so -> .../torch/version.py: __version__ = '2.11.0+cu130'
@@ -96,10 +159,6 @@ extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const 
     for (const Layout &l : layouts)
         if (l.major == major && l.minor == minor)
             L = &l;
-    if (!L) {
-        std::snprintf(why, len, "torch %d.%d is not one culeak knows (tensors: use --no-pool)", major, minor);
-        return -1;
-    }
     void *c10 = dlopen(c10_path, RTLD_NOW | RTLD_NOLOAD);
     auto *allocator = c10 ? static_cast<std::atomic<void *> *>(
                                 dlsym(c10, "_ZN3c104cuda20CUDACachingAllocator9allocatorE"))
@@ -112,15 +171,32 @@ extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const 
         return -1;
     }
     void **vtable = *static_cast<void ***>(self);
-    void *method = vtable[L->attach_vtable_offset / sizeof(void *)];
     Dl_info in_method, in_c10;
-    if (!dladdr(method, &in_method) || !dladdr(reinterpret_cast<void *>(vtable), &in_c10) ||
-        in_method.dli_fbase != in_c10.dli_fbase) {
+    if (!dladdr(reinterpret_cast<void *>(vtable), &in_c10)) {
+        std::snprintf(why, len, "torch %d.%d's allocator is not in libc10_cuda", major, minor);
+        return -1;
+    }
+    long slot = L ? static_cast<long>(L->attach_vtable_offset) : -1;
+    if (!L) { /* a version not in the table: the symbol table says where the method is */
+        uintptr_t f = local_function(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
+                                     "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
+                                     "27attachAllocatorTraceTrackerE");
+        slot = f ? vtable_slot(vtable, reinterpret_cast<void *>(f), in_c10.dli_fbase) : -1;
+        if (slot < 0) {
+            std::snprintf(why, len,
+                          "torch %d.%d is not one culeak knows and its allocator's method was not found (tensors: "
+                          "use --no-pool)",
+                          major, minor);
+            return -1;
+        }
+    }
+    void *method = vtable[slot / static_cast<long>(sizeof(void *))];
+    if (!dladdr(method, &in_method) || in_method.dli_fbase != in_c10.dli_fbase) {
         std::snprintf(why, len, "torch %d.%d's allocator does not have the expected layout", major, minor);
         return -1;
     }
     entry_fn = fn;
-    device_offset = L->device_offset;
+    device_offset = L ? L->device_offset : -1;
     try {
         reinterpret_cast<AttachFn>(method)(self, Tracker(on_entry));
     } catch (const std::exception &e) { // c10::Error: the first line says it

@@ -2,6 +2,7 @@
 # The console on a caching allocator's blocks (fake libc10_cuda, no GPU): the user's line
 # shows as a site with the library line it went through; a breakpoint on it pauses the
 # job inside the block's allocation, in the allocating thread; continue runs to the end.
+# The header counts the pool's segment, not its blocks on top.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 PY=${PYTHON:-python3}
@@ -17,6 +18,8 @@ type_line "break blocks_train.py:$L_KEEP"
 wait_for "PAUSED in torch.alloc(4.00 KiB) - breakpoint 1"
 screen | grep -q " PAUSED " || fail "header does not say PAUSED"
 screen | grep -q "blocks_train.py:$L_KEEP" || fail "the site is not on the paused screen"
+# the header's live memory is the pool's segment: its blocks lie inside it
+screen | grep -q "^ live 2.00 MiB peak 2.00 MiB" || fail "the header adds blocks to device memory"
 type_line "delete"
 wait_for "deleted every breakpoint"
 type_line "continue"

@@ -26,4 +26,6 @@ for i in range(iterations):
     scratch = tensorlib.forward(65536)  # SITE-CHURN
     del scratch
     time.sleep(delay)
+c10.fake_c10_malloc_in_thread.restype = ctypes.c_void_p
+c10.fake_c10_malloc_in_thread(ctypes.c_size_t(12800))  # a block of a thread without Python
 print("blocks_train: %d blocks kept" % len(kept))

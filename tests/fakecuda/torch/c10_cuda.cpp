@@ -3,8 +3,8 @@
 // it the way torch 2.11's CUDACachingAllocator does: ALLOC, FREE_REQUESTED,
 // FREE_COMPLETED, SEGMENT_ALLOC and SEGMENT_FREE, synchronously under its recursive lock.
 // Like torch, it exports no attach function: only the allocator object, whose vtable has
-// attachAllocatorTraceTracker where torch 2.11 has it, and a tracker attached before
-// init() is dropped. Driven by ctypes (fake_c10_*), as torch's Python layer drives the real one.
+// attachAllocatorTraceTracker where torch 2.11 has it, its .symtab names the method like
+// torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*), as torch's Python layer drives the real one.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -44,14 +45,14 @@ struct CUDAAllocator {
 
 EXPORT std::atomic<CUDAAllocator *> allocator;
 
-namespace {
-
 struct Segment {
     char *base;
     size_t size, used;
 };
 
-struct Pool : CUDAAllocator {
+namespace Native { // torch's name, found in .symtab when the version is not in culeak's table
+
+struct NativeCachingAllocator : CUDAAllocator {
     std::recursive_mutex mu;
     int ndev = 0;                                    // 0 until init()
     std::vector<std::vector<AllocatorTraceTracker>> trackers; // per device
@@ -125,11 +126,13 @@ struct Pool : CUDAAllocator {
     }
 };
 
-Pool pool;
+} // namespace Native
+
+namespace {
+Native::NativeCachingAllocator pool;
 struct Install {
     Install() { allocator.store(&pool); }
 } install;
-
 } // namespace
 } // namespace CUDACachingAllocator
 } // namespace cuda
@@ -146,3 +149,19 @@ extern "C" EXPORT void fake_c10_init(int device_count)
 
 extern "C" EXPORT void *fake_c10_malloc(size_t size) { return pool.malloc(size); }
 extern "C" EXPORT void fake_c10_free(void *p) { pool.free(p); }
+
+// Calls nested `depth` deep, so a stack cut at a few frames shows.
+__attribute__((noinline)) static void *nested_malloc(size_t size, int depth)
+{
+    void *p = depth > 0 ? nested_malloc(size, depth - 1) : pool.malloc(size);
+    __asm__ volatile("" ::: "memory"); // not a tail call
+    return p;
+}
+
+// From a thread that never ran Python, as autograd's backward thread allocates gradients.
+extern "C" EXPORT void *fake_c10_malloc_in_thread(size_t size)
+{
+    void *p = nullptr;
+    std::thread([&] { p = nested_malloc(size, 10); }).join();
+    return p;
+}
