@@ -13,7 +13,8 @@
  * Direction shim -> console:
  *   HELLO   u version, u pid, u ppid, u realtime_ns, u monotonic_ns (at start),
  *           s host, s exe, u argc, s argv[argc], u nenv, s env[nenv] ("KEY=VALUE",
- *           rank variables only), u depth_limit, u flags (bit0: output is a file)
+ *           rank variables only), u depth_limit, u flags (bit0: output is a file,
+ *           bit1: frees carry stack 0, device -1 and context 0)
  *   MODULES u generation, u count, count * { s path, u base, u nseg, nseg * { u vaddr, u memsz } }
  *           a complete map of loaded modules; later MODULES records add to what the
  *           reader knows (unloaded modules stay resolvable for old addresses).
@@ -25,6 +26,8 @@
  *           u size, u addr, u aux (stream / handle / pool, 0 if none), u result,
  *           u stack (leaf FRAME id), u flags (bit0 HELD: the shim waits for RELEASE)
  *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
+ *           [z device, u free bytes, u total bytes]  -- the current device's memory
+ *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
  *   NOTE    s text                    -- a message from the shim for the user
  *   PYFRAME u id, s file, s function, u line, u firstlineno
@@ -69,6 +72,8 @@ enum culeak_record {
     CULEAK_CMD_RELEASE = 68,
 };
 
+#define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
+#define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u

@@ -4,11 +4,17 @@
 #include "console.h"
 #include "fmt.h"
 #include "json.h"
-#include "stack_text.h"
+#include "pane_cmds.h"
+#include "report.h"
+#include "stack_fold.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef void (*cmd_fn)(struct console *c, int argc, char **argv);
 
@@ -16,37 +22,12 @@ static void say(struct console *c, const char *line) { outbuf_add_line(&c->u.out
 
 static void c_help(struct console *c, int argc, char **argv)
 {
-    char line[1200];
-    if (argc > 1) {
-        int i = cmd_lookup(argv[1]);
-        if (i < 0) {
-            ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
-            return;
-        }
-        snprintf(line, sizeof line, "usage: %s", cmd_specs[i].usage);
-        say(c, line);
-        const char *h = cmd_specs[i].help;
-        while (*h) {
-            const char *nl = strchr(h, '\n');
-            size_t n = nl ? (size_t)(nl - h) : strlen(h);
-            snprintf(line, sizeof line, "  %.*s", (int)n, h);
-            say(c, line);
-            h += n + (nl != NULL);
-        }
-        ui_message(&c->u, 0, "%s: see the output pane", cmd_specs[i].usage);
+    if (argc > 1 && !help_topic_known(argv[1])) {
+        ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
         return;
     }
-    say(c, "commands (help COMMAND for details; unique prefixes work):");
-    for (size_t i = 0; i < cmd_nspecs; i++) {
-        const char *nl = strchr(cmd_specs[i].help, '\n');
-        int n = nl ? (int)(nl - cmd_specs[i].help) : (int)strlen(cmd_specs[i].help);
-        snprintf(line, sizeof line, "  %-34s %.*s", cmd_specs[i].usage, n, cmd_specs[i].help);
-        say(c, line);
-    }
-    say(c, "keys: Up/Down PgUp/PgDn Home/End move in the table; Shift-Tab (or F6) scrolls the output pane instead;");
-    say(c, "      Tab completes; Ctrl-P/Ctrl-N recall history; Ctrl-L redraws. Printable keys always type.");
-    ui_message(&c->u, 0, "the commands are listed in the output pane");
-    c->u.out_scroll = 0;
+    ui_help_open(&c->u, argc > 1 ? argv[1] : NULL);
+    ui_message(&c->u, 0, "help: Up/Down PgUp/PgDn scroll it; q, Esc or F1 closes it");
 }
 
 /* Live bytes and count of a snapshot (all processes): O(stacks). */
@@ -319,7 +300,11 @@ static void c_kill(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    console_kill(c);
+    if (!c->live || c->job.exited) {
+        ui_message(&c->u, 1, "there is no running job");
+        return;
+    }
+    console_confirm(c, console_kill, "Kill the job (pid %d)? (y or n)", (int)c->job.pid);
 }
 
 /* Commands that read every name resolve the pending ones first (see ui_name_row); the
@@ -475,13 +460,72 @@ static void c_save(struct console *c, int argc, char **argv)
     ui_message(&c->u, rc != 0, "%s", msg);
 }
 
+/* The table as report JSON is: a version, the processes, then the rows with their
+ * process and stack (that of the member with the most bytes). */
+static void export_json(struct console *c, FILE *f)
+{
+    struct report_options o;
+    report_options_init(&o);
+    o.proc = c->u.proc_filter < 0 ? MODEL_ALL : c->u.proc_filter;
+    fprintf(f, "{\"version\":%d,\"source\":\"console\",\"group\":\"%s\",", REPORT_JSON_VERSION,
+            model_group_name(c->u.group));
+    report_json_processes(f, c->u.m, &o);
+    fputs(",\"sites\":[\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
+                   "\"allocs\":%llu,\"kind\":",
+                ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count, (long long)r->change,
+                (unsigned long long)r->peak, (unsigned long long)r->allocs);
+        json_write_str(f, kinds, strlen(kinds));
+        fputs(",\"module\":", f);
+        json_write_str(f, module, strlen(module));
+        fputs(",\"site\":", f);
+        json_write_str(f, label, strlen(label));
+        const struct model_process *p = r->stack_proc >= 0 ? model_process(c->u.m, r->stack_proc) : NULL;
+        if (p) {
+            fprintf(f, ",\"pid\":%llu,\"rank\":%d,", (unsigned long long)p->pid, p->rank);
+            report_json_stack(f, c->u.m, r->stack_proc, r->stack, 0);
+        }
+        fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
+    }
+    fputs("]}\n", f);
+}
+
+static void export_csv(struct console *c, FILE *f)
+{
+    fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
+                (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
+                (unsigned long long)r->allocs, kinds, module);
+        for (const char *p = label; *p; p++) {
+            if (*p == '"')
+                fputc('"', f);
+            fputc(*p, f);
+        }
+        fputs("\"\n", f);
+    }
+}
+
 static void c_export(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
-        ui_message(&c->u, 1, "usage: export FILE (.json: JSON, otherwise CSV)");
+        ui_message(&c->u, 1, "usage: export FILE (.html: a page with pictures, .json: JSON, otherwise CSV)");
         return;
     }
     size_t n = strlen(argv[1]);
+    if (n > 5 && strcmp(argv[1] + n - 5, ".html") == 0) {
+        console_export_html(c, argv[1]);
+        return;
+    }
     int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
     FILE *f = fopen(argv[1], "w");
     if (!f) {
@@ -491,39 +535,9 @@ static void c_export(struct console *c, int argc, char **argv)
     ui_resolve_names(&c->u, 0); /* the file gets every row's name */
     ui_rows(&c->u);
     if (json)
-        fputs("[\n", f);
+        export_json(c, f);
     else
-        fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
-    for (size_t i = 0; i < c->u.nrows; i++) {
-        const struct row *r = &c->u.rows[i];
-        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
-        char kinds[128];
-        ui_kinds(r->kinds, kinds, sizeof kinds);
-        if (json) {
-            fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
-                       "\"allocs\":%llu,\"kind\":",
-                    ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count,
-                    (long long)r->change, (unsigned long long)r->peak, (unsigned long long)r->allocs);
-            json_write_str(f, kinds, strlen(kinds));
-            fputs(",\"module\":", f);
-            json_write_str(f, module, strlen(module));
-            fputs(",\"site\":", f);
-            json_write_str(f, label, strlen(label));
-            fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
-        } else {
-            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
-                    (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
-                    (unsigned long long)r->allocs, kinds, module);
-            for (const char *p = label; *p; p++) {
-                if (*p == '"')
-                    fputc('"', f);
-                fputc(*p, f);
-            }
-            fputs("\"\n", f);
-        }
-    }
-    if (json)
-        fputs("]\n", f);
+        export_csv(c, f);
     int bad = fclose(f) != 0;
     if (bad)
         ui_message(&c->u, 1, "cannot write %s", argv[1]);
@@ -560,10 +574,65 @@ static void c_goto(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "%s: %s live", c->tl.where, fmt_size(sz, sizeof sz, bytes));
 }
 
+static void quit_killing(struct console *c)
+{
+    console_kill_now(c);
+    c->quit = 1;
+}
+
+static void c_suspects(struct console *c, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    int n = ui_suspects_list(&c->u);
+    if (n < 0)
+        ui_message(&c->u, 1, "out of memory");
+    else if (n == 0)
+        ui_message(&c->u, 0, "no growth suspects: no site grew at most of the recent marks (needs 5 marks)");
+    else
+        ui_message(&c->u, 0, "%d growth suspect%s listed in the output pane", n, n == 1 ? "" : "s");
+    c->u.out_scroll = 0;
+}
+
 static void c_quit(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    if (c->live && !c->job.exited) {
+        console_confirm(c, quit_killing,
+                        "The job (pid %d) is running and will be killed. Quit anyway? (y or n) "
+                        "[detach leaves it running]",
+                        (int)c->job.pid);
+        return;
+    }
+    c->quit = 1;
+}
+
+/* gdb's detach: the console leaves, the job runs to its end; its terminal stays held and
+ * its further output goes to FILE (default: the file a dying console would use). */
+static void c_detach(struct console *c, int argc, char **argv)
+{
+    if (!c->live || c->job.exited) {
+        ui_message(&c->u, 1, "there is no running job to detach from");
+        return;
+    }
+    if (!c->job.holder.pid) {
+        ui_message(&c->u, 1, "cannot detach: nothing holds the job's terminal (see the output pane at start)");
+        return;
+    }
+    const char *path = argc > 1 ? argv[1] : c->job.holder.fallback;
+    if (!*path) {
+        ui_message(&c->u, 1, "usage: detach FILE (no state directory for the default file)");
+        return;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    close(fd);
+    char abs[PATH_MAX];
+    snprintf(c->detach_to, sizeof c->detach_to, "%.1000s", realpath(path, abs) ? abs : path);
     c->quit = 1;
 }
 
@@ -575,7 +644,8 @@ static const struct {
     {"autosnapshot", c_autosnapshot}, {"break", c_break}, {"info", c_info}, {"delete", c_delete},
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
-    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"quit", c_quit},
+    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
+    {"suspects", c_suspects}, {"search", cmd_search},
 };
 
 void console_exec(struct console *c, const char *line)
@@ -585,6 +655,23 @@ void console_exec(struct console *c, const char *line)
     int argc = cmd_split(line, buf, sizeof buf, argv);
     if (argc < 0) {
         ui_message(&c->u, 1, "cannot read that line (an unclosed quote, or more than %d words)", CMD_MAX_ARGS);
+        return;
+    }
+    if (c->confirm_yes) { /* the answer to a question, as gdb reads it */
+        void (*yes)(struct console *) = c->confirm_yes;
+        const char *a = line + strspn(line, " \t");
+        char echo[1100];
+        snprintf(echo, sizeof echo, "(y or n) %s", line);
+        outbuf_add_line(&c->u.out, echo);
+        if (*a == 'y' || *a == 'Y') {
+            c->confirm_yes = NULL;
+            yes(c);
+        } else if (*a == 'n' || *a == 'N') {
+            c->confirm_yes = NULL;
+            ui_message(&c->u, 0, "Not confirmed.");
+        } else {
+            ui_message(&c->u, 1, "Please answer y or n.");
+        }
         return;
     }
     if (argc == 0)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +96,10 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
             uint64_t live, count; /* the allocation being made included */
             ui_bp_live(&c->u, b, &live, &count);
             h.site_live = live;
-            if (bp_cond_met(b->spec.cond, b->spec.value, b->base, live, count)) {
+            if (bp_hit(b, live, count)) {
                 stop = 1;
-                b->hits++;
                 h.bp_id = b->id;
+                h.bp_hits = b->hits;
                 h.growth = (int64_t)(live - b->base);
             }
         }
@@ -346,11 +347,45 @@ void console_kill(struct console *c)
     ui_message(&c->u, 0, "sent SIGTERM to the job's process group (SIGKILL in 3 s)");
 }
 
+void console_kill_now(struct console *c)
+{
+    if (!c->live || c->job.exited)
+        return;
+    for (size_t i = 0; i < c->nconns; i++) /* a paused thread must be able to die */
+        if (c->conns[i]->fd >= 0)
+            shutdown(c->conns[i]->fd, SHUT_WR);
+    job_signal(&c->job, SIGTERM);
+    double deadline = console_clock() + 3.0;
+    while (!job_reap(&c->job) && console_clock() < deadline) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (!c->job.exited) {
+        job_signal(&c->job, SIGKILL);
+        while (!c->job.exited && waitpid(c->job.pid, &c->job.status, 0) == c->job.pid)
+            c->job.exited = 1;
+    }
+}
+
+void console_confirm(struct console *c, void (*yes)(struct console *c), const char *fmt, ...)
+{
+    char q[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q, sizeof q, fmt, ap);
+    va_end(ap);
+    c->confirm_yes = yes;
+    outbuf_add_line(&c->u.out, q);
+    ui_message(&c->u, 0, "%s", q);
+    c->dirty = 1;
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
     report_options_init(&o);
     o.depth = 8;
+    o.supp = c->opt.supp;
     struct report_summary sum;
     char *text = NULL;
     size_t len = 0;
@@ -468,6 +503,10 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
+        if (help_key(&c->u, k, buf, prompt_empty())) {
+            c->dirty = 1;
+            continue;
+        }
         switch (k) {
         case SK_CHAR:
             if (buf[0] == '\t' || buf[0] == '\r' || buf[0] == '\n')
@@ -487,6 +526,7 @@ static void on_key(struct console *c)
             ui_message(&c->u, 0, "Ctrl-C does not stop the job here: use kill (stop it) or quit (leave)");
             break;
         case SK_REDRAW: screen_redraw_all(); break;
+        case SK_ESC: prompt_feed("\x1b"); break; /* readline's meta prefix */
         case SK_RESIZE: break;
         }
         c->dirty = 1;
@@ -807,10 +847,24 @@ int console_main(const struct console_options *opt)
     free(c->pending);
     int status = 0;
     if (c->live) {
-        if (c->job.exited)
+        job_reap(&c->job);
+        if (c->job.exited) {
             status = WIFEXITED(c->job.status) ? WEXITSTATUS(c->job.status) : 128 + WTERMSIG(c->job.status);
-        else
-            fprintf(stderr, "culeak: the job (pid %d) keeps running without the console\n", (int)c->job.pid);
+            holder_release(&c->job.holder, NULL); /* what a straggler still prints: the fallback file */
+        } else {
+            /* detach (or a hang-up of the console's terminal): the job runs on, its
+             * terminal held, its further output in the detach file */
+            const char *to = c->detach_to[0] ? c->detach_to : c->job.holder.fallback;
+            holder_release(&c->job.holder, to);
+            if (!c->job.holder.pid)
+                fprintf(stderr, "culeak: the job (pid %d) loses its terminal with the console\n", (int)c->job.pid);
+            else if (to[0])
+                fprintf(stderr, "culeak: detached from the job (pid %d): it runs on, its output goes to %s\n",
+                        (int)c->job.pid, to);
+            else
+                fprintf(stderr, "culeak: detached from the job (pid %d): it runs on, its output is discarded\n",
+                        (int)c->job.pid);
+        }
         if (c->job.master >= 0)
             close(c->job.master);
         server_close(&c->srv);

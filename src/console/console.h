@@ -16,6 +16,7 @@ struct console_options {
     int depth;
     double snapshot_every;   /* seconds; 0: off */
     int snapshot_at_marks;
+    const struct suppressions *supp; /* the exit leak report leaves out what these suppress */
 };
 
 struct pending_hold {
@@ -49,6 +50,9 @@ struct console {
     int rows, cols;
     int dirty, quit;
     double t0;
+    /* a question waits for y or n: the next line answers it (see console_confirm) */
+    void (*confirm_yes)(struct console *c);
+    char detach_to[1100];    /* `detach FILE`: where the job's further output goes */
 };
 
 /* Runs the console until `quit`; returns the exit status for the shell. */
@@ -62,6 +66,11 @@ void console_exec(struct console *c, const char *line);
 /* Job control used by commands (console.c). */
 void console_resume(struct console *c, int step);
 void console_kill(struct console *c);
+/* Kills the job and waits for it (SIGTERM, SIGKILL 3 s later): quit's `y`. */
+void console_kill_now(struct console *c);
+/* Asks a question (printf-style, ending in "(y or n)"); `y` runs yes, `n` does nothing. */
+void console_confirm(struct console *c, void (*yes)(struct console *c), const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void console_update_watches(struct console *c);
 void console_leak_report(struct console *c);
 /* Takes a snapshot of the model now (name NULL or taken: the next "sN"); it becomes the
@@ -71,5 +80,7 @@ int console_snapshot(struct console *c, const char *name, char *out, size_t outl
 void console_history(struct console *c);
 /* Writes the session's recordings to path (one per process). */
 int console_save(struct console *c, const char *path, char *msg, size_t msglen);
+/* `export FILE.html`: the page of report --format html, of what the console holds now. */
+void console_export_html(struct console *c, const char *path);
 
 #endif

@@ -1,7 +1,7 @@
 /* The job in its own pseudo-terminal and session: its output never reaches the console's
  * terminal, and the console's Ctrl-C never reaches it. */
 #include "pty.h"
-#include "../cli/launch.h"
+#include "launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
 {
     memset(j, 0, sizeof *j);
     j->master = -1;
+    j->holder.ctl = -1;
     struct winsize ws = {.ws_row = (unsigned short)(rows > 0 ? rows : 24),
                          .ws_col = (unsigned short)(cols > 0 ? cols : 80)};
     int errpipe[2];
@@ -66,6 +67,11 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
         j->master = -1;
         return -1;
     }
+    char why[300];
+    if (holder_default_file(pid, j->holder.fallback, sizeof j->holder.fallback, why, sizeof why) != 0)
+        j->holder.fallback[0] = 0; /* the console dying loses the job's further output, not the job */
+    if (holder_start(&j->holder, j->master, why, sizeof why) != 0)
+        j->holder.pid = 0; /* without a holder the job is as it was: it loses its terminal with the console */
     return 0;
 }
 
@@ -87,6 +93,7 @@ void job_signal(struct job *j, int sig)
 
 int job_reap(struct job *j)
 {
+    holder_reap(&j->holder);
     if (j->pid <= 0 || j->exited)
         return 0;
     int st;

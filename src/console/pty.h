@@ -2,6 +2,8 @@
 #ifndef CULEAK_CONSOLE_PTY_H
 #define CULEAK_CONSOLE_PTY_H
 
+#include "holder.h"
+
 #include <sys/types.h>
 
 struct job {
@@ -9,15 +11,17 @@ struct job {
     int master;    /* pty master: the job's output, -1 once closed */
     int exited;
     int status;    /* wait status */
+    struct holder holder; /* keeps the terminal open when the console goes */
 };
 
-/* forkpty + exec argv with LD_PRELOAD and CULEAK_SOCKET set. 0, or -1 with err. */
+/* forkpty + exec argv with LD_PRELOAD and CULEAK_SOCKET set, then the holder of its
+ * terminal. 0, or -1 with err. */
 int job_start(struct job *j, char **argv, const char *socket_path, int depth, int rows, int cols, char *err,
               size_t errlen);
 void job_resize(struct job *j, int rows, int cols);
 /* Signals the job's process group. */
 void job_signal(struct job *j, int sig);
-/* Reaps the job if it ended: 1 when it just exited. */
+/* Reaps the job (and the holder) if it ended: 1 when the job just exited. */
 int job_reap(struct job *j);
 
 #endif

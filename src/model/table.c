@@ -10,9 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
-static void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
-                       const struct state_item *dense, uint64_t *bytes, uint64_t *count)
+void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
+                const struct state_item *dense, uint64_t *bytes, uint64_t *count)
 {
     switch (src) {
     case MODEL_SOURCE_LEAKS:
@@ -221,6 +220,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 continue; /* a pool's live blocks are not leaks (its segments are reported) */
             uint64_t bytes, count;
             unit_value(p, u, ui, q->source, dense, &bytes, &count);
+            if (q->keep && (bytes || count) && !q->keep(q->keep_ctx, m, i, u->stack, u->kind))
+                continue;
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
             uint32_t id = unit_row_id(m, i, u, q->group);
             struct model_row *r = row_for(&index, t, &cap, &rep_bytes,

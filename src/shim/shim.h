@@ -24,6 +24,9 @@ enum culeak_state {
 extern int culeak_state;        /* atomic access */
 extern unsigned culeak_depth_limit;
 extern unsigned culeak_fork_gen; /* bumped in each forked child: invalidates thread caches */
+/* CULEAK_FREE_STACKS=1: frees carry their stack, device and context; by default they
+ * carry none (nothing reads them: a free ends the allocation at its address). */
+extern int culeak_free_stacks;
 
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
@@ -123,6 +126,10 @@ void culeak_stream_flush(void);
 void culeak_stream_reset_child(void);
 /* Wakes every thread the console holds (tracing stopped). */
 void culeak_stream_release_all(void);
+
+/* ---- devmem.c ---- */
+/* The current context's device and its free/total memory: 1, or 0 when unknown. */
+int culeak_devmem(int *device, uint64_t *free_bytes, uint64_t *total_bytes);
 
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);

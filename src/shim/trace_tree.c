@@ -112,13 +112,15 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
                             void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
                             int *fresh)
 {
+    *fresh = 0;
+    if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
+        return 0;
     struct prefix *c = thread_prefix();
     int same = 0;
     if (c && c->tree == t)
         while (same < n && same < c->n && c->ip[same] == ips[n - 1 - same])
             same++;
     uint32_t parent = same ? c->id[same - 1] : 0;
-    *fresh = 0;
     for (int k = same; k < n; k++) {
         uintptr_t ip = ips[n - 1 - k];
         int added = 0;

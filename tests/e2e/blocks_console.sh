@@ -11,7 +11,7 @@ src=$ROOT/tests/e2e/python/blocks_train.py
 L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
 L_LIB=$(grep -n '# LIB-ALLOC$' "$ROOT/tests/e2e/python/site-packages/tensorlib/__init__.py" | cut -d: -f1)
 
-start -- env FAKE_C10="$FAKE/torch/lib/libc10_cuda.so" "$PY" "$src" 400 0.02
+start_sized 200 40 -- env FAKE_C10="$FAKE/torch/lib/libc10_cuda.so" "$PY" "$src" 400 0.02
 wait_for "RUNNING"
 wait_for "blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB"
 type_line "break blocks_train.py:$L_KEEP"

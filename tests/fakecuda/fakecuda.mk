@@ -63,7 +63,7 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 # torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
 $(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -I$(CUDA_HOME)/include $(SANFLAGS) \
+	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
 		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py

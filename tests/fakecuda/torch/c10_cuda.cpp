@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include <cuda_runtime_api.h>
+extern "C" {
+#include "culeak_cudart.h" // the CUDA API as culeak declares it: no toolkit needed
+}
 
 #define EXPORT __attribute__((visibility("default")))
 
