@@ -145,7 +145,8 @@ int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe
         l->res.n = 1;
         l->res.frames = &l->frame;
         l->skip = l->frame.file && file_skipped(m, l->frame.file);
-        const char *part = l->skip && l->frame.file && !framework_file(l->frame.file) ? installed_part(l->frame.file) : NULL;
+        const char *part =
+            l->skip && l->frame.file && !framework_file(l->frame.file) ? installed_part(l->frame.file) : NULL;
         if (part) {
             char lib[1024];
             int ln = snprintf(lib, sizeof lib, "%s:%u", part, l->frame.line);

@@ -181,15 +181,17 @@ static void on_entry(int action, int device, uint64_t addr, uint64_t size, uint6
     struct culeak_ev e = {action == TE_ALLOC ? CULEAK_OP_ALLOC : CULEAK_OP_FREE,
                           action == TE_ALLOC ? CULEAK_API_TORCH_BLOCK_ALLOC : CULEAK_API_TORCH_BLOCK_FREE,
                           CULEAK_KIND_BLOCK, -1, 0, size, addr, stream, 0};
-    culeak_fill_ctx(&e);
-    if (device >= 0)
-        e.device = device;
+    if (e.op == CULEAK_OP_ALLOC || culeak_free_stacks) { /* a bare free has device -1, context 0 */
+        culeak_fill_ctx(&e);
+        if (device >= 0)
+            e.device = device;
+    }
     culeak_block_event(&e);
 }
 
 __attribute__((noinline)) void culeak_block_event(struct culeak_ev *e)
 {
-    if (e->op == CULEAK_OP_FREE) { /* a free needs no stack: only its address matters */
+    if (e->op == CULEAK_OP_FREE && !culeak_free_stacks) { /* only its address matters */
         culeak_stream_event(e, NULL, 0);
         culeak_leave();
         return;

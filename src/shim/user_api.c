@@ -41,6 +41,7 @@ CULEAK_EXPORT void culeak_report_block(int alloc, const void *ptr, size_t size)
     struct culeak_ev e = {alloc ? CULEAK_OP_ALLOC : CULEAK_OP_FREE,
                           alloc ? CULEAK_API_CUPY_BLOCK_ALLOC : CULEAK_API_CUPY_BLOCK_FREE, CULEAK_KIND_BLOCK, -1,
                           0, size, (uint64_t)(uintptr_t)ptr, 0, 0};
-    culeak_fill_ctx(&e);
+    if (alloc || culeak_free_stacks)
+        culeak_fill_ctx(&e);
     culeak_block_event(&e);
 }

@@ -71,6 +71,10 @@ CULEAK_MY_CODE=$ROOT/tests/e2e/python/site-packages/tensorlib/ "$CULEAK" report 
     "$tmp/run.culeak" >"$tmp/mine" 2>&1
 grep -Eq "^  \+16384 bytes .* at .*site-packages/tensorlib/__init__.py:$L_LIB\$" "$tmp/mine" ||
     { cat "$tmp/mine"; fail "CULEAK_MY_CODE did not make the library's line the site"; }
+"$CULEAK" report --my-code "$ROOT/tests/e2e/python/site-packages/tensorlib/" --diff 'iteration 2' 'iteration 6' \
+    "$tmp/run.culeak" >"$tmp/mine2" 2>&1
+grep -Eq "^  \+16384 bytes .* at .*site-packages/tensorlib/__init__.py:$L_LIB\$" "$tmp/mine2" ||
+    { cat "$tmp/mine2"; fail "--my-code did not make the library's line the site"; }
 
 # live blocks at exit are the pool's: no leak, and the segment is reported as cache
 "$CULEAK" check -- "$PY" "$src" 3 >"$tmp/check.out" 2>"$tmp/check.err" || { cat "$tmp/check.err"; fail "check reported leaks"; }

@@ -4,7 +4,8 @@
 // FREE_COMPLETED, SEGMENT_ALLOC and SEGMENT_FREE, synchronously under its recursive lock.
 // Like torch, it exports no attach function: only the allocator object, whose vtable has
 // attachAllocatorTraceTracker where torch 2.11 has it, its .symtab names the method like
-// torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*), as torch's Python layer drives the real one.
+// torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*),
+// as torch's Python layer drives the real one.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
