@@ -39,7 +39,6 @@ int culeak_torch_waiting = 1;
 static int state = WAITING;           /* atomic */
 static unsigned long long c10_adds;   /* loader's dlpi_adds when libc10_cuda was last looked for */
 static uintptr_t c10_lo, c10_hi;      /* its text; 0 while not loaded */
-static char c10_path[4096];
 static uint64_t expect_addr, expect_size;
 static unsigned expect_kind;
 
@@ -64,21 +63,24 @@ static int loader_adds(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+struct c10_text {
+    uintptr_t lo, hi;
+};
+
 static int find_c10(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    (void)arg;
+    struct c10_text *t = arg;
     const char *name = info->dlpi_name, *slash = strrchr(name, '/');
     if (strcmp(slash ? slash + 1 : name, "libc10_cuda.so") != 0)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            c10_lo = info->dlpi_addr + ph->p_vaddr;
-            c10_hi = c10_lo + ph->p_memsz;
+            t->lo = info->dlpi_addr + ph->p_vaddr;
+            t->hi = t->lo + ph->p_memsz;
         }
     }
-    snprintf(c10_path, sizeof c10_path, "%s", name);
     return 1;
 }
 
@@ -102,9 +104,14 @@ static void *open_bridge(char *why, size_t len)
 
 static void on_entry(int action, int device, uint64_t addr, uint64_t size, uint64_t stream);
 
-static void attach(const struct culeak_ev *e)
+static void attach(const struct culeak_ev *e, uintptr_t c10_text)
 {
     char why[256] = "";
+    Dl_info c10;
+    if (!dladdr((void *)c10_text, &c10) || !c10.dli_fname) {
+        turn_off("libc10_cuda's path is not known");
+        return;
+    }
     void *h = open_bridge(why, sizeof why);
     culeak_torch_attach_fn attach_fn = h ? (culeak_torch_attach_fn)culeak_real_dlsym(h, "culeak_torch_attach") : NULL;
     if (!attach_fn) {
@@ -115,7 +122,7 @@ static void attach(const struct culeak_ev *e)
     expect_size = e->size;
     expect_kind = e->kind;
     __atomic_store_n(&state, VALIDATING, __ATOMIC_RELEASE);
-    if (attach_fn(c10_path, on_entry, why, sizeof why) != 0)
+    if (attach_fn(c10.dli_fname, on_entry, why, sizeof why) != 0)
         turn_off(why);
 }
 
@@ -125,19 +132,27 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
         return;
     if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != WAITING)
         return;
-    if (!c10_lo) { /* look again only when libraries were loaded since */
+    /* No lock of the shim around dl_iterate_phdr (it takes the loader lock): threads that
+     * race here look it up twice and publish the same range. */
+    uintptr_t lo = __atomic_load_n(&c10_lo, __ATOMIC_ACQUIRE), hi = __atomic_load_n(&c10_hi, __ATOMIC_RELAXED);
+    if (!lo) { /* look again only when libraries were loaded since */
         unsigned long long adds = 0;
         dl_iterate_phdr(loader_adds, &adds);
-        if (adds == c10_adds)
+        if (adds == __atomic_load_n(&c10_adds, __ATOMIC_RELAXED))
             return;
-        c10_adds = adds;
-        dl_iterate_phdr(find_c10, NULL);
-        if (!c10_lo)
+        __atomic_store_n(&c10_adds, adds, __ATOMIC_RELAXED);
+        struct c10_text t = {0, 0};
+        dl_iterate_phdr(find_c10, &t);
+        if (!t.lo)
             return;
+        lo = t.lo;
+        hi = t.hi;
+        __atomic_store_n(&c10_hi, hi, __ATOMIC_RELAXED);
+        __atomic_store_n(&c10_lo, lo, __ATOMIC_RELEASE);
     }
     int from_c10 = 0;
     for (int i = 0; i < n && !from_c10; i++)
-        from_c10 = ips[i] >= c10_lo && ips[i] < c10_hi;
+        from_c10 = ips[i] >= lo && ips[i] < hi;
     if (!from_c10)
         return;
     static int once;
@@ -149,7 +164,7 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
         __atomic_store_n(&culeak_torch_waiting, 0, __ATOMIC_RELEASE);
         return;
     }
-    attach(e);
+    attach(e, lo);
 }
 
 /* The tracker: called with the allocator's lock held, in the allocating thread. */
