@@ -287,10 +287,10 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             continue;
         if (!matches_filter(r, q->filter))
             continue;
-        if (r->kinds == 1u << CULEAK_KIND_BLOCK)
-            continue; /* pool blocks lie inside memory other rows count */
-        t->total_bytes += r->live_bytes;
-        t->total_count += r->live_count;
+        if (r->kinds != 1u << CULEAK_KIND_BLOCK) { /* pool blocks lie inside memory other rows count */
+            t->total_bytes += r->live_bytes;
+            t->total_count += r->live_count;
+        }
         t->rows[k++] = *r;
     }
     t->n = rc == 0 ? k : 0;

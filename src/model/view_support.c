@@ -63,3 +63,9 @@ void model_stack_live(const struct model *m, int proc, uint64_t stack, uint32_t 
         *count += p->units[ui].live_count;
     }
 }
+
+int model_stack_has_blocks(const struct model *m, int proc, uint64_t stack)
+{
+    const struct process *p = model_proc(m, proc);
+    return p && u64map_get(&p->unit_index, stack << 5 | CULEAK_KIND_BLOCK) != UINT32_MAX;
+}

@@ -17,7 +17,10 @@ wait_for "blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB"
 type_line "break blocks_train.py:$L_KEEP"
 wait_for "PAUSED in torch.alloc(4.00 KiB) - breakpoint 1"
 screen | grep -q " PAUSED " || fail "header does not say PAUSED"
-screen | grep -q "blocks_train.py:$L_KEEP" || fail "the site is not on the paused screen"
+screen | grep -Eq " block +python +.*blocks_train.py:$L_KEEP" || fail "no row of blocks at the site"
+screen | grep -Eq " device +python +.*blocks_train.py:$L_KEEP" || fail "no row of the pool's segment at the site"
+# the breakpoint counts the site's blocks, not the segment they lie in
+screen | grep -Eq "block, device 0; site [0-9.]+ KiB live" || fail "the breakpoint's site live is not its blocks"
 # the header's live memory is the pool's segment: its blocks lie inside it
 screen | grep -q "^ live 2.00 MiB peak 2.00 MiB" || fail "the header adds blocks to device memory"
 type_line "delete"
