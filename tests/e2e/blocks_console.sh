@@ -29,4 +29,13 @@ type_line "continue"
 wait_for "EXITED (status 0)"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
+# culeak open on a recording of the same job: the blocks' row
+env LD_LIBRARY_PATH="$FAKE" FAKE_C10="$FAKE/torch/lib/libc10_cuda.so" "$B/culeak" record -o "$T/blocks.culeak" -- \
+    "$PY" "$src" 8 >/dev/null 2>&1 || fail "recording failed"
+start_sized 200 40 open "$T/blocks.culeak"
+wait_for "RECORDING"
+wait_for "blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB"
+screen | grep -Eq " block +python +.*blocks_train.py:$L_KEEP" || fail "no row of blocks in the recording"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
 echo "blocks console e2e ok"
