@@ -2,10 +2,9 @@
  * beside heaptrack's cost per malloc + free pair in the same program shape, when
  * heaptrack is installed. Prints figures, judges nothing.
  *
- * heaptrack is measured two ways: its preload library alone, writing its raw data
- * straight to a file (its in-process cost, what culeak is compared with), and as
- * `heaptrack PROGRAM` runs it, with heaptrack_interpret reading a pipe (the program
- * then waits for the interpreter when it falls behind).
+ * heaptrack runs as its preload library alone, writing its raw data straight to a file
+ * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
+ * which the program waits for when it falls behind).
  *
  * Shapes: one stack at call depth 8, 32 and 64 (the same stack for every pair), and 100k
  * distinct stacks at depth 32 that differ near the root (the path through the outermost
@@ -13,8 +12,9 @@
  * Every configuration runs REPS times (env SHIM_BENCH_REPS, default 5), interleaved
  * (base, culeak, base malloc, heaptrack, next shape, ...), so that load from other work
  * on the machine falls on all of them alike; each figure is the median over the
- * repetitions, with the lowest and highest. A cost is the traced run's time per pair,
- * measured inside the program around the loop, minus the untraced run's.
+ * repetitions, with the lowest and highest. A cost is the traced run's CPU time per
+ * pair (of all its threads), measured inside the program around the loop, minus the
+ * untraced run's.
  *
  *   shim_bench LIBCULEAK FAKE_LIBCUDA        every configuration (make bench)
  *   shim_bench run cuda|malloc DRIVER DEPTH STACKS PAIRS RESULT
@@ -47,10 +47,13 @@ static void *(*volatile heap_alloc)(size_t) = malloc;
 static void (*volatile heap_free)(void *) = free;
 static int use_heap;
 
+/* The CPU time of the whole process (every thread: culeak's flush thread, heaptrack's
+ * timer thread): unlike wall time, it does not count the time other work on the
+ * machine takes the CPU away. */
 static double now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -299,15 +302,14 @@ int main(int argc, char **argv)
 
     static const struct { int depth, stacks; } shapes[] = {{8, 1}, {32, 1}, {64, 1}, {32, MANY_STACKS}};
     enum { NSHAPES = sizeof shapes / sizeof *shapes };
-    static struct series shim[NSHAPES], heap[NSHAPES], ratio[NSHAPES], interp[NSHAPES], bytes[NSHAPES];
-    char env[2 * PATH_MAX + 200], ht[600], htpre[PATH_MAX + 600];
+    static struct series shim[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
+    char env[2 * PATH_MAX + 200], htpre[PATH_MAX + 600];
     /* Both keep up to 64 frames: heaptrack's limit, and culeak's CULEAK_DEPTH=64. */
     snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
-    snprintf(ht, sizeof ht, "heaptrack -o '%s/ht'", c.dir);
     snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
-    printf("cost per alloc+free pair: culeak on cuMemAlloc_v2+cuMemFree_v2 (fake driver, recording to a\n"
-           "file), heaptrack's preload library on malloc+free (raw data to a file), both keeping up to 64\n"
-           "frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
+    printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (fake\n"
+           "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"
+           "both keeping up to 64 frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
            PAIRS, reps);
     if (!heaptrack)
         printf("(heaptrack is not installed: culeak only)\n");
@@ -331,10 +333,7 @@ int main(int argc, char **argv)
             if (heaptrack) {
                 double hbase = measure(&c, "", "malloc", d, st);
                 double htraced = measure(&c, htpre, "malloc", d, st);
-                double hinterp = measure(&c, ht, "malloc", d, st);
                 remove_dir_files(c.dir);
-                if (hbase >= 0 && hinterp >= 0)
-                    interp[i].v[interp[i].n++] = hinterp - hbase;
                 if (hbase >= 0 && htraced >= 0) {
                     heap[i].v[heap[i].n++] = htraced - hbase;
                     /* the ratio of runs next to each other, under the same load */
@@ -352,10 +351,6 @@ int main(int argc, char **argv)
             print_cost("heaptrack", &heap[i]);
             double m = median(&ratio[i]);
             printf("  culeak/heaptrack %.2f (%.2f to %.2f)\n", m, ratio[i].v[0], ratio[i].v[ratio[i].n - 1]);
-        }
-        if (interp[i].n) {
-            print_cost("heaptrack with its interpreter", &interp[i]);
-            printf("\n");
         }
     }
     return 0;

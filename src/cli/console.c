@@ -13,7 +13,8 @@
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
 enum console_opt {
-    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS, OPT_SUPPRESSIONS,
+    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
+    OPT_SUPPRESSIONS, OPT_LOG_FILE,
 };
 
 static const struct cli_option console_options[] = {
@@ -23,6 +24,8 @@ static const struct cli_option console_options[] = {
                                            "(by default a free carries its address only)"},
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
+    {"log-file", OPT_LOG_FILE, "FILE", "also write the leak report made when the job exits to FILE\n"
+                                       "(%p, %h, %r: the job's pid, host and rank)"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
                                                "(culeak-suppressions(5)); repeatable"},
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
@@ -72,6 +75,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_SUPPRESSIONS:
         return cli_load_suppressions(&cli_console, &a->supp, arg);
+    case OPT_LOG_FILE:
+        opt->log_file = arg;
+        return 0;
     case OPT_VERSION:
         printf("culeak %s\n", CULEAK_VERSION);
         return -1; /* done: exit status 0 */
@@ -87,6 +93,10 @@ int cmd_console(int argc, char **argv)
     if (i >= 0 && i >= argc) {
         i = -1;
         status = cli_error(&cli_console, "missing the program to run (culeak [OPTIONS] -- PROGRAM [ARGS])");
+    }
+    if (i >= 0 && cli_check_output_dir(&cli_console, a.opt.log_file)) {
+        i = -1;
+        status = 2;
     }
     if (i >= 0 && !culeak_shim_path()) {
         cli_fail(&cli_console, "cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "

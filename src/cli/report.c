@@ -57,9 +57,14 @@ const struct cli_command cli_report = {
              "--diff compares each process between its own marks A and B. $CULEAK_SKIP_MODULES and\n"
              "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function; the CUDA runtime linked into a\n"
              "program is looked through by default. In --output and --log-file, %p, %h and %r are the\n"
-             "pid, host and rank of the first process read. JSON reports always carry the growth\n"
-             "suspects (\"suspects\"). --format html writes one page that opens from disk in a\n"
-             "browser; with --diff it opens on the comparison of A and B.\n"
+             "pid, host and rank of the first process read. --format html writes one page that\n"
+             "opens from disk in a browser; with --diff it opens on the comparison of A and B.\n"
+             "Growth suspects (--suspects; JSON reports always carry them in \"suspects\"): call\n"
+             "sites whose live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration\n"
+             "N\"; with fewer marks at 80% of them, at least 4) and are higher than 10 marks ago, each\n"
+             "with its median growth per iteration, the mark since which it grows, and when it would\n"
+             "fill the device at that pace (the device's free memory at the latest mark, the median\n"
+             "time between marks). A site that allocates and frees every iteration is not one.\n"
              "Exit status: N (--error-exitcode) when leaks were found, else 0, or 1 when a recording\n"
              "could not be read (whatever could be read is still reported).\n",
     .options = report_options,
@@ -147,7 +152,7 @@ static int check_args(const struct report_args *a)
 {
     int diff = a->ro.what == REPORT_DIFF;
     if (diff && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
-        return cli_error(&cli_report, "--diff prints text or json");
+        return cli_error(&cli_report, "--diff prints text, json or html");
     if (a->suspects && strcmp(a->format, "text") && strcmp(a->format, "json"))
         return cli_error(&cli_report, "--suspects prints text or json");
     if (a->error_exit >= 0 && a->ro.what != REPORT_LEAKS)

@@ -108,6 +108,27 @@ size_t culeak_put_s(uint8_t *p, const char *s, size_t len);
 #define CULEAK_REC_HEADROOM (1 + 5)
 size_t culeak_rec_finish(uint8_t *rec, uint8_t type, size_t payload_len);
 
+/* The same for records that are nearly always shorter than 128 bytes (events, frames):
+ * the payload is built after CULEAK_REC_SHORT bytes, where a one-byte length fits with
+ * no move; a longer payload moves forward (room for CULEAK_REC_HEADROOM was kept). */
+#define CULEAK_REC_SHORT 2
+static inline size_t culeak_rec_finish_short(uint8_t *rec, uint8_t type, size_t payload_len)
+{
+    if (payload_len < 0x80) {
+        rec[0] = type;
+        rec[1] = (uint8_t)payload_len;
+        return CULEAK_REC_SHORT + payload_len;
+    }
+    uint8_t hdr[CULEAK_REC_HEADROOM];
+    hdr[0] = type;
+    size_t hl = 1 + culeak_put_u(hdr + 1, payload_len);
+    for (size_t i = payload_len; i-- > 0;) /* forward by hl - 2: from the end */
+        rec[hl + i] = rec[CULEAK_REC_SHORT + i];
+    for (size_t i = 0; i < hl; i++)
+        rec[i] = hdr[i];
+    return hl + payload_len;
+}
+
 /* ---- decoding: a cursor over one record's payload ---- */
 
 struct culeak_cursor {

@@ -1,10 +1,12 @@
 /* The console session: poll loop over the terminal, the job's pty, the listening socket,
  * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
 #include "console.h"
+#include "outpath.h"
 #include "report.h"
 #include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -213,16 +215,12 @@ static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
     struct console *c = ctx;
     if (m->flags & CULEAK_MARK_POP) /* the end of an NVTX range: the push was the mark */
         return;
-    const struct model_process *p = proc_of(c, proc);
-    char line[400];
-    snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
-             p ? (unsigned long long)p->pid : 0ull);
-    outbuf_add_line(&c->u.out, line);
+    (void)proc; /* marks stay out of the job's output and the status line: the header
+                 * counts them, info marks lists them */
     if (c->autosnap_marks) {
         char name[64], taken[64];
         snprintf(name, sizeof name, "%.*s", (int)(m->label.n < 40 ? m->label.n : 40), m->label.p ? m->label.p : "");
-        if (console_snapshot(c, name, taken, sizeof taken) == 0) /* a label seen before: numbered name */
-            ui_message(&c->u, 0, "snapshot %s taken at mark", taken);
+        console_snapshot(c, name, taken, sizeof taken); /* a label seen before: numbered name */
     }
     c->dirty = 1;
 }
@@ -380,6 +378,31 @@ void console_confirm(struct console *c, void (*yes)(struct console *c), const ch
     c->dirty = 1;
 }
 
+/* --log-file: the exit report goes to a file as well; %p, %h and %r are those of the
+ * job's first process. */
+static void write_log_file(struct console *c, const char *text, size_t len)
+{
+    const struct model_process *p = model_process_count(c->u.m) ? model_process(c->u.m, 0) : NULL;
+    char rank[32], path[4096], line[4400];
+    snprintf(rank, sizeof rank, "%d", p && p->rank >= 0 ? p->rank : 0);
+    FILE *f = NULL;
+    errno = ENAMETOOLONG;
+    if (culeak_expand_path(c->opt.log_file, p ? (long)p->pid : (long)getpid(), p ? p->host : NULL, rank, path,
+                           sizeof path) >= 0)
+        f = fopen(path, "w");
+    int bad = !f || fwrite(text, 1, len, f) != len;
+    int err = errno;
+    if (f && fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad)
+        snprintf(line, sizeof line, "[culeak] cannot write the leak report to %s: %s", path, strerror(err));
+    else
+        snprintf(line, sizeof line, "[culeak] leak report written to %s", path);
+    outbuf_add_line(&c->u.out, line);
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
@@ -396,8 +419,8 @@ void console_leak_report(struct console *c)
     fclose(f);
     char line[1200], a[32];
     if (rc == 0) {
-        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
-                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations);
+        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocation%s still live ====",
+                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations, plural(sum.allocations));
         outbuf_add_line(&c->u.out, line);
         if (!sum.allocations && !sum.cache_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
@@ -406,6 +429,8 @@ void console_leak_report(struct console *c)
             snprintf(line, sizeof line, "[culeak]   %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
             outbuf_add_line(&c->u.out, line);
         }
+        if (c->opt.log_file)
+            write_log_file(c, text, len);
     }
     free(text);
 }
@@ -503,7 +528,7 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
-        if (help_key(&c->u, k, buf, prompt_empty())) {
+        if (job_input_key(c, k, buf, nav) || help_key(&c->u, k, buf, prompt_empty())) {
             c->dirty = 1;
             continue;
         }
@@ -515,7 +540,10 @@ static void on_key(struct console *c)
                 c->u.msg[0] = 0;
             prompt_feed(buf);
             break;
-        case SK_NAV: ui_key(&c->u, nav, &c->lay); break;
+        case SK_NAV:
+            if ((nav != UK_UP && nav != UK_DOWN) || c->u.help_open || !prompt_recall(nav == UK_UP))
+                ui_key(&c->u, nav, &c->lay);
+            break;
         case SK_LEFT: prompt_move(-1); break;
         case SK_RIGHT: prompt_move(1); break;
         case SK_BACKSPACE: prompt_feed("\x7f"); break;
@@ -551,6 +579,7 @@ static void on_signals(struct console *c)
         c->dirty = 1;
     }
     if (c->live && job_reap(&c->job)) {
+        job_input_end(c);
         c->u.state = JOB_EXITED;
         c->u.exit_status = c->job.status;
         c->kill_deadline = 0;
@@ -797,7 +826,7 @@ int console_main(const struct console_options *opt)
     sigaction(SIGPIPE, &ign, NULL);
 
     if (screen_open() != 0) {
-        fprintf(stderr, "culeak: the console needs a terminal\n");
+        fprintf(stderr, "culeak: %s\n", screen_why());
         server_close(&c->srv);
         ui_free(&c->u);
         return 2;
@@ -815,6 +844,9 @@ int console_main(const struct console_options *opt)
     int rows, cols;
     screen_size(&rows, &cols);
     layout_compute(rows, cols, &c->lay);
+    /* the emulated terminal is the pane's size before the job can write to it: libvterm does
+     * not rewrap on a resize, so what the job wrote at another width would be cut */
+    outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             c->u.state = JOB_EXITED;
@@ -827,8 +859,9 @@ int console_main(const struct console_options *opt)
             outbuf_add_line(&c->u.out, line);
         }
     } else {
-        ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
-                   (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
+        ui_message(&c->u, 0, "%llu event%s in %d process%s; goto peak|oom|MARK|TIME|start|end",
+                   (unsigned long long)c->tl.nevents, plural(c->tl.nevents), model_process_count(c->u.m),
+                   model_process_count(c->u.m) == 1 ? "" : "es");
     }
     c->dirty = 1;
     run_loop(c);

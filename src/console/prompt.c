@@ -94,8 +94,8 @@ static const char *autosnap_item(size_t i)
 }
 static const char *info_item(size_t i)
 {
-    static const char *const v[] = {"breakpoints", "processes", "snapshots", NULL};
-    return i < 3 ? v[i] : NULL;
+    static const char *const v[] = {"breakpoints", "processes", "snapshots", "marks", NULL};
+    return i < 4 ? v[i] : NULL;
 }
 static char idbuf[32];
 static const char *site_item(size_t i)
@@ -275,6 +275,18 @@ void prompt_clear(void)
 }
 
 int prompt_empty(void) { return rl_end == 0; }
+
+int prompt_recall(int up)
+{
+    if (rl_end == 0)
+        return 0; /* an empty prompt: the arrows move in the table */
+    if (up)
+        rl_get_previous_history(1, 0);
+    else
+        rl_get_next_history(1, 0);
+    con->dirty = 1;
+    return 1;
+}
 
 void prompt_sync(struct console *c)
 {

@@ -6,14 +6,52 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A snapshot's name as a column title: 10 columns, the end kept (marks differ there). */
+static const char *column_name(const char *name, char *buf)
+{
+    size_t n = strlen(name);
+    if (n <= 10)
+        return name;
+    snprintf(buf, 16, "..%s", name + n - 8);
+    return buf;
+}
+
+/* Grouped by stack, rows with the same call site differ below it: the text names the
+ * site's caller (the next frame that is not looked through). */
+static const char *stack_row_text(struct ui *u, const struct row *row, const char *text, char *buf, size_t len)
+{
+    struct model_frame f[64];
+    size_t n = model_stack_frames(u->m, row->stack_proc, row->stack, f, 64);
+    if (n > 64)
+        n = 64;
+    size_t site = 0;
+    while (site < n && f[site].skipped)
+        site++;
+    if (site == n)
+        site = 0;
+    size_t k = site + 1;
+    while (k < n && f[k].skipped)
+        k++;
+    if (k >= n)
+        return text;
+    char caller[512];
+    if (f[k].function)
+        snprintf(caller, sizeof caller, "%s", f[k].function);
+    else
+        model_frame_format(&f[k], caller, sizeof caller);
+    snprintf(buf, len, "%s < %s", text, caller);
+    return buf;
+}
+
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
     int wide = r.w >= 110;
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
     if (u->diff_active) {
         const char *an = u->diff_a, *bn = u->diff_b[0] ? u->diff_b : "now";
+        char ac[16], bc[16];
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)",
-                  "id", "change", "count+-", bn, an, "allocs", an, bn);
+                  "id", "change", "count+-", column_name(bn, bc), column_name(an, ac), "allocs", an, bn);
     } else if (wide) {
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %-8s %-15s %s", "id", "live",
                   "count", "change", "peak", "allocs", "kind", "module", "site");
@@ -53,6 +91,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         ui_name_row(u, &u->rows[ri]); /* rows on screen always show names */
         const struct row *row = &u->rows[ri];
         const char *text = row->text ? row->text : "?", *module = row->module ? row->module : "?";
+        char with_caller[1100];
+        if (u->group == MODEL_GROUP_STACK)
+            text = stack_row_text(u, row, text, with_caller, sizeof with_caller);
         const char *slash = strrchr(module, '/');
         if (slash)
             module = slash + 1;
@@ -70,7 +111,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         if (u->diff_active) {
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
-            x += grid_putf(g, y, x, 20, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
+            x += grid_putf(g, y, x, 40, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
             grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
             continue;
         }

@@ -13,6 +13,8 @@
  *                        every other one (an exec'd rank too) writes PATH.<pid>.
  *   CULEAK_DEPTH=N       stack frames kept per event, 1..256 (default 48)
  *   CULEAK_FREE_STACKS=1 frees carry their stack, device and context too
+ *   CULEAK_UNWIND_CHECK=1 every stack is also taken by libunwind alone; a NOTE at exit
+ *                        says how many differed (for tests)
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
 #include "outpath.h"
 #include "shim.h"
@@ -44,13 +46,6 @@ static const char *const rank_vars[] = {
     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
     "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
 };
-
-uint64_t culeak_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 uint32_t culeak_tid(void)
 {
@@ -310,6 +305,7 @@ __attribute__((destructor)) static void culeak_fini(void)
 {
     if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) != CULEAK_ACTIVE)
         return;
+    culeak_unwind_check_note();
     culeak_stream_exit();
     culeak_stop(NULL);
 }

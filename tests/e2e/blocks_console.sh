@@ -23,8 +23,8 @@ screen | grep -Eq " device +python +.*blocks_train.py:$L_KEEP" || fail "no row o
 screen | grep -Eq "block, device 0; site [0-9.]+ KiB live" || fail "the breakpoint's site live is not its blocks"
 # the header's live memory is the pool's segment: its blocks lie inside it
 screen | grep -q "^ live 2.00 MiB peak 2.00 MiB" || fail "the header adds blocks to device memory"
-type_line "delete"
-wait_for "deleted every breakpoint"
+type_line "delete 1"
+wait_for "deleted breakpoint 1"
 type_line "continue"
 wait_for "EXITED (status 0)"
 type_line "quit"

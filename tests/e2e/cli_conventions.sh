@@ -53,6 +53,18 @@ set -e
 "$C" record -o "$tmp/clean.culeak" -- "$prog" mark 1 >/dev/null
 "$C" report "$tmp/clean.culeak" --error-exitcode=5 >/dev/null || fail "report --error-exitcode on no leaks"
 
+# --diff takes two arguments, in either order with the files, and --diff=A B
+"$C" record -o "$tmp/marks.culeak" -- "$prog" mark 3 >/dev/null
+for args in "FILE --diff A B" "--diff A B FILE" "--diff=A B FILE"; do
+    set -- ${args}
+    argv=()
+    for w in "$@"; do
+        case $w in FILE) argv+=("$tmp/marks.culeak") ;; A) argv+=("iteration 0") ;; B) argv+=("iteration 2") ;;
+        --diff=A) argv+=("--diff=iteration 0") ;; *) argv+=("$w") ;; esac
+    done
+    "$C" report "${argv[@]}" | grep -q "^culeak: iteration 0 -> iteration 2: +0 bytes live$" || fail "report $args"
+done
+
 # suppressions generated from the report, then fed back: nothing left, all counted
 "$C" report "$rec" --format suppressions -o "$tmp/all.supp"
 [ "$(grep -c '^{$' "$tmp/all.supp")" -eq 2 ] || fail "one block per leak site"
@@ -102,6 +114,19 @@ grep -q "from leak_site_a at" "$tmp/one.txt" || fail "site a reported"
 grep -q "from leak_site_b at" "$tmp/one.txt" && fail "site b reported though suppressed"
 grep -q "^suppressed: 2000 bytes in 1 allocations from 1 sites$" "$tmp/one.txt" || fail "one site counted"
 grep -q "used suppression 'site b is expected' (.*one.supp:2)" "$tmp/one.txt" || fail "one site named"
+# --suppressions is repeatable: a block per file, each site suppressed by its own; the
+# text report also goes to --log-file (its %p the program's pid)
+sed -n '1,/^}$/p' "$tmp/all.supp" >"$tmp/first.supp"
+sed -n '/^}$/,$p' "$tmp/all.supp" | tail -n +2 >"$tmp/second.supp"
+[ "$(grep -c '^{$' "$tmp/first.supp")" -eq 1 ] && [ "$(grep -c '^{$' "$tmp/second.supp")" -eq 1 ] ||
+    fail "splitting the generated blocks"
+"$C" check --suppressions "$tmp/first.supp" --suppressions="$tmp/second.supp" --log-file "$tmp/two.%p.log" \
+    -- "$prog" sites >/dev/null 2>"$tmp/two.stderr" || fail "two suppression files: exit $?"
+log=$(ls "$tmp"/two.[0-9]*.log) || fail "check --log-file FILE.%p.log wrote no FILE.PID.log"
+[ -s "$tmp/two.stderr" ] && grep -q "LEAK SUMMARY" "$tmp/two.stderr" && fail "check --log-file: the report went to stderr too"
+grep -q "^suppressed: 4000 bytes in 3 allocations from 2 sites$" "$log" || fail "two files: suppressed count"
+grep -q "used suppression .*(.*first.supp:1)" "$log" && grep -q "used suppression .*(.*second.supp:1)" "$log" ||
+    fail "two files: each block named with its file"
 # the kinds of a block limit it
 sed 's/device,managed/pinned/' "$tmp/one.supp" >"$tmp/pinned.supp"
 "$C" report "$rec" --suppressions "$tmp/pinned.supp" | grep -q "^suppressed: 0 bytes" || fail "match-leak-kinds"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The console with --suppressions: the exit leak report leaves the suppressed site out and
-# counts it; export FILE.json writes the table as the JSON reports do (version, processes,
+# counts it, and goes to --log-file FILE.%p too; export FILE.json writes the table as the JSON reports do (version, processes,
 # each row's pid and stack).
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
@@ -12,9 +12,13 @@ cat >"$T/b.supp" <<'S'
    fun:leak_site_b
 }
 S
-start --suppressions="$T/b.supp" -- "$FAKE/client_static" sites
+start --suppressions="$T/b.supp" --log-file "$T/exit.%p.txt" -- "$FAKE/client_static" sites
 wait_for "EXITED (status 0)"
 wait_for "suppressed: 2000 bytes in 1 allocations from 1 sites"
+wait_for "leak report written to $T/exit."
+log=$(ls "$T"/exit.[0-9]*.txt) || fail "--log-file exit.%p.txt: no exit.PID.txt"
+grep -q "^LEAK SUMMARY: 2000 bytes leaked in 2 allocations from 1 call sites$" "$log" || fail "--log-file: no report"
+grep -q "^suppressed: 2000 bytes in 1 allocations from 1 sites$" "$log" || fail "--log-file: no suppressed count"
 screen | grep -q "LEAK SUMMARY: 2000 bytes leaked in 2 allocations from 1 call sites" || fail "leak summary"
 type_line "export $T/table.json"
 wait_for "exported"
@@ -37,4 +41,9 @@ printf '{\n  x\n  culeak:Leak\n}\n' >"$T/bad.supp"
 start --suppressions "$T/bad.supp" -- "$FAKE/client_static" sites
 wait_for "CONSOLE-DONE rc=2"
 screen | grep -q "bad.supp:4: the block 'x' has no frame lines" || fail "malformed file message"
+# a log file in a directory that does not exist: an error before the job starts
+start --log-file "$T/no/such/dir/x.txt" -- sh -c "touch '$T/ran'"
+wait_for "CONSOLE-DONE rc=2"
+screen | grep -q "cannot write $T/no/such/dir/x.txt: No such file or directory" || fail "missing directory message"
+[ -e "$T/ran" ] && fail "the job ran though its log file cannot be written"
 echo "console_suppress: ok"

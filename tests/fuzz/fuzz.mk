@@ -3,10 +3,13 @@
 FUZZ_CC  ?= clang
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
 
-$(FUZZ_BIN): tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(wildcard src/model/*.h src/common/*.h)
+# The model's HTML report links the page the build generates from report_html.html.
+FUZZ_SRC := tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(BUILD)/gen/report_html_page.c
+
+$(FUZZ_BIN): $(FUZZ_SRC) $(wildcard src/model/*.h src/common/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(DW_LIBS) -ldl
+		-o $@ $(FUZZ_SRC) $(DW_LIBS) -ldl
 
 fuzz: $(FUZZ_BIN)
