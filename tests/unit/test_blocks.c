@@ -15,6 +15,7 @@
 
 #define TRAIN "/home/me/train.py"
 #define LIB "/opt/venv/lib/python3.12/site-packages/zoo/layers.py"
+#define LIB_OUTER "/opt/venv/lib/python3.12/site-packages/zoo/model.py"
 #define TORCH "/opt/venv/lib/python3.12/site-packages/torch/nn/functional.py"
 
 static void sb_pyframe(struct sb *b, uint64_t id, const char *file, const char *fn, uint64_t line)
@@ -36,8 +37,8 @@ static void ev(struct sb *b, uint64_t seq, unsigned op, unsigned kind, uint64_t 
                                .addr = addr, .stack = stack});
 }
 
-/* One stack: torch's functional.py:10 <- zoo/layers.py:7 <- train.py:13 (innermost
- * first). A 2 MiB segment, then a 4 KiB block per iteration, marks around them. */
+/* One stack: torch's functional.py:10 <- zoo/layers.py:7 <- zoo/model.py:20 <- train.py:13
+ * (innermost first). A 2 MiB segment, then a 4 KiB block per iteration, marks around them. */
 static struct model *load(const char *my_code)
 {
     struct model_options o = {.my_code = my_code};
@@ -50,15 +51,17 @@ static struct model *load(const char *my_code)
     sb_hello(b, 100, "/usr/bin/python3", NULL);
     sb_pyframe(b, 1, TORCH, "linear", 10);
     sb_pyframe(b, 2, LIB, "Layer.forward", 7);
-    sb_pyframe(b, 3, TRAIN, "<module>", 13);
-    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 3);
-    sb_frame(b, 2, 1, CULEAK_PYFRAME_TAG | 2);
-    sb_frame(b, 3, 2, CULEAK_PYFRAME_TAG | 1);
+    sb_pyframe(b, 3, LIB_OUTER, "Model.forward", 20);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_frame(b, 2, 1, CULEAK_PYFRAME_TAG | 3);
+    sb_frame(b, 3, 2, CULEAK_PYFRAME_TAG | 2);
+    sb_frame(b, 4, 3, CULEAK_PYFRAME_TAG | 1);
     uint64_t seq = 1;
     sb_mark(b, seq++, "iteration 0");
-    ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x100000, 2 << 20, 3);
+    ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x100000, 2 << 20, 4);
     for (int i = 0; i < 4; i++) {
-        ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000 + 4096 * (uint64_t)i, 4096, 3);
+        ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000 + 4096 * (uint64_t)i, 4096, 4);
         char label[32];
         snprintf(label, sizeof label, "iteration %d", i + 1);
         sb_mark(b, seq++, label);
@@ -85,7 +88,8 @@ static void test_user_line_via_library_line(void **state)
     for (size_t i = 0; i < t.n; i++) {
         assert_string_equal(t.rows[i].file, TRAIN);
         assert_int_equal(t.rows[i].line, 13);
-        assert_string_equal(t.rows[i].via, "zoo/layers.py:7"); /* torch's own line is not a "via" */
+        /* the innermost library line; torch's own line is not a "via" */
+        assert_string_equal(t.rows[i].via, "zoo/layers.py:7");
         assert_non_null(strstr(t.rows[i].text, "train.py:13, via zoo/layers.py:7"));
         assert_int_equal(t.rows[i].id, t.rows[0].id);
     }
@@ -101,7 +105,7 @@ static void test_user_line_via_library_line(void **state)
 static void test_my_code_makes_the_library_line_the_site(void **state)
 {
     (void)state;
-    struct model *m = load("/opt/venv/lib/python3.12/site-packages/zoo/");
+    struct model *m = load("/opt/venv/lib/python3.12/site-packages/zoo/layers");
     struct model_query q;
     model_query_init(&q);
     struct model_table t;
