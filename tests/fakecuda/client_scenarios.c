@@ -366,6 +366,29 @@ static int longrun(int n, long usec)
     return 0;
 }
 
+/* Pairs every USEC until FILE exists, or its directory is gone (the test that made it is
+ * over): a job that runs as long as a test needs it, not for a time a slow machine outlasts. */
+static int run_until(const char *file, long usec)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    while (access(file, F_OK) != 0 && access(dir, F_OK) == 0) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        CK(D.cuMemFree_v2(d));
+        nanosleep(&ts, NULL);
+    }
+    finish("until", 1);
+    return 0;
+}
+
 /* Half the pairs, then waits for one byte (or EOF) on stdin, then the other half: lets a
  * test act between the halves (e.g. kill the reader) without depending on timing. */
 static int gated(int n)
@@ -518,6 +541,8 @@ int client_run(int argc, char **argv)
         return ctxdestroy();
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
+    if (!strcmp(s, "until") && argc > 2)
+        return run_until(argv[2], argc > 3 && b > 0 ? b : 100000);
     if (!strcmp(s, "gated"))
         return gated(argc > 2 ? a : 1000);
     if (!strcmp(s, "mark"))
@@ -528,7 +553,7 @@ int client_run(int argc, char **argv)
         return remap();
     if (!strcmp(s, "growth"))
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1|remap|growth N USEC\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC\n",
             argv[0]);
     return 2;
 }
