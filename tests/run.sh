@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole suite: the cmocka binary of every tests/unit/test_*.c, then every end-to-end
-# script in tests/e2e. Prints one closing line "N passed, N failed".
+# script in tests/e2e. Prints one closing line "N passed, N failed". CULEAK_TEST_FAIL_FAST=1
+# stops at the first failure (make mutants: a mutant is killed by any one test).
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -32,7 +33,9 @@ run_one() {
 refuse() {
     failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1"; echo "    $2"
 }
+stop() { [ -n "${CULEAK_TEST_FAIL_FAST:-}" ] && [ "$failed" -gt 0 ]; }
 for src in tests/unit/test_*.c; do
+    stop && break
     t=$BUILD/tests/$(basename "$src" .c)
     if [ -x "$t" ]; then
         run_one "$(basename "$t")" "$t"
@@ -42,6 +45,7 @@ for src in tests/unit/test_*.c; do
 done
 # a script with a #! line is a test; one without is a library the tests source (tmux_harness.sh)
 for t in tests/e2e/*.sh; do
+    stop && break
     [ "$(head -c 2 "$t")" = "#!" ] || continue
     if [ -x "$t" ]; then
         run_one "e2e/$(basename "$t" .sh)" "$t"
