@@ -16,6 +16,11 @@
  * pair (of all its threads), measured inside the program around the loop, minus the
  * untraced run's.
  *
+ * Every run has glibc's fast bins off (GLIBC_TUNABLES=glibc.malloc.mxfast=0): the fake
+ * driver's aligned_alloc otherwise consolidates them at every allocation, at a cost that
+ * depends on what else the heap holds, so the untraced run would not cost what the
+ * driver costs inside the traced one.
+ *
  *   shim_bench LIBCULEAK FAKE_LIBCUDA        every configuration (make bench)
  *   shim_bench run cuda|malloc DRIVER DEPTH STACKS PAIRS RESULT
  *                                            one measurement (a child of the above)
@@ -296,6 +301,10 @@ int main(int argc, char **argv)
     snprintf(c.out, sizeof c.out, "%s/rec.culeak", c.dir);
     const char *r = getenv("SHIM_BENCH_REPS");
     int reps = r && atoi(r) > 0 ? atoi(r) : 5;
+    const char *tun = getenv("GLIBC_TUNABLES");
+    char tunables[1024];
+    snprintf(tunables, sizeof tunables, "%s%sglibc.malloc.mxfast=0", tun ? tun : "", tun && *tun ? ":" : "");
+    setenv("GLIBC_TUNABLES", tunables, 1);
     reps = reps > MAX_REPS ? MAX_REPS : reps;
     char htlib[PATH_MAX];
     int heaptrack = find_heaptrack(htlib, sizeof htlib);
