@@ -38,6 +38,48 @@ grep -qE '<tr class="suspect"[^>]*><td class="site">main at [^<]*loop_leak_sim.c
 # the data is aggregated: one moment per mark, not one per event
 grep -q '"label":"iteration 19"' "$T/report.html" || fail "the marks are not in the page"
 
+# what a person does on the page, played by a script added to a copy of it: hover the
+# timeline, click the marks of iterations 5 and 15, search a site, zoom into it
+cat >"$T/play.js" <<'JS'
+<script>
+(function () {
+  const say = (k, v) => document.body.setAttribute("data-" + k, v);
+  const svg = document.getElementById("timeline"), r = svg.getBoundingClientRect();
+  svg.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width * 0.6, clientY: r.top + 50, bubbles: true}));
+  say("tip", document.getElementById("tip").innerText);
+  const tick = label => [...document.querySelectorAll("#timeline line.mark")].find(l => l.dataset.label === label);
+  tick("iteration 5").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  tick("iteration 15").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  say("diff", document.getElementById("diff-note").innerText);
+  const search = document.getElementById("search");
+  search.value = "loop_leak_sim.c:39";
+  search.dispatchEvent(new Event("input"));
+  const hits = document.querySelectorAll("#flame rect.hit");
+  say("hits", hits.length);
+  hits[0].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  say("zoom", document.getElementById("flame-note").innerText);
+})();
+</script>
+JS
+python3 - "$T/report.html" "$T/play.js" "$T/played.html" <<'PY'
+import sys
+page, play = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(page.replace("</body>", play + "</body>"))
+PY
+render "$T/played.html" >"$T/played.dom" || fail "played: the browser could not render the page"
+grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "played: the page's script failed"
+python3 - "$T/played.dom" <<'PY' || fail "the page does not answer hover, clicks on marks, search and zoom"
+import html, re, sys
+body = re.search(r"<body([^>]*)>", open(sys.argv[1]).read(), re.S).group(1)
+got = {k: html.unescape(v) for k, v in re.findall(r'data-(\w+)="([^"]*)"', body)}
+print(got)
+assert re.search(r"all devices: [0-9.]+ MiB", got["tip"]), "hover: bytes"
+assert re.search(r"top sites mark iteration \d+ .*\n[0-9.]+ MiB main at .*loop_leak_sim.c:39", got["tip"]), "hover: sites"
+assert re.search(r"comparing mark iteration 5 .* mark iteration 15 .*: \+40.0 MiB", got["diff"]), "two marks"
+assert int(got["hits"]) >= 1, "search"
+assert "matching: 56.0 MiB" in got["zoom"] and "zoom out" in got["zoom"], "zoom"
+PY
+
 "$B/culeak" report --format html --diff 'iteration 5' 'iteration 15' -o "$T/diff.html" "$T/sim.culeak" ||
     fail "report --format html --diff failed"
 check_page "$T/diff.html" "diff"
