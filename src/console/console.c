@@ -765,6 +765,7 @@ int console_main(const struct console_options *opt)
         return 1;
     }
     char err[512];
+    int start_failed = 0;
     if (opt->files) {
         if (timeline_load(&c->tl, c->u.m, opt->files, opt->nfiles, err, sizeof err) != 0) {
             fprintf(stderr, "culeak open: %s\n", err);
@@ -846,10 +847,11 @@ int console_main(const struct console_options *opt)
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
-            c->u.state = JOB_EXITED;
-            c->u.exit_status = 127 << 8;
-            ui_message(&c->u, 1, "%s", err);
+            /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
+            c->job.status = 127 << 8;
+            c->quit = 1;
+            start_failed = 1;
         } else {
             char line[1300];
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
@@ -868,6 +870,8 @@ int console_main(const struct console_options *opt)
         dup2(saved_stderr, STDERR_FILENO);
         close(saved_stderr);
     }
+    if (start_failed)
+        fprintf(stderr, "culeak: %s\n", err);
     /* closing the sockets releases every held thread: the job is never left hung */
     for (size_t i = 0; i < c->nconns; i++)
         conn_close(c->conns[i]);
