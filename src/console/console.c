@@ -829,8 +829,10 @@ int console_main(const struct console_options *opt)
         ui_free(&c->u);
         return 2;
     }
-    /* stray prints (libraries, sanitizers) must not scribble over the screen */
-    int saved_stderr = dup(STDERR_FILENO);
+    /* stray prints (libraries, sanitizers) must not scribble over the screen; the copy of
+     * the terminal kept for the end is not the job's to inherit (it would hold the
+     * console's terminal open after a detach) */
+    int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
     snprintf(errlog, sizeof errlog, "%s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
     int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
