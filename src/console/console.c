@@ -419,8 +419,8 @@ void console_leak_report(struct console *c)
     fclose(f);
     char line[1200], a[32];
     if (rc == 0) {
-        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
-                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations);
+        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocation%s still live ====",
+                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations, plural(sum.allocations));
         outbuf_add_line(&c->u.out, line);
         if (!sum.allocations && !sum.cache_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
@@ -540,7 +540,10 @@ static void on_key(struct console *c)
                 c->u.msg[0] = 0;
             prompt_feed(buf);
             break;
-        case SK_NAV: ui_key(&c->u, nav, &c->lay); break;
+        case SK_NAV:
+            if ((nav != UK_UP && nav != UK_DOWN) || c->u.help_open || !prompt_recall(nav == UK_UP))
+                ui_key(&c->u, nav, &c->lay);
+            break;
         case SK_LEFT: prompt_move(-1); break;
         case SK_RIGHT: prompt_move(1); break;
         case SK_BACKSPACE: prompt_feed("\x7f"); break;
@@ -860,8 +863,9 @@ int console_main(const struct console_options *opt)
             outbuf_add_line(&c->u.out, line);
         }
     } else {
-        ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
-                   (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
+        ui_message(&c->u, 0, "%llu event%s in %d process%s; goto peak|oom|MARK|TIME|start|end",
+                   (unsigned long long)c->tl.nevents, plural(c->tl.nevents), model_process_count(c->u.m),
+                   model_process_count(c->u.m) == 1 ? "" : "es");
     }
     c->dirty = 1;
     run_loop(c);

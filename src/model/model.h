@@ -14,9 +14,12 @@
  *   kind     memory kind (apis.h). Kinds are never added together, except in the pseudo
  *            kind MODEL_KIND_DEVICE_MEMORY (device-resident memory: device, managed, VMM
  *            physical, arrays, graph, external). Address reservations, mappings, pool
- *            objects, IPC views and user (culeak_alloc) blocks are never counted as memory.
+ *            objects, IPC views, user (culeak_alloc) blocks and pool blocks (kind block: the
+ *            tensors of PyTorch's caching allocator, CuPy's pool) are never counted as
+ *            device memory: the segments they are carved from are.
  *   leaked   live at exit (or at the end of a recording), or still live when its context
- *            was destroyed / its device reset (FREE_ALL): "leaked at reset".
+ *            was destroyed / its device reset (FREE_ALL): "leaked at reset". Pool blocks
+ *            are never leaked: the pool holds them and frees its segments.
  *   cache    a leak whose stack passes through a known caching allocator (PyTorch's
  *            CUDACachingAllocator, CuPy's memory pool, XLA's BFC allocator): reported apart.
  *
@@ -33,6 +36,7 @@
 
 struct model;
 struct model_stream;
+struct suppressions; /* suppress.h */
 
 #define MODEL_ALL (-1)                           /* any process / any device */
 #define MODEL_KIND_DEVICE_MEMORY CULEAK_KIND_COUNT /* pseudo kind: device-resident memory */
@@ -50,6 +54,9 @@ struct model_options {
      * a glob with '/' matches the frame's source file instead (from DWARF). */
     const char *skip_functions;
     int no_default_skips;       /* only skip_modules, skip_functions and the environment */
+    /* Path prefixes (comma or colon separated) of Python code that is the program's own
+     * although installed (site-packages): added to $CULEAK_MY_CODE. */
+    const char *my_code;
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
     uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
@@ -252,9 +259,15 @@ struct model_query {
      * function or file, a filter, sorting by text. */
     int lazy_names;
     /* Optional: a unit (a stack of a process, one kind) with something live in the source
-     * is left out when keep() returns 0 (suppressions). */
+     * is left out when keep() returns 0. */
     int (*keep)(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind);
     void *keep_ctx;
+    /* Optional leak suppressions: a unit with something live in the source is left out
+     * when a block suppresses it (suppressed 0), or when none does (suppressed 1). The
+     * verdicts are the model's (model_stack_suppression): a table build symbolizes and
+     * matches only the stacks it has not judged yet. */
+    const struct suppressions *supp;
+    int suppressed;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);
@@ -266,7 +279,8 @@ struct model_row {
     uint64_t allocs, frees, failed, failed_bytes;
     uint64_t reset_bytes, reset_count;
     uint64_t first_t_ns, last_t_ns;
-    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here */
+    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here; a site's pool
+                              blocks (kind block) and its other kinds are rows apart */
     uint32_t nstacks;      /* member stacks */
     enum model_cache cache;/* LEAKS source: the memory is a caching allocator's */
     int proc;              /* STACK rows: the process; otherwise -1 */
@@ -276,6 +290,10 @@ struct model_row {
     const char *module;
     const char *function, *file; /* of the site frame; NULL when unknown */
     unsigned line;
+    /* SITE and STACK rows: the innermost line of an installed package the representative
+     * stack passed through below its site ("transformers/models/gpt2/modeling_gpt2.py:697");
+     * text then ends with ", via " and it. NULL when none. */
+    const char *via;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
 };
 
@@ -283,7 +301,8 @@ struct model_table {
     struct model_row *rows;
     size_t n;
     enum model_group group;
-    uint64_t total_bytes, total_count; /* sum over rows */
+    uint64_t total_bytes, total_count; /* sum over rows, but rows of pool blocks (which lie
+                                          inside memory other rows count) */
 };
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
 void model_table_sort(struct model_table *t, enum model_field f, int ascending);
@@ -311,6 +330,12 @@ int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *p
 /* Stacks of proc (or all) matching; returns how many exist (copies up to max). */
 size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
                          int *out_proc, size_t max);
+/* The first block of supp (suppress.h) that suppresses an allocation of kind with this
+ * stack, or -1. Verdicts are cached per (process, stack, kind), for the suppressions last
+ * asked about: a stack's frames never change, so a verdict holds until blocks are added
+ * to supp, other suppressions are asked about, or the process's module map changes. */
+int model_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
+                            unsigned kind);
 /* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
 uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
 
@@ -327,6 +352,13 @@ int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
 void model_snapshot_drop(struct model *m, const char *name);
+/* Snapshot `to` as a copy of snapshot `from` (replacing one named `to`). 0, or -1 when
+ * `from` does not exist or memory runs out. */
+int model_snapshot_copy(struct model *m, const char *from, const char *to);
+/* Snapshot `name` of m from the state now of src, a model of the same recordings loaded
+ * in the same order up to an earlier point (so its processes and their stacks are a
+ * prefix of m's). 0, or -1 when src is not such a prefix or memory runs out. */
+int model_snapshot_import(struct model *m, const char *name, const struct model *src);
 
 struct model_diff_row {
     uint32_t id;
@@ -336,19 +368,25 @@ struct model_diff_row {
     uint64_t stack;        /* representative member */
     int stack_proc;
     int named;             /* as model_row.named */
+    const char *via;       /* as model_row.via */
+    int blocks;            /* the row counts a pool's blocks (kind block); a site's blocks
+                              and its other memory are rows apart */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {
     int proc;
     uint64_t stack, count, bytes, first_seq;
+    int blocks;            /* a pool's blocks (kind block), apart from the stack's other memory */
 };
 struct model_diff {
     struct model_diff_row *rows;  /* rows whose bytes or count changed, most growth first */
     size_t n;
     struct model_diff_new *news;  /* biggest first */
     size_t nnew;
-    uint64_t new_bytes, new_count;
-    int64_t delta_bytes;
+    uint64_t new_bytes, new_count;              /* news of memory, blocks apart: */
+    int64_t delta_bytes;                        /* rows of memory (blocks lie inside it) */
+    uint64_t new_block_bytes, new_block_count;  /* news of pool blocks */
+    int64_t delta_block_bytes;                  /* rows of pool blocks */
 };
 /* b NULL: A vs now. A snapshot missing a process leaves that process out. Returns -1 if
  * a snapshot does not exist. With b a past snapshot, "new" counts allocations made in

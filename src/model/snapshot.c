@@ -119,6 +119,61 @@ int model_snapshot_take(struct model *m, const char *name)
     return 0;
 }
 
+static int state_copy(const struct state *from, struct state *to)
+{
+    *to = *from;
+    to->items = malloc((from->n ? from->n : 1) * sizeof *to->items);
+    if (!to->items) {
+        memset(to, 0, sizeof *to);
+        return -1;
+    }
+    memcpy(to->items, from->items, from->n * sizeof *to->items);
+    return 0;
+}
+
+/* A snapshot's parts for nparts processes, none present yet. */
+static int parts_alloc(struct snapshot *s, int nparts)
+{
+    s->parts = calloc(nparts ? (size_t)nparts : 1, sizeof *s->parts);
+    if (!s->parts)
+        return -1;
+    s->nparts = nparts;
+    return 0;
+}
+
+int model_snapshot_copy(struct model *m, const char *from, const char *to)
+{
+    int i = model_snapshot_find(m, from);
+    if (i < 0 || strcmp(from, to) == 0)
+        return i < 0 ? -1 : 0;
+    struct snapshot *d = snapshot_new(m, to);
+    if (!d)
+        return -1;
+    const struct snapshot *f = &m->snaps[model_snapshot_find(m, from)]; /* snapshot_new may move it */
+    if (parts_alloc(d, f->nparts) != 0)
+        return -1;
+    for (int k = 0; k < f->nparts; k++)
+        if (f->parts[k].present && state_copy(&f->parts[k], &d->parts[k]) != 0)
+            return -1;
+    return 0;
+}
+
+int model_snapshot_import(struct model *m, const char *name, const struct model *src)
+{
+    if (src->nprocs > m->nprocs)
+        return -1;
+    for (int i = 0; i < src->nprocs; i++)
+        if (src->procs[i]->pub.pid != m->procs[i]->pub.pid || src->procs[i]->nunits > m->procs[i]->nunits)
+            return -1;
+    struct snapshot *s = snapshot_new(m, name);
+    if (!s || parts_alloc(s, src->nprocs) != 0)
+        return -1;
+    for (int i = 0; i < src->nprocs; i++)
+        if (state_capture(src, src->procs[i], &s->parts[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int model_label_is_seq(const char *label)
 {
     if (!*label)
@@ -201,7 +256,7 @@ static int collect_new(struct model *m, const struct model_query *q, int i, uint
         struct unit *u = &p->units[le->unit];
         if (!unit_in_query(u, q))
             continue;
-        uint64_t key = (uint64_t)(unsigned)i << 32 | u->stack;
+        uint64_t key = ((uint64_t)(unsigned)i << 32 | u->stack) << 1 | unit_part(u);
         uint32_t k = u64map_get(idx, key);
         if (k == UINT32_MAX) {
             if (d->nnew == *cap) {
@@ -215,15 +270,21 @@ static int collect_new(struct model *m, const struct model_query *q, int i, uint
             k = (uint32_t)d->nnew++;
             if (u64map_put(idx, key, k) != 0)
                 return -1;
-            d->news[k] = (struct model_diff_new){.proc = i, .stack = u->stack, .first_seq = seq};
+            d->news[k] = (struct model_diff_new){.proc = i, .stack = u->stack, .first_seq = seq,
+                                                 .blocks = (int)unit_part(u)};
         }
         struct model_diff_new *n = &d->news[k];
         n->count++;
         n->bytes += le->size;
         if (seq < n->first_seq)
             n->first_seq = seq;
-        d->new_bytes += le->size;
-        d->new_count++;
+        if (unit_part(u)) {
+            d->new_block_bytes += le->size;
+            d->new_block_count++;
+        } else {
+            d->new_bytes += le->size;
+            d->new_count++;
+        }
     }
     return 0;
 }
@@ -265,7 +326,8 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
             if (da[ui].bytes == bb && da[ui].count == cb)
                 continue;
             uint32_t id = unit_row_id(m, i, u, q->group);
-            uint32_t k = u64map_get(&rows, id);
+            uint64_t key = (uint64_t)id << 1 | unit_part(u);
+            uint32_t k = u64map_get(&rows, key);
             if (k == UINT32_MAX) {
                 if (nacc == acc_cap) {
                     size_t nc = acc_cap ? acc_cap * 2 : 64;
@@ -278,13 +340,15 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
                     acc_cap = nc;
                 }
                 k = (uint32_t)nacc++;
-                u64map_put(&rows, id, k);
+                u64map_put(&rows, key, k);
                 memset(&acc[k], 0, sizeof acc[k]);
                 acc[k].row.id = id;
+                acc[k].row.blocks = (int)unit_part(u);
                 struct model_row r = {0};
                 row_describe(m, q->group, id, i, u, &r, query_lazy(q));
                 acc[k].row.named = r.named;
                 acc[k].row.text = r.text;
+                acc[k].row.via = r.via;
                 acc[k].row.module = r.module;
                 acc[k].row.stack = u->stack;
                 acc[k].row.stack_proc = i;
@@ -317,7 +381,10 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
             r->delta_count = (int64_t)r->count_b - (int64_t)r->count_a;
             if (r->delta_bytes == 0 && r->delta_count == 0)
                 continue; /* changes of member stacks cancelled out */
-            d->delta_bytes += r->delta_bytes;
+            if (r->blocks)
+                d->delta_block_bytes += r->delta_bytes;
+            else
+                d->delta_bytes += r->delta_bytes;
             d->rows[d->n++] = *r;
         }
         if (d->n > 1)

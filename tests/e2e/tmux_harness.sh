@@ -14,7 +14,8 @@
 #     type_expect LINE TEXT     types LINE and waits for TEXT, which must not be on the screen
 #                               before (so the wait cannot match a stale screen)
 #     fail MESSAGE              prints MESSAGE and the screen, exits 1
-# A line CONSOLE-DONE rc=N follows culeak's exit in the session. Killed (tests/run.sh's
+# A line CONSOLE-DONE rc=N follows culeak's exit in the session (on a line of its own, so a
+# shell's long "Killed ..." message before it cannot wrap it). Killed (tests/run.sh's
 # timeout), the script says what it was waiting for and shows the screen.
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -88,6 +89,6 @@ start_sized() {
     shift 2
     tmux kill-session -t "$S" 2>/dev/null
     tmux new-session -d -s "$S" -x "$cols" -y "$rows" \
-        "env $ENVS $B/culeak $* ; echo CONSOLE-DONE rc=\$?; sleep 600"
+        "env $ENVS $B/culeak $* ; rc=\$?; printf '\\nCONSOLE-DONE rc=%s\\n' \$rc; sleep 600"
 }
 start() { start_sized 120 40 "$@"; }
