@@ -19,7 +19,7 @@ printf 'ok \033[31mred\033[0m plain\n'
 printf 'wide \346\274\242\345\255\227 end\n'
 printf '12345\033[3D\033[KZ\n'
 echo READY
-exec sleep 600
+while [ -d "$T" ]; do sleep 0.1; done # until the test is over (its console detaches it)
 JOB
 chmod +x "$T/job.sh"
 
@@ -43,7 +43,7 @@ done
 
 # the job's first output, likely read before the console's first drawing (a few tries: it
 # is a race the console must win every time)
-printf '#!/bin/sh\necho %s\necho FIRST-READY\nexec sleep 600\n' "$tail" >"$T/first.sh"
+printf '#!/bin/sh\necho %s\necho FIRST-READY\nwhile [ -d "%s" ]; do sleep 0.1; done\n' "$tail" "$T" >"$T/first.sh"
 chmod +x "$T/first.sh"
 for try in 1 2 3; do
     start_sized 80 24 -- "$T/first.sh"
