@@ -287,6 +287,7 @@ int culeak_ensure_started(void)
             culeak_stream_append(hello, hlen);
             culeak_stream_append(modules, mlen);
             culeak_stream_start_flusher();
+            culeak_abrupt_end_arm();
         }
         free(hello);
     }

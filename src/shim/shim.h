@@ -105,10 +105,25 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
 void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/POP */
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);
+/* Writes what is buffered from a path that may be a signal handler interrupting the
+ * shim itself: gives up when the locks are not free within timeout_ms. */
+void culeak_stream_flush_abrupt(int timeout_ms);
 /* Forget the parent's stream in a forked child (no locks touched). */
 void culeak_stream_reset_child(void);
 /* Wakes every thread the console holds (tracing stopped). */
 void culeak_stream_release_all(void);
+
+/* ---- sink.c: the stream's descriptor, which the program may close or take over ---- */
+/* Takes fd (just opened or connected) as the stream's descriptor: moved high,
+ * close-on-exec, its identity noted. Returns the descriptor to use. */
+int culeak_sink_adopt(int fd, int is_socket);
+/* The stream's descriptor if it is still the one opened (a recording taken away is
+ * reopened), else -1: the caller must not touch any descriptor then. */
+int culeak_sink_fd(void);
+
+/* ---- abrupt_end.c: ends without destructors (_exit, exec, fatal signals) ---- */
+/* Installs the flushing handlers of fatal signals the program leaves at their default. */
+void culeak_abrupt_end_arm(void);
 
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);

@@ -64,7 +64,7 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
         return -1;
     }
     s->cap = s->spare_cap = BUF_SIZE;
-    s->fd = fd;
+    s->fd = culeak_sink_adopt(fd, is_socket);
     s->is_socket = is_socket;
     s->t_last = t0;
     pthread_mutex_init(&s->mu, NULL);
@@ -86,7 +86,15 @@ static int active(void) { return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE
 static void write_all(struct stream *s, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t k = s->is_socket ? send(s->fd, p, n, MSG_NOSIGNAL) : write(s->fd, p, n);
+        int fd = culeak_sink_fd();
+        if (fd < 0) {
+            culeak_stop(s->is_socket ? "the program closed or reused the console connection's descriptor; "
+                                       "tracing stopped, the program continues"
+                                     : "the recording cannot be reopened after the program closed its "
+                                       "descriptor; tracing stopped, the program continues");
+            return;
+        }
+        ssize_t k = s->is_socket ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -122,6 +130,27 @@ void culeak_stream_flush(void)
     pthread_mutex_unlock(&s->mu);
     if (n && active())
         write_all(s, full, n);
+    pthread_mutex_unlock(&s->write_mu);
+}
+
+void culeak_stream_flush_abrupt(int timeout_ms)
+{
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
+    if (!s || !active())
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    until.tv_sec += timeout_ms / 1000 + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
+        return;
+    if (pthread_mutex_timedlock(&s->mu, &until) == 0) {
+        /* the buffer holds whole records only: len grows after a record is complete */
+        write_all(s, s->cur, s->len);
+        s->len = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
     pthread_mutex_unlock(&s->write_mu);
 }
 
@@ -353,7 +382,10 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
 /* Reads what the console sent; returns -1 when it closed the connection. */
 static int read_commands(struct stream *s, uint8_t *buf, size_t *have, size_t cap)
 {
-    ssize_t k = recv(s->fd, buf + *have, cap - *have, MSG_DONTWAIT);
+    int fd = culeak_sink_fd();
+    if (fd < 0)
+        return -1;
+    ssize_t k = recv(fd, buf + *have, cap - *have, MSG_DONTWAIT);
     if (k < 0)
         return errno == EINTR || errno == EAGAIN ? 0 : -1;
     if (k == 0)
@@ -386,7 +418,7 @@ static void *flusher(void *arg)
     size_t have = 0;
     while (active() && __atomic_load_n(&S, __ATOMIC_ACQUIRE) == s) {
         if (s->is_socket) {
-            struct pollfd pfd = {s->fd, POLLIN, 0};
+            struct pollfd pfd = {culeak_sink_fd(), POLLIN, 0};
             int r = poll(&pfd, 1, FLUSH_MS);
             if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) &&
                 read_commands(s, cmd, &have, sizeof cmd) < 0) {
