@@ -122,6 +122,9 @@ int cmd_check(int argc, char **argv)
     }
     if (i >= argc)
         return usage(stderr, 2);
+    int missing = culeak_check_program(argv[i]);
+    if (missing)
+        return missing;
 
     const char *tmp = getenv("TMPDIR");
     char dir[4096], file[4200];

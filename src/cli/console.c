@@ -52,6 +52,9 @@ int cmd_console(int argc, char **argv)
     }
     if (i >= argc)
         return usage(stderr, 2);
+    int missing = culeak_check_program(argv[i]);
+    if (missing)
+        return missing;
     if (!culeak_shim_path()) {
         fprintf(stderr, "culeak: cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "
                         "or named by CULEAK_LIB)\n");

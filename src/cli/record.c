@@ -32,7 +32,7 @@ static int remove_earlier_run(const char *out)
         fprintf(stderr, "culeak record: cannot replace %s: %s\n", out, strerror(errno));
         return -1;
     }
-    char pattern[PATH_MAX];
+    char pattern[PATH_MAX + 16];
     snprintf(pattern, sizeof pattern, "%s.[0-9]*", out);
     glob_t g;
     if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
@@ -84,6 +84,13 @@ int cmd_record(int argc, char **argv)
     }
     if (!out || i >= argc)
         return usage(stderr, 2);
+    char abs_out[PATH_MAX];
+    if (culeak_output_path(out, abs_out, sizeof abs_out) != 0)
+        return 1;
+    out = abs_out;
+    int missing = culeak_check_program(argv[i]);
+    if (missing)
+        return missing;
     if (!strchr(out, '%') && remove_earlier_run(out) != 0)
         return 1;
     setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */

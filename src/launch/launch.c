@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,6 +171,82 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
         char d[32];
         snprintf(d, sizeof d, "%d", depth);
         setenv("CULEAK_DEPTH", d, 1);
+    }
+    return 0;
+}
+
+/* 0 when path is an executable file, else the errno execve would give. */
+static int runnable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+        return EACCES;
+    return 0;
+}
+
+int culeak_check_program(const char *prog)
+{
+    int err = ENOENT;
+    if (strchr(prog, '/')) {
+        err = runnable(prog);
+    } else if (*prog) {
+        const char *path = getenv("PATH");
+        if (!path)
+            path = "/bin:/usr/bin"; /* execvp's default */
+        int denied = 0;
+        for (const char *d = path;; d++) {
+            size_t n = strcspn(d, ":");
+            char full[PATH_MAX];
+            snprintf(full, sizeof full, "%.*s%s%s", (int)n, n ? d : ".", "/", prog);
+            int e = runnable(full);
+            if (!e) {
+                err = 0;
+                break;
+            }
+            denied |= e == EACCES || e == EISDIR;
+            d += n;
+            if (!*d)
+                break;
+        }
+        if (err && denied) /* execvp reports EACCES when a match could not be run */
+            err = EACCES;
+    }
+    if (!err)
+        return 0;
+    fprintf(stderr, "culeak: cannot run %s: %s\n", prog, strerror(err));
+    return err == ENOENT || err == ENOTDIR || err == ENAMETOOLONG || err == ELOOP ? 127 : 126;
+}
+
+int culeak_output_path(const char *path, char *abs, size_t len)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        snprintf(abs, len, "%s", path);
+    else if (getcwd(cwd, sizeof cwd))
+        snprintf(abs, len, "%s/%s", cwd, path);
+    else {
+        fprintf(stderr, "culeak: cannot resolve %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", abs);
+    char *slash = strrchr(dir, '/');
+    if (!slash[1]) {
+        fprintf(stderr, "culeak: cannot write %s: %s\n", path, strerror(EISDIR));
+        return -1;
+    }
+    slash[slash == dir] = 0; /* "/x": the directory is "/" */
+    struct stat st;
+    if (strchr(dir, '%'))
+        return 0; /* expanded by each process */
+    int err = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) ? errno : 0;
+    if (err) {
+        fprintf(stderr, "culeak: cannot write %s: %s\n", path, strerror(err));
+        return -1;
     }
     return 0;
 }

@@ -2,7 +2,8 @@
  * every descriptor and opens files, or puts a file on every descriptor number, gets no
  * stream byte in its files and every event recorded; one that ends without destructors
  * (abort, a fatal signal, _exit, _Exit, exec, a forked child's _exit, abort after out of
- * memory) has every event it made in the recording, and its exit status unchanged. */
+ * memory) has every event it made in the recording, and its exit status unchanged. A
+ * symbolic link planted at the recording's path is not followed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,6 +173,38 @@ static void test_forked_child_exit(void **s)
     th_rmdir(dir);
 }
 
+/* A symbolic link planted where the recording goes: its target is never written; a
+ * recording made is private (0600). */
+static void test_planted_symlink(void **s)
+{
+    char dir[64], target[128], link[128], out_env[160];
+    struct th_run r;
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    snprintf(target, sizeof target, "%s/precious", dir);
+    snprintf(link, sizeof link, "%s/rec.culeak", dir);
+    int fd = open(target, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "precious\n", 9), 9);
+    close(fd);
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(out_env, sizeof out_env, "CULEAK_OUTPUT=%s", link);
+    const char *env[] = {out_env, NULL};
+    const char *args[] = {"exit", NULL};
+    assert_int_equal(th_run_client(&r, "client_hostile", args, env, 1), 0);
+    assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3);
+    file_is(target, "precious\n");
+    assert_non_null(strstr(r.err, "cannot create"));
+
+    unlink(link);
+    struct th_rec rec;
+    run(&rec, &r, dir, args, NULL);
+    struct stat st;
+    assert_int_equal(stat(link, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
 int main(void)
 {
     struct rlimit no_core = {0, 0}; /* abort and SIGSEGV leave no core files behind */
@@ -186,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_exec),
         cmocka_unit_test(test_oom_then_abort),
         cmocka_unit_test(test_forked_child_exit),
+        cmocka_unit_test(test_planted_symlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
