@@ -1,5 +1,11 @@
 # culeak: a GPU-memory leak debugger. `make` builds everything, `make test` runs the suite,
 # `make run` opens the console on a demo. SAN=1 builds with ASan+UBSan into build-san/.
+# No CUDA toolkit is needed: src/cuda declares the CUDA API culeak uses. CUDA_HOME (nvcc)
+# is used only by the real demos (demo/demo.mk) and the toolkit comparison test.
+
+# `make run` and `make test` first install the missing packages of tools/packages.deb.
+.DEFAULT_GOAL := all
+include tools/deps.mk
 
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
@@ -13,10 +19,23 @@ SANFLAGS  :=
 endif
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Iinclude -I$(CUDA_HOME)/include
+CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Isrc/cuda -Iinclude
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
 LDFLAGS   += $(SANFLAGS)
+
+# Compiler and linker flags of the libraries, from pkg-config where the library ships a
+# .pc file; $(call pc_libs,MODULES,FLAGS) falls back to FLAGS where it does not.
+PKG_CONFIG ?= pkg-config
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo '$(2)')
+UNWIND_LIBS   := $(call pc_libs,libunwind,-lunwind)
+DW_LIBS       := $(call pc_libs,libdw libelf,-ldw -lelf)
+READLINE_LIBS := $(call pc_libs,readline,-lreadline)
+CURSES_LIBS   := $(call pc_libs,ncursesw,-lncursesw -ltinfo)
+CMOCKA_LIBS   := $(call pc_libs,cmocka,-lcmocka)
+VTERM_LIBS    := $(call pc_libs,vterm,-lvterm)
+CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka vterm,$(call pc_cflags,$(m))))
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 SHIM_SRC    := $(wildcard src/shim/*.c)
@@ -29,12 +48,12 @@ UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
-LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC))
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
-CONSOLE_LIBS := -ldw -lelf -lreadline -lncursesw -ltinfo -lutil -lpthread -lm
-SHIM_LIBS    := -lunwind -ldl -lpthread
+CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
+SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz
 all: $(BUILD)/libculeak.so $(BUILD)/culeak fakecuda
@@ -46,6 +65,15 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+# The HTML report's page, compiled in as one C string (every line quoted and escaped).
+$(BUILD)/gen/report_html_page.c: src/model/report_html.html
+	@mkdir -p $(@D)
+	{ echo 'const char culeak_report_html_page[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+
+$(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
 
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
@@ -59,7 +87,7 @@ $(BUILD)/culeak: $(call obj,src/cli/main.c) $(BUILD)/culeak-lib.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) -lcmocka $(CONSOLE_LIBS) -ldl
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
 
 include tests/fakecuda/fakecuda.mk
 include tests/unit/site_fixture.mk
@@ -72,6 +100,12 @@ test: all $(UNIT_BIN)
 
 run: all
 	BUILD=$(BUILD) demo/run.sh
+
+# Mutation testing, not part of `make test` (it rebuilds and reruns the suite once per
+# mutation in tests/mutants/mutations.txt, in a scratch copy): every mutation must be killed.
+.PHONY: mutants
+mutants:
+	tests/mutants/run.py
 
 # Installed layout: culeak finds its shim at <bin>/../lib/culeak/libculeak.so.
 BINDIR     = $(PREFIX)/bin

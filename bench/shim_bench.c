@@ -7,7 +7,7 @@
  *
  * The child reaches the driver the way nvcc's static cudart does: dlopen, one dlsym of
  * cuGetProcAddress_v2, then the entry points from cuGetProcAddress. */
-#include <cuda.h>
+#include "culeak_cuda.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs the whole suite: every cmocka binary in $BUILD/tests, then every end-to-end script
-# in tests/e2e. Prints one closing line "N passed, N failed".
+# Runs the whole suite: the cmocka binary of every tests/unit/test_*.c, then every end-to-end
+# script in tests/e2e. Prints one closing line "N passed, N failed".
 set -u
 BUILD=${BUILD:-build}
 export BUILD
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 passed=0 failed=0 failures=()
 run_one() {
     local name=$1; shift
@@ -17,13 +17,26 @@ run_one() {
     fi
     rm -f "$log"
 }
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    run_one "$(basename "$t")" "$t"
+# a test that cannot run is a failure, never a silent skip
+refuse() {
+    failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1"; echo "    $2"
+}
+for src in tests/unit/test_*.c; do
+    t=$BUILD/tests/$(basename "$src" .c)
+    if [ -x "$t" ]; then
+        run_one "$(basename "$t")" "$t"
+    else
+        refuse "$(basename "$t")" "$t is not built (make $t)"
+    fi
 done
+# a script with a #! line is a test; one without is a library the tests source (tmux_harness.sh)
 for t in tests/e2e/*.sh; do
-    [ -x "$t" ] || continue
-    run_one "e2e/$(basename "$t" .sh)" "$t"
+    [ "$(head -c 2 "$t")" = "#!" ] || continue
+    if [ -x "$t" ]; then
+        run_one "e2e/$(basename "$t" .sh)" "$t"
+    else
+        refuse "e2e/$(basename "$t" .sh)" "$t is not executable (chmod +x $t)"
+    fi
 done
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed"

@@ -116,7 +116,11 @@ static int dump_mark(void *ctx, const struct culeak_mark *m)
     fprintf(f, "{\"type\":\"mark\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"label\":",
             m->seq, m->t_ns, m->tid);
     json_write_str(f, m->label.p, m->label.n);
-    fprintf(f, ",\"flags\":%" PRIu64 "}\n", m->flags);
+    fprintf(f, ",\"flags\":%" PRIu64, m->flags);
+    if (m->mem_total)
+        fprintf(f, ",\"device\":%d,\"mem_free\":%" PRIu64 ",\"mem_total\":%" PRIu64, (int)m->mem_device,
+                m->mem_free, m->mem_total);
+    fputs("}\n", f);
     return 0;
 }
 

@@ -8,23 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
+
 static int usage(FILE *f, int rc)
 {
-    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B]\n"
-          "                      [--group site|function|file|module|stack] [--format text|json|folded]\n"
+    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B | --suspects]\n"
+          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]\n"
           "                      [--merge-processes] [--depth N] [--skip GLOB] [--skip-function GLOB]\n"
           "                      [-o FILE]\n"
           "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
           "what was live at the peak of device memory, at a mark, or what changed between two marks\n"
-          "(A and B are mark labels, or event seq numbers). Several files (the ranks of one job) are\n"
-          "read together and each process is reported apart: a section per process in text, rows\n"
+          "(A and B are mark labels, or event seq numbers), or the growth suspects: call sites whose\n"
+          "live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration N\"; with fewer\n"
+          "marks, 80% of them and at least 4) and are higher than 10 marks ago, with their growth per\n"
+          "iteration (the median), the mark since which they grow, and when they would fill the device\n"
+          "(its free memory at the latest mark). JSON reports always carry them (\"suspects\").\n"
+          "Several files (the ranks of one job) are read together and each process is reported\n"
+          "apart: a section per process in text, rows\n"
           "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
           "--diff compares each process between its own marks A and B. --merge-processes adds the\n"
           "processes up instead (one row per site). --skip adds modules to look through when\n"
           "finding call sites (also $CULEAK_SKIP_MODULES); --skip-function adds functions, or source\n"
           "files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS; the CUDA runtime linked\n"
           "into a program, cuda*, libcudart_static_* and cuda_runtime.h, is looked through by\n"
-          "default). Exit status: 0, or 1 when a recording could not be read (whatever could be\n"
+          "default). --format html writes one self-contained page (timeline, flame graph, sites;\n"
+          "with --diff, coloured by the growth from A to B). Exit status: 0, or 1 when a\n"
+          "recording could not be read (whatever could be\n"
           "read is still reported).\n",
           f);
     return rc;
@@ -35,6 +44,7 @@ struct report_args {
     int nfiles;
     struct report_options ro;
     const char *format, *output, *at;
+    int suspects;
     char skip[4096], skip_fn[4096];
 };
 
@@ -61,6 +71,8 @@ static int parse(int argc, char **argv, struct report_args *a)
             a->ro.what = REPORT_LEAKS;
         else if (!strcmp(s, "--peak"))
             a->ro.what = REPORT_PEAK;
+        else if (!strcmp(s, "--suspects"))
+            a->suspects = 1;
         else if (!strcmp(s, "--merge-processes"))
             a->ro.merge_processes = 1;
         else if (!strcmp(s, "--at") && more) {
@@ -79,8 +91,9 @@ static int parse(int argc, char **argv, struct report_args *a)
             a->ro.group = (enum model_group)g;
         } else if (!strcmp(s, "--format") && more) {
             a->format = argv[++i];
-            if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "folded")) {
-                fprintf(stderr, "culeak report: --format takes text, json or folded\n");
+            if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "folded") &&
+                strcmp(a->format, "html")) {
+                fprintf(stderr, "culeak report: --format takes text, json, folded or html\n");
                 return 2;
             }
         } else if (!strcmp(s, "--depth") && more) {
@@ -107,6 +120,10 @@ static int parse(int argc, char **argv, struct report_args *a)
     }
     if (!a->nfiles)
         return usage(stderr, 2);
+    if (a->suspects && !strcmp(a->format, "folded")) {
+        fprintf(stderr, "culeak report: --suspects prints text or json\n");
+        return 2;
+    }
     if (a->ro.what == REPORT_DIFF && !strcmp(a->format, "folded")) {
         fprintf(stderr, "culeak report: --diff prints text or json\n");
         return 2;
@@ -154,10 +171,14 @@ int cmd_report(int argc, char **argv)
      * "allocated after A, still live at B" is exact */
     if (a.at)
         model_snapshot_at_mark(m, a.at, a.at);
+    int html = !strcmp(a.format, "html");
+    if (html) /* the page shows the whole run: its moments, not a stop at B */
+        model_keep_moments(m, HTML_MOMENTS, 0);
     if (a.ro.what == REPORT_DIFF) {
         model_snapshot_at_mark(m, a.ro.diff_a, a.ro.diff_a);
         model_snapshot_at_mark(m, a.ro.diff_b, a.ro.diff_b);
-        model_stop_at_mark(m, a.ro.diff_b);
+        if (!html)
+            model_stop_at_mark(m, a.ro.diff_b);
     }
     a.ro.snapshot = a.at;
     int status = 0;
@@ -191,7 +212,8 @@ int cmd_report(int argc, char **argv)
         return 1;
     }
     /* every stream stopped at mark B (or ended before it): the model's "now" is B */
-    if (a.ro.what == REPORT_DIFF && model_snapshot_find(m, a.ro.diff_b) >= 0 && !model_label_is_seq(a.ro.diff_b))
+    if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
+        !model_label_is_seq(a.ro.diff_b))
         a.ro.diff_b_is_now = 1;
     FILE *out = stdout;
     if (a.output && !(out = fopen(a.output, "w"))) {
@@ -201,10 +223,14 @@ int cmd_report(int argc, char **argv)
         return 1;
     }
     int r;
-    if (!strcmp(a.format, "json"))
+    if (html)
+        r = report_html(out, m, &a.ro);
+    else if (!strcmp(a.format, "json"))
         r = report_json(out, m, &a.ro, NULL);
     else if (!strcmp(a.format, "folded"))
         r = report_folded(out, m, &a.ro);
+    else if (a.suspects)
+        r = report_suspects_text(out, m, &a.ro);
     else
         r = report_text(out, m, &a.ro, NULL);
     if (r != 0) {

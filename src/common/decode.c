@@ -182,6 +182,14 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
         m.tid = culeak_get_u(&c);
         m.label = get_str(&c);
         m.flags = culeak_get_u(&c);
+        m.mem_device = -1;
+        m.mem_free = m.mem_total = 0;
+        if (culeak_cursor_more(&c)) { /* appended fields: the device's memory */
+            int64_t dev = culeak_get_z(&c);
+            m.mem_device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
+            m.mem_free = culeak_get_u(&c);
+            m.mem_total = culeak_get_u(&c);
+        }
         if (c.bad)
             return fail(d, at, "truncated MARK record");
         return d->sink.mark ? d->sink.mark(d->sink.ctx, &m) : 0;

@@ -47,6 +47,10 @@ struct culeak_event {
 struct culeak_mark {
     uint64_t seq, t_ns, tid, flags;
     struct culeak_str label;
+    /* the current device's memory when the mark was made (cuMemGetInfo); mem_total 0:
+     * not carried (no context, a range pop, or an older shim) */
+    int32_t mem_device;
+    uint64_t mem_free, mem_total;
 };
 
 struct culeak_exit {

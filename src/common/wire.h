@@ -25,6 +25,8 @@
  *           u size, u addr, u aux (stream / handle / pool, 0 if none), u result,
  *           u stack (leaf FRAME id), u flags (bit0 HELD: the shim waits for RELEASE)
  *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
+ *           [z device, u free bytes, u total bytes]  -- the current device's memory
+ *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
  *   NOTE    s text                    -- a message from the shim for the user
  *   PYFRAME u id, s file, s function, u line, u firstlineno

@@ -44,4 +44,5 @@ void ui_bp_collect(struct ui *u, struct breakpoint *b)
     free(pr);
     uint64_t count;
     ui_bp_live(u, b, &b->base, &count);
+    b->grown = 0;
 }

@@ -125,6 +125,17 @@ int bp_cond_met(enum bp_cond cond, uint64_t value, uint64_t base, uint64_t live_
     return 0;
 }
 
+int bp_hit(struct breakpoint *b, uint64_t live_bytes, uint64_t live_count)
+{
+    int grows = b->spec.cond == BP_GROWS;
+    if (!bp_cond_met(b->spec.cond, b->spec.value, b->base + (grows ? b->grown : 0), live_bytes, live_count))
+        return 0;
+    b->hits++;
+    if (grows && b->spec.value)
+        b->grown = (live_bytes - b->base) / b->spec.value * b->spec.value;
+    return 1;
+}
+
 char *bp_cond_describe(char *buf, size_t len, enum bp_cond cond, uint64_t value)
 {
     char s[32];

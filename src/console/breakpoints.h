@@ -43,6 +43,7 @@ struct breakpoint {
     int group;        /* enum model_group when it was set */
     uint32_t row;
     uint64_t base;    /* live bytes of what it covers when set (grows SIZE) */
+    uint64_t grown;   /* grows SIZE: the growth (a multiple of SIZE) it last paused at */
     uint64_t hits;
     struct bp_member *members;
     size_t nmembers, capmembers;
@@ -53,6 +54,11 @@ struct bp_list {
     size_t n, cap;
     int next_id;
 };
+
+/* Whether b pauses an allocation that leaves what it covers holding live_bytes/live_count
+ * (that allocation included). A pause is counted in hits; `grows SIZE` then waits for the
+ * next multiple: it pauses at base + SIZE, base + 2 SIZE, ... (a jump past several pauses once). */
+int bp_hit(struct breakpoint *b, uint64_t live_bytes, uint64_t live_count);
 
 struct breakpoint *bp_add(struct bp_list *l, const struct bp_spec *spec);
 struct breakpoint *bp_find(struct bp_list *l, int id);

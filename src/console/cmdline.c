@@ -37,7 +37,9 @@ int cmd_split(const char *line, char *buf, size_t buflen, char **argv)
 }
 
 const struct cmd_spec cmd_specs[] = {
-    {"help", "h", ARG_COMMAND, "help [COMMAND]", "List the commands, or describe one."},
+    {"help", "h", ARG_COMMAND, "help [COMMAND]",
+     "Open this view: every command, then the keys (also ? on an empty prompt, or F1).\n"
+     "help COMMAND shows that command; a prefix of several (help snap) shows each."},
     {"snapshot", NULL, ARG_TEXT, "snapshot [NAME]",
      "Remember every site's live bytes now, under NAME (default s1, s2, ...). The table's\n"
      "change column counts from the latest snapshot."},
@@ -54,7 +56,8 @@ const struct cmd_spec cmd_specs[] = {
      "file:line) allocates and CONDITION holds. Conditions:\n"
      "  (none)           any new allocation at the site\n"
      "  live > SIZE      the site's live bytes exceed SIZE (units: B KiB MiB GiB)\n"
-     "  grows SIZE       the site grew by SIZE since the breakpoint was set\n"
+     "  grows SIZE       the site grew by SIZE since the breakpoint was set, then\n"
+     "                   by each further SIZE (+SIZE, +2 SIZE, ...)\n"
      "  count > N        the site holds more than N live allocations\n"
      "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
     {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots", "Describe breakpoints, processes or snapshots."},
@@ -78,13 +81,26 @@ const struct cmd_spec cmd_specs[] = {
      "libraries, the interpreter) is folded into one line, as in the stack pane; `full`\n"
      "(or show -a SITE) lists every frame."},
     {"process", NULL, ARG_PROCESS, "process PID|all", "Show one process of the job, or all of them together."},
+    {"suspects", NULL, ARG_NONE, "suspects",
+     "List the growth suspects in the output pane: call sites whose live bytes rose at 8\n"
+     "of the last 10 marks with one label pattern (\"iteration N\"; with fewer marks, 80%\n"
+     "of them and at least 4) and are higher than 10 marks ago. Each with its growth per\n"
+     "iteration (the median), the mark since which it grows, and when it would fill the\n"
+     "device at that pace (the device's free memory at the latest mark, the median time\n"
+     "between marks). A site that allocates and frees every iteration, or goes up and down,\n"
+     "is not one. The header shows a line while there are any."},
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open."},
-    {"export", NULL, ARG_FILE, "export FILE", "Write the table as JSON (FILE ending in .json) or CSV."},
+    {"export", NULL, ARG_FILE, "export FILE",
+     "Write the table as JSON (FILE ending in .json) or CSV; FILE ending in .html gets a\n"
+     "page with a timeline, a flame graph and the sites, to open in a browser."},
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"search", "/", ARG_TEXT, "search [TEXT]",
+     "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
+     "highlight it; search alone finds the next older one. End in the output pane returns."},
     {"detach", NULL, ARG_FILE, "detach [FILE]",
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"

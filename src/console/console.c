@@ -96,10 +96,10 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
             uint64_t live, count; /* the allocation being made included */
             ui_bp_live(&c->u, b, &live, &count);
             h.site_live = live;
-            if (bp_cond_met(b->spec.cond, b->spec.value, b->base, live, count)) {
+            if (bp_hit(b, live, count)) {
                 stop = 1;
-                b->hits++;
                 h.bp_id = b->id;
+                h.bp_hits = b->hits;
                 h.growth = (int64_t)(live - b->base);
             }
         }
@@ -502,6 +502,10 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
+        if (help_key(&c->u, k, buf, prompt_empty())) {
+            c->dirty = 1;
+            continue;
+        }
         switch (k) {
         case SK_CHAR:
             if (buf[0] == '\t' || buf[0] == '\r' || buf[0] == '\n')
@@ -521,6 +525,7 @@ static void on_key(struct console *c)
             ui_message(&c->u, 0, "Ctrl-C does not stop the job here: use kill (stop it) or quit (leave)");
             break;
         case SK_REDRAW: screen_redraw_all(); break;
+        case SK_ESC: prompt_feed("\x1b"); break; /* readline's meta prefix */
         case SK_RESIZE: break;
         }
         c->dirty = 1;

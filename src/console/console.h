@@ -79,5 +79,7 @@ int console_snapshot(struct console *c, const char *name, char *out, size_t outl
 void console_history(struct console *c);
 /* Writes the session's recordings to path (one per process). */
 int console_save(struct console *c, const char *path, char *msg, size_t msglen);
+/* `export FILE.html`: the page of report --format html, of what the console holds now. */
+void console_export_html(struct console *c, const char *path);
 
 #endif

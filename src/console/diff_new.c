@@ -2,7 +2,7 @@
  * grouped by stack (bytes, count, the stack), written to the output pane. One scan of the
  * live allocations (model_diff), on the explicit command only, never per frame. */
 #include "fmt.h"
-#include "stack_text.h"
+#include "stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>

@@ -31,7 +31,7 @@ void grid_free(struct grid *g)
 void grid_clear(struct grid *g)
 {
     for (int i = 0; i < g->h * g->w; i++)
-        g->c[i] = (struct cell){' ', AT_NORMAL};
+        g->c[i] = (struct cell){.ch = ' ', .attr = AT_NORMAL};
     g->cur_y = g->h - 1;
     g->cur_x = 0;
 }
@@ -41,7 +41,7 @@ void grid_fill(struct grid *g, struct rect r, uint32_t ch, uint8_t attr)
     for (int y = r.y; y < r.y + r.h && y < g->h; y++)
         for (int x = r.x; x < r.x + r.w && x < g->w; x++)
             if (y >= 0 && x >= 0)
-                g->c[y * g->w + x] = (struct cell){ch, attr};
+                g->c[y * g->w + x] = (struct cell){.ch = ch, .attr = attr};
 }
 
 int utf8_decode(const char *s, size_t n, uint32_t *cp)
@@ -104,7 +104,7 @@ int grid_put(struct grid *g, int y, int x, int max, const char *s, uint8_t attr)
         if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0))
             cp = '?';
         if (x + col >= 0)
-            g->c[y * g->w + x + col] = (struct cell){cp, attr};
+            g->c[y * g->w + x + col] = (struct cell){.ch = cp, .attr = attr};
         col++;
     }
     return col;
@@ -127,7 +127,8 @@ char *grid_row_text(const struct grid *g, int y, char *buf, size_t len)
     while (last > 0 && g->c[y * g->w + last - 1].ch == ' ')
         last--;
     for (int x = 0; x < last && n + 5 < len; x++)
-        n += utf8_encode(g->c[y * g->w + x].ch, buf + n);
+        if (g->c[y * g->w + x].ch)
+            n += utf8_encode(g->c[y * g->w + x].ch, buf + n);
     buf[n] = 0;
     return buf;
 }

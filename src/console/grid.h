@@ -12,8 +12,9 @@ enum attr {
 };
 
 struct cell {
-    uint32_t ch; /* Unicode code point */
+    uint32_t ch; /* Unicode code point; 0: the right half of the wide character before it */
     uint8_t attr;
+    uint8_t fg, bg, style; /* the job's own colours and style (output pane): see struct ocell */
 };
 
 struct grid {

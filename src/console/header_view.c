@@ -82,6 +82,11 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s/%s ",
                        fmt_size(a, sizeof a, hp.live_bytes + hr.live_bytes),
                        fmt_size(b, sizeof b, hp.peak_bytes + hr.peak_bytes));
+    if (r.h >= 3 && u->suspects.n) {
+        char line[512];
+        ui_suspects_line(u, line, sizeof line);
+        grid_put(g, r.y + 2, r.x, r.w, line, AT_GROW);
+    }
     if (!spark_w || !u->nspark)
         return;
     uint64_t max = 1;
@@ -92,8 +97,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     int sx = r.x + r.w - spark_w - 1;
     for (size_t i = first; i < u->nspark; i++) {
         unsigned level = (unsigned)((u->spark[i] * 7 + max / 2) / max);
-        g->c[y * g->w + sx + (int)(i - first)] = (struct cell){u->spark[i] ? bars[level > 7 ? 7 : level] : 0x2581,
-                                                               AT_OK};
+        g->c[y * g->w + sx + (int)(i - first)] = (struct cell){
+            .ch = u->spark[i] ? bars[level > 7 ? 7 : level] : 0x2581, .attr = AT_OK};
     }
 }
 

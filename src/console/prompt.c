@@ -274,6 +274,8 @@ void prompt_clear(void)
     con->dirty = 1;
 }
 
+int prompt_empty(void) { return rl_end == 0; }
+
 void prompt_sync(struct console *c)
 {
     c->u.line = rl_line_buffer ? rl_line_buffer : "";

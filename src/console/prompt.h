@@ -13,6 +13,7 @@ void prompt_move(int delta);           /* cursor left (-1) / right (+1) */
 void prompt_delete(void);              /* the character under the cursor */
 void prompt_clear(void);               /* Ctrl-C: forget the line */
 void prompt_sync(struct console *c);   /* hands the line and cursor to the prompt view */
+int prompt_empty(void);                /* nothing typed on the line */
 /* The history file path ($XDG_STATE_HOME/culeak/history or ~/.local/state/...). */
 const char *prompt_history_path(void);
 

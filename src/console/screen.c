@@ -71,6 +71,44 @@ void screen_redraw_all(void) { clearok(curscr, TRUE); }
 
 static short pair_of(attr_t a) { return (short)PAIR_NUMBER(a); }
 
+/* The job's colours (output pane): a pair per foreground/background combination, made on
+ * first use; a terminal with 8 colours shows the bright ones as their normal ones. */
+#define JOB_PAIR0 16
+static unsigned char pair_made[17 * 17];
+
+static short job_colour(int c)
+{
+    if (!c)
+        return -1;
+    c--;
+    return (short)(c >= COLORS ? c % 8 : c);
+}
+
+static attr_t job_attr(const struct cell *c)
+{
+    attr_t a = A_NORMAL;
+    if (c->style & 1)
+        a |= A_BOLD;
+    if (c->style & 2)
+        a |= A_UNDERLINE;
+    if (c->style & 4)
+        a |= A_REVERSE;
+    if (c->style & 8)
+        a |= A_ITALIC;
+    if (!use_color || (!c->fg && !c->bg) || c->fg > 16 || c->bg > 16)
+        return a;
+    int idx = c->fg * 17 + c->bg;
+    if (JOB_PAIR0 + idx >= COLOR_PAIRS)
+        return a;
+    if (!pair_made[idx]) {
+        init_pair((short)(JOB_PAIR0 + idx), job_colour(c->fg), job_colour(c->bg));
+        pair_made[idx] = 1;
+    }
+    if (c->fg > 8 && COLORS < 16)
+        a |= A_BOLD;
+    return a | COLOR_PAIR(JOB_PAIR0 + idx);
+}
+
 void screen_draw(const struct grid *g)
 {
     int rows, cols;
@@ -80,17 +118,32 @@ void screen_draw(const struct grid *g)
         int n = g->w < cols ? g->w : cols;
         if (n > 1024)
             n = 1024;
+        int k = 0, prev_wide = 0;
         for (int x = 0; x < n; x++) {
             const struct cell *c = &g->c[y * g->w + x];
             wchar_t wc[2] = {(wchar_t)c->ch, 0};
+            if (!c->ch) {
+                if (prev_wide) {
+                    prev_wide = 0;
+                    continue; /* covered by the wide character before it */
+                }
+                wc[0] = ' ';
+            }
             if (!utf8 && c->ch >= 0x80)
                 wc[0] = c->ch >= 0x2581 && c->ch <= 0x2588 ? (wchar_t)" .:-=+*#"[c->ch - 0x2581] : '?';
-            if (wcwidth(wc[0]) != 1)
+            int width = wcwidth(wc[0]);
+            /* a wide character needs its right half next to it, inside the screen */
+            if (width == 2 && !(x + 1 < n && g->c[y * g->w + x + 1].ch == 0))
+                width = -1;
+            if (width != 1 && width != 2)
                 wc[0] = '?';
+            prev_wide = width == 2;
             attr_t a = attrs[c->attr < AT_COUNT ? c->attr : 0];
-            setcchar(&line[x], wc, a & ~A_COLOR, pair_of(a), NULL);
+            if (c->attr == AT_NORMAL && (c->fg || c->bg || c->style))
+                a = job_attr(c);
+            setcchar(&line[k++], wc, a & ~A_COLOR, pair_of(a), NULL);
         }
-        mvwadd_wchnstr(stdscr, y, 0, line, n);
+        mvwadd_wchnstr(stdscr, y, 0, line, k);
     }
     if (g->cur_y >= 0 && g->cur_y < rows && g->cur_x >= 0 && g->cur_x < cols)
         wmove(stdscr, g->cur_y, g->cur_x);
@@ -117,6 +170,7 @@ int screen_key(char *utf8buf, int *nav)
         case KEY_BACKSPACE: return SK_BACKSPACE;
         case KEY_DC: return SK_DELETE;
         case KEY_BTAB: case KEY_F(6): return SK_FOCUS;
+        case KEY_F(1): return SK_HELP;
         case KEY_RESIZE: return SK_RESIZE;
         case KEY_ENTER: strcpy(utf8buf, "\r"); return SK_CHAR;
         default: return SK_NONE;
@@ -126,6 +180,8 @@ int screen_key(char *utf8buf, int *nav)
         return SK_INTR;
     if (wch == 12)
         return SK_REDRAW;
+    if (wch == 27)
+        return SK_ESC;
     mbstate_t st;
     memset(&st, 0, sizeof st);
     size_t n = wcrtomb(utf8buf, (wchar_t)wch, &st);

@@ -12,7 +12,7 @@ void screen_redraw_all(void);  /* Ctrl-L: repaint everything next time */
 void screen_draw(const struct grid *g); /* wnoutrefresh + doupdate: only changed cells go out */
 
 enum { SK_NONE, SK_CHAR, SK_NAV, SK_LEFT, SK_RIGHT, SK_BACKSPACE, SK_DELETE, SK_FOCUS, SK_RESIZE, SK_INTR,
-       SK_REDRAW };
+       SK_REDRAW, SK_HELP /* F1 */, SK_ESC };
 /* Reads one key without waiting: SK_NONE when there is none. For SK_CHAR, utf8 holds the
  * bytes (NUL terminated); for SK_NAV, *nav is a ui_key. */
 int screen_key(char *utf8, int *nav);

@@ -1,7 +1,8 @@
 /* The selected site's full stack; while paused, the held allocation and its stack. */
 #include "apis.h"
 #include "fmt.h"
-#include "stack_text.h"
+#include "site_text.h"
+#include "stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>
@@ -42,10 +43,10 @@ static void frames(struct ui *u, struct grid *g, int y, int x, int rows, int w, 
         shown = nl - first;
     for (size_t i = 0; i < shown; i++) {
         const struct stack_line *sl = &l[first + i];
-        char text[1300];
+        char text[1300], fit[1300];
         stack_line_text(sl, f, text, sizeof text);
         uint8_t at = sl->site ? AT_BOLD : sl->count || f[sl->frame].skipped ? AT_DIM : AT_NORMAL;
-        grid_put(g, y + (int)i, x, w, text, at);
+        grid_put(g, y + (int)i, x, w, site_fit(text, u->cwd, w, fit, sizeof fit), at);
     }
     size_t next = first + shown < nl ? l[first + shown].frame : got;
     if (more && next < n)
@@ -65,9 +66,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         fmt_size(live, sizeof live, h->site_live);
         grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_PAUSED);
         if (h->bp_id)
-            grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - breakpoint %d - pid %llu thread %llu ",
-                      culeak_api_name(h->api), size, h->bp_id, (unsigned long long)p->pid,
-                      (unsigned long long)h->tid);
+            grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - breakpoint %d (hit %llu) - pid %llu thread %llu ",
+                      culeak_api_name(h->api), size, h->bp_id, (unsigned long long)h->bp_hits,
+                      (unsigned long long)p->pid, (unsigned long long)h->tid);
         else
             grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " PAUSED in %s(%s) - step - pid %llu thread %llu ",
                       culeak_api_name(h->api), size, (unsigned long long)p->pid, (unsigned long long)h->tid);
@@ -87,8 +88,13 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     const struct model_process *p = model_process(u->m, s->stack_proc);
     if (!p)
         return;
-    grid_putf(g, r.y, r.x, r.w, AT_TITLE, " stack of #%u %s  (%u stack%s; pid %llu)", ui_site_id(s->id),
-              s->text ? s->text : "?", s->nstacks, s->nstacks == 1 ? "" : "s", (unsigned long long)p->pid);
+    char more[96], fit[1100];
+    int ml = snprintf(more, sizeof more, "  (%u stack%s; pid %llu)", s->nstacks, s->nstacks == 1 ? "" : "s",
+                      (unsigned long long)p->pid);
+    int x = r.x + grid_putf(g, r.y, r.x, r.w, AT_TITLE, " stack of #%u ", ui_site_id(s->id));
+    x += grid_put(g, r.y, x, r.x + r.w - x,
+                  site_fit(s->text ? s->text : "?", u->cwd, r.x + r.w - x - ml, fit, sizeof fit), AT_TITLE);
+    grid_put(g, r.y, x, r.x + r.w - x, more, AT_TITLE);
     frames(u, g, r.y + 1, r.x, r.h - 1, r.w, s->stack_proc, s->stack);
 }
 

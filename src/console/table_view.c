@@ -1,5 +1,6 @@
 /* The call-site table: one row per site (or per diff entry), sortable and filterable. */
 #include "fmt.h"
+#include "site_text.h"
 #include "ui.h"
 
 #include <stdio.h>
@@ -60,7 +61,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         int y = r.y + 1 + i;
         if (sel)
             grid_fill(g, (struct rect){y, r.x, 1, r.w}, ' ', AT_SELECT);
-        char live[32], change[32], peak[32], cnt[32], allocs[32], kinds[64], a[32];
+        char live[32], change[32], peak[32], cnt[32], allocs[32], kinds[64], a[32], fit[1100];
         fmt_size(live, sizeof live, row->live);
         fmt_delta(change, sizeof change, row->change);
         fmt_count(allocs, sizeof allocs, row->allocs);
@@ -70,7 +71,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
             x += grid_putf(g, y, x, 20, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
-            grid_put(g, y, x, r.x + r.w - x, text, at);
+            grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
             continue;
         }
         fmt_size(peak, sizeof peak, row->peak);
@@ -84,7 +85,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
             x += grid_putf(g, y, x, 9, at, "%-8.8s ", ui_kinds(row->kinds, kinds, sizeof kinds));
             x += grid_putf(g, y, x, 16, at, "%-15.15s ", module);
         }
-        grid_put(g, y, x, r.x + r.w - x, text, at);
+        grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
     }
 }
 

@@ -181,6 +181,7 @@ static int reload(struct timeline *tl, struct model **m, uint64_t cut_ns, long l
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    model_keep_moments(nm, UI_HTML_MOMENTS, 0);
     long long n = load(tl, nm, cut_ns, err, errlen);
     if (n < 0) {
         model_free(nm);

@@ -10,18 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 int ui_init(struct ui *u)
 {
     memset(u, 0, sizeof *u);
     outbuf_init(&u->out, 10000);
     u->m = model_new(NULL);
+    if (u->m) /* moments for `export FILE.html` */
+        model_keep_moments(u->m, UI_HTML_MOMENTS, 0);
     u->sort = SORT_LIVE;
     u->group = MODEL_GROUP_SITE;
     u->src.kind = MODEL_SOURCE_NOW;
     u->proc_filter = -1;
     u->prompt = "(culeak) ";
     u->line = "";
+    if (!getcwd(u->cwd, sizeof u->cwd)) /* the job starts where the console does */
+        u->cwd[0] = 0;
     return u->m ? 0 : -1;
 }
 
@@ -343,22 +348,44 @@ void layout_compute(int h, int w, struct layout *l)
     l->prompt = (struct rect){h - 1, 0, prompt, w};
 }
 
+/* While there are growth suspects the header has a third line, taken from the table. */
+static void header_and_table(const struct ui *u, const struct layout *l, struct rect *hdr, struct rect *tab)
+{
+    *hdr = l->header;
+    *tab = l->table;
+    if (u->suspects.n && tab->h > 3) {
+        hdr->h++;
+        tab->y++;
+        tab->h--;
+    }
+}
+
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
     ui_rows(u); /* the header's totals come from the rows when the source is not "now" */
-    header_view.render(u, g, l->header);
-    table_view.render(u, g, l->table);
+    ui_suspects_refresh(u);
+    struct rect hdr, tab;
+    header_and_table(u, l, &hdr, &tab);
+    header_view.render(u, g, hdr);
+    table_view.render(u, g, tab);
     stack_view.render(u, g, l->stack);
     output_view.render(u, g, l->output);
+    if (u->help_open) /* over the table, stack and output panes */
+        help_view.render(u, g, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
     status_view.render(u, g, l->status);
     prompt_view.render(u, g, l->prompt);
 }
 
 void ui_key(struct ui *u, int key, const struct layout *l)
 {
-    if (u->focus_output)
+    if (u->help_open)
+        help_view.key(u, key, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
+    else if (u->focus_output)
         output_view.key(u, key, l->output);
-    else
-        table_view.key(u, key, l->table);
+    else {
+        struct rect hdr, tab;
+        header_and_table(u, l, &hdr, &tab);
+        table_view.key(u, key, tab);
+    }
 }

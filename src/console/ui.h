@@ -36,6 +36,7 @@ struct held {
     uint32_t api, kind;
     int device;
     int bp_id;        /* 0: a step */
+    uint64_t bp_hits; /* the breakpoint's hits, this one included */
     int64_t growth;   /* the site's growth since the breakpoint was set */
     uint64_t site_live;
 };
@@ -49,6 +50,18 @@ struct view_source {
 };
 
 #define SPARK_N 48
+#define UI_HTML_MOMENTS 256 /* moments kept per process for `export FILE.html` */
+
+/* Growth suspects for the header line (suspects_view.c), recomputed when marks arrive. */
+struct ui_suspects {
+    const struct model *m; /* computed on this model, process filter and mark count */
+    int proc;
+    uint64_t marks;
+    size_t n;
+    int64_t growth;        /* bytes per iteration of them all */
+    int forecast, device;  /* the one that fills its device soonest: */
+    double fill_marks, fill_s;
+};
 
 struct ui {
     struct model *m;       /* the one picture of the job: every view reads it */
@@ -62,6 +75,7 @@ struct ui {
     struct outbuf out;
 
     char title[512];       /* the job's command or the recordings' names */
+    char cwd[1024];        /* the job's working directory: paths under it are shown relative */
     enum job_state state;
     int exit_status;       /* wait status when EXITED */
     double now;            /* seconds since the session began */
@@ -85,6 +99,14 @@ struct ui {
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
     size_t out_scroll;     /* lines scrolled back from the newest */
+    uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
+    char out_search[128];  /* the text searched for last */
+
+    int help_open;         /* the help view covers the panes */
+    size_t help_top;
+    char help_topic[32];   /* help COMMAND; empty: everything */
+
+    struct ui_suspects suspects;
 
     char msg[512];
     int msg_error;
@@ -141,6 +163,13 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
 
+/* Growth suspects (suspects_view.c): refresh the header's figures (cheap when no mark
+ * arrived); the header line; list them in the output pane (returns how many, -1 when
+ * out of memory). */
+void ui_suspects_refresh(struct ui *u);
+void ui_suspects_line(const struct ui *u, char *buf, size_t len);
+int ui_suspects_list(struct ui *u);
+
 /* ---- views ---- */
 enum ui_key { UK_UP = 1, UK_DOWN, UK_PGUP, UK_PGDN, UK_HOME, UK_END };
 
@@ -150,7 +179,15 @@ struct view {
     int (*key)(struct ui *u, int key, struct rect r); /* 1 when handled */
 };
 
-extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view;
+extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view, help_view;
+/* Opens the help view on a topic (NULL: every command and key); whether a topic names a
+ * command (a unique prefix, or a prefix of several). */
+void ui_help_open(struct ui *u, const char *topic);
+int help_topic_known(const char *topic);
+/* Keys for the help view (screen.h's SK_*): F1 opens and closes it, ? opens it from an
+ * empty prompt; while open, q (on an empty prompt) and Esc close it and any other typed
+ * character closes it and goes on to the prompt. 1 when the key was used up. */
+int help_key(struct ui *u, int sk, const char *utf8, int prompt_empty);
 
 struct layout {
     struct rect header, table, stack, output, status, prompt;

@@ -1,6 +1,7 @@
 /* Applying records to the model: trace-tree nodes, events (alloc, free, free-all, ...)
  * and marks. Every event costs O(1) except FREE_ALL, which walks the live table. */
 #include "model_internal.h"
+#include "wire.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,8 @@ void apply_event(struct model *m, struct process *p, const struct culeak_event *
     }
     if (new_stack)
         m->obs.new_stack(m->obs.ctx, p->pub.index, stack);
+    if (m->moments_max && e->t_ns >= p->next_tick)
+        moments_on_time(m, p, e->t_ns);
     if (m->obs.event)
         m->obs.event(m->obs.ctx, p->pub.index, e);
 }
@@ -385,6 +388,10 @@ void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk
     p->marks[p->nmarks++] = (struct model_mark){
         .seq = mk->seq, .t_ns = mk->t_ns, .tid = mk->tid, .flags = mk->flags,
         .live_bytes = p->counters[0][MODEL_KIND_DEVICE_MEMORY].live_bytes, .label = label,
+        .mem_device = mk->mem_device, .mem_free = mk->mem_free, .mem_total = mk->mem_total,
     };
     snapshots_on_mark(m, p, label);
+    if (m->moments_max && !(mk->flags & CULEAK_MARK_POP))
+        moments_on_mark(m, p, label);
+    growth_on_mark(m, p, &p->marks[p->nmarks - 1]);
 }

@@ -55,6 +55,8 @@ static void process_free(struct process *p)
     for (int i = 0; i <= MODEL_MAX_DEVICES; i++)
         series_free(&p->series[i]);
     free(p->marks);
+    moments_free(p);
+    growth_free(p->growth);
     free(p->pub.argv);
     free(p);
 }

@@ -161,8 +161,25 @@ struct model_mark {
     uint64_t seq, t_ns, tid, flags; /* flags: CULEAK_MARK_PUSH / CULEAK_MARK_POP */
     uint64_t live_bytes;            /* process device memory at the mark */
     const char *label;
+    int mem_device;                 /* the device's memory then (MARK's appended fields): */
+    uint64_t mem_free, mem_total;   /* mem_total 0 when the mark did not carry it */
 };
 const struct model_mark *model_marks(const struct model *m, int proc, size_t *n);
+
+/* Moments: the live state of each process kept at each mark (NVTX range pushes and
+ * culeak_mark; not range ends) and every tick of process time, for pictures (report
+ * --format html). Off until model_keep_moments() is called, before the streams are fed.
+ * At most max moments per process: when full, every other one is dropped (the newest
+ * stays) and the tick interval doubles, so a long run keeps an even spread. */
+enum model_moment_kind { MODEL_MOMENT_MARK, MODEL_MOMENT_TICK };
+void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns);
+struct model_moment {
+    enum model_moment_kind kind;
+    const char *label;   /* the mark's label; NULL for a tick */
+    uint64_t t_ns, seq;  /* process time and the last event seq before it */
+};
+/* The moments kept for proc, oldest first; returns how many (copies up to max). */
+size_t model_moments(const struct model *m, int proc, struct model_moment *out, size_t max);
 
 /* ------------------------------------------------------------------ symbols */
 

@@ -79,6 +79,18 @@ struct process {
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
     size_t nmarks, marks_cap;
+    struct growth *growth;     /* suspects.c: live bytes per site at the latest marks */
+    /* moments.c: states kept at marks and at regular times (model_keep_moments) */
+    struct moment *moments;
+    size_t nmoments;
+    uint64_t tick_step, next_tick;
+};
+
+/* One kept moment of a process: its per-unit live state at a mark or a tick. */
+struct moment {
+    unsigned kind;             /* MODEL_MOMENT_MARK or MODEL_MOMENT_TICK */
+    const char *label;         /* the mark's label (interned), NULL for ticks */
+    struct state st;
 };
 
 struct module_info {
@@ -146,6 +158,8 @@ struct model {
     struct model_failure *failures_pub;
     struct model_observer obs;
     char *stop_label;
+    unsigned moments_max;          /* moments kept per process; 0: none (model_keep_moments) */
+    uint64_t moments_tick0;        /* first tick interval */
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
 };
 
@@ -188,7 +202,19 @@ void snapshots_on_mark(struct model *m, struct process *p, const char *label);
 void snapshots_on_seq(struct model *m, struct process *p, uint64_t seq);
 void snapshots_free(struct model *m);
 
+/* moments.c */
+void moments_on_mark(struct model *m, struct process *p, const char *label);
+void moments_on_time(struct model *m, struct process *p, uint64_t t_ns);
+void moments_free(struct process *p);
+
+/* suspects.c */
+void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);
+void growth_free(struct growth *g);
+
 /* table.c */
+/* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
+void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
+                const struct state_item *dense, uint64_t *bytes, uint64_t *count);
 struct state_item *state_dense(const struct state *st, size_t nunits); /* indexed by unit */
 int unit_in_query(const struct unit *u, const struct model_query *q);
 int query_lazy(const struct model_query *q); /* lazy_names applies to this query */

@@ -37,6 +37,14 @@ int report_summarize(struct model *m, const struct report_options *o, struct rep
 int report_text(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s);
 int report_folded(FILE *f, struct model *m, const struct report_options *o);
+/* One self-contained HTML page: timeline, flame graph and sites (picture.h). Draws the
+ * moments the model kept: call model_keep_moments() before feeding it. A REPORT_DIFF's
+ * marks A and B are the page's first comparison. */
+int report_html(FILE *f, struct model *m, const struct report_options *o);
+/* Growth suspects (suspects.h): the text of `report --suspects`, and the "suspects"
+ * member (key included) that JSON reports carry (report_suspects.c). */
+int report_suspects_text(FILE *f, struct model *m, const struct report_options *o);
+int report_suspects_json(FILE *f, struct model *m, const struct report_options *o);
 
 /* "4.0 MiB (4194304 bytes)", "100 bytes" */
 void report_format_bytes(char *buf, size_t len, uint64_t bytes);

@@ -1,5 +1,6 @@
 /* JSON reports: {"processes": [...], "leaks" | "sites": [...], "cache": [...],
- * "summary": {...}} or, for diffs, {"processes", "diff": {...}}. */
+ * "suspects": [...], "summary": {...}} or, for diffs, {"processes", "diff": {...},
+ * "suspects": [...]}. */
 #include "json.h"
 #include "report_internal.h"
 
@@ -197,7 +198,9 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
                 i ? "," : "", p->pid, p->rank, pt->has_a ? "true" : "false", pt->has_b ? "true" : "false",
                 pt->d.delta_bytes, pt->d.new_bytes, pt->d.new_count);
     }
-    fputs("]}}\n", f);
+    fputs("]},", f);
+    report_suspects_json(f, m, o);
+    fputs("}\n", f);
     model_diff_free(&merged);
     report_diff_parts_free(&dp);
     return 0;
@@ -267,7 +270,9 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
         else
             json_rows(f, m, o, rows, cache, &first);
     }
-    fputs("],\"summary\":{", f);
+    fputs("],", f);
+    report_suspects_json(f, m, o);
+    fputs(",\"summary\":{", f);
     json_summary(f, s);
     fputs(",\"per_process\":[", f);
     for (int i = 0; i < ps.n; i++) {

@@ -6,9 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
-static void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
-                       const struct state_item *dense, uint64_t *bytes, uint64_t *count)
+void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
+                const struct state_item *dense, uint64_t *bytes, uint64_t *count)
 {
     switch (src) {
     case MODEL_SOURCE_LEAKS:

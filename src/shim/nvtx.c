@@ -7,7 +7,7 @@
 #include "shim.h"
 #include "wire.h"
 
-#include <nvtx3/nvToolsExt.h>
+#include "culeak_nvtx.h"
 #include <stdlib.h>
 #include <wchar.h>
 

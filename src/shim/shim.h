@@ -125,6 +125,10 @@ int culeak_sink_fd(void);
 /* Installs the flushing handlers of fatal signals the program leaves at their default. */
 void culeak_abrupt_end_arm(void);
 
+/* ---- devmem.c ---- */
+/* The current context's device and its free/total memory: 1, or 0 when unknown. */
+int culeak_devmem(int *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);
 /* The two halves of the exported dlsym (dlsym_entry.c). */

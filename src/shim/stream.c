@@ -281,6 +281,9 @@ void culeak_stream_mark(const char *label, unsigned flags)
     if (!s)
         return;
     size_t n = label ? strnlen(label, LABEL_MAX) : 0;
+    int dev = -1;
+    uint64_t mem_free = 0, mem_total = 0;
+    int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
     pthread_mutex_lock(&s->mu);
     if (room(s, EVENT_MAX + n) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
@@ -288,6 +291,11 @@ void culeak_stream_mark(const char *label, unsigned flags)
         k += culeak_put_u(p + k, culeak_tid());
         k += culeak_put_s(p + k, label ? label : "", n);
         k += culeak_put_u(p + k, flags);
+        if (has_mem) {
+            k += culeak_put_z(p + k, dev);
+            k += culeak_put_u(p + k, mem_free);
+            k += culeak_put_u(p + k, mem_total);
+        }
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
     pthread_mutex_unlock(&s->mu);

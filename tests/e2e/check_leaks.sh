@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # culeak check end to end on the fake driver: a leaking client is reported at its call
 # site with file:line, the exit status is --error-exitcode, the JSON report has the
-# documented fields; a clean client keeps its own status; culeak report reads a recording.
+# documented fields; a clean client keeps its own status; culeak report reads a recording,
+# one cut short, and the recordings of two ranks leaking different amounts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -20,8 +21,11 @@ grep -q "LEAK SUMMARY: 12288 bytes leaked in 3 allocations from 1 call sites" "$
 grep -q "LEAKED 12.0 KiB (12288 bytes) in 3 allocations (device) from leak at .*client_scenarios.c:[0-9]" \
     "$tmp/err" || fail "site line"
 
-"$B/culeak" check --format json -o "$tmp/report.json" -- "$B/fakecuda/client_static" leak 2 100 \
-    >/dev/null 2>&1 && fail "json run should exit 1"
+set +e
+"$B/culeak" check --format json -o "$tmp/report.json" -- "$B/fakecuda/client_static" leak 2 100 >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "leaking program under check --format json: exit $rc, want 1"
 python3 - "$tmp/report.json" <<'PY' || fail "json fields"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -45,25 +49,37 @@ grep -q "LEAK SUMMARY: 0 bytes leaked in 0 allocations" "$tmp/clean" || fail "cl
 grep -q ";leak 64$" "$tmp/folded" || fail "folded stacks"
 # a recording cut short still reports what it holds, with a warning naming the offset
 head -c 200 "$tmp/rec.culeak" >"$tmp/cut.culeak"
-"$B/culeak" report "$tmp/cut.culeak" >/dev/null 2>"$tmp/cuterr" || true
+# (a cut is not an unreadable file: exit status 0)
+set +e
+"$B/culeak" report "$tmp/cut.culeak" >"$tmp/cutout" 2>"$tmp/cuterr"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "report of a cut recording: exit $rc, want 0"
 grep -q "cut off at offset" "$tmp/cuterr" || fail "truncated recording message"
-# two ranks of one job, one recording each: merged, processes kept apart (rank 1 leaks)
-RANK=0 "$B/culeak" record -o "$tmp/r0.culeak" -- "$B/fakecuda/client_static" mark 2 >/dev/null
+grep -q "\[recording cut off: read up to the cut\]" "$tmp/cutout" || fail "the report does not say the recording is cut"
+grep -q "^LEAK SUMMARY: " "$tmp/cutout" || fail "no summary for a cut recording"
+# two ranks of one job, one recording each, leaking different amounts: merged, processes kept apart
+RANK=0 "$B/culeak" record -o "$tmp/r0.culeak" -- "$B/fakecuda/client_static" leak 3 100 >/dev/null
 RANK=1 "$B/culeak" record -o "$tmp/r1.culeak" -- "$B/fakecuda/client_static" leak 2 64 >/dev/null
 "$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" >"$tmp/ranks" || fail "report of two ranks"
-grep -q "^==== process [0-9]* (rank 0): nothing leaked$" "$tmp/ranks" || fail "rank 0 section"
+grep -q "^==== process [0-9]* (rank 0): 300 bytes leaked in 3 allocations$" "$tmp/ranks" || fail "rank 0 section"
 grep -q "^==== process [0-9]* (rank 1): 128 bytes leaked in 2 allocations$" "$tmp/ranks" || fail "rank 1 section"
+grep -q "^LEAK SUMMARY: 428 bytes leaked in 5 allocations from 1 call sites$" "$tmp/ranks" || fail "summary of two ranks"
+grep -q "^  process [0-9]* (rank 0): 300 bytes leaked in 3 allocations from 1 call sites$" "$tmp/ranks" ||
+    fail "rank 0 summary line"
 grep -q "^  process [0-9]* (rank 1): 128 bytes leaked in 2 allocations from 1 call sites$" "$tmp/ranks" ||
     fail "rank 1 summary line"
 "$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" --format json -o "$tmp/ranks.json"
 python3 - "$tmp/ranks.json" <<'PY' || fail "json of two ranks"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert [(l["rank"], l["bytes"]) for l in r["leaks"]] == [(1, 128)], r["leaks"]
-per = {p["rank"]: p["bytes"] for p in r["summary"]["per_process"]}
-assert per == {0: 0, 1: 128}, per
+assert [(l["rank"], l["bytes"], l["count"]) for l in r["leaks"]] == [(0, 300, 3), (1, 128, 2)], r["leaks"]
+per = {p["rank"]: (p["bytes"], p["allocations"]) for p in r["summary"]["per_process"]}
+assert per == {0: (300, 3), 1: (128, 2)}, per
+assert (r["summary"]["bytes"], r["summary"]["allocations"]) == (428, 5), r["summary"]
 PY
 "$B/culeak" report "$tmp/r0.culeak" "$tmp/r1.culeak" --merge-processes >"$tmp/merged"
 grep -q "^====" "$tmp/merged" && fail "--merge-processes has per-process sections"
-grep -q "^LEAK SUMMARY: 128 bytes leaked in 2 allocations from 1 call sites$" "$tmp/merged" || fail "merged summary"
+grep -q "^LEAK SUMMARY: 428 bytes leaked in 5 allocations from 1 call sites$" "$tmp/merged" || fail "merged summary"
+grep -q "^LEAKED 428 bytes in 5 allocations (device) from leak at " "$tmp/merged" || fail "merged site row"
 echo "check_leaks: ok"

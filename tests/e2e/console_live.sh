@@ -8,18 +8,14 @@ set -u
 # 1. breakpoint -> PAUSED in the allocation; views work while paused; continue -> EXITED
 start -- "$FAKE/client_static" long 40 100000
 wait_for "RUNNING"
-type_line "break client_run"
-wait_for "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1"
+type_expect "break client_run" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 1)"
 wait_for "cuda-gdb -p"
 screen | grep -q " PAUSED " || fail "header does not say PAUSED"
-type_line "snapshot a"
-wait_for "snapshot a: 512 B live"
-type_line "info breakpoints"
-wait_for "any allocation"
-type_line "continue"
-wait_for "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1"   # the next allocation pauses again
-type_line "delete"
-wait_for "deleted every breakpoint"
+type_expect "snapshot a" "snapshot a: 512 B live"
+type_expect "info breakpoints" "any allocation"
+screen | grep -qE "^1 +y +1  any allocation +client_run" || fail "info breakpoints: not 1 hit"
+type_expect "continue" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 2)" # the next allocation
+type_expect "delete" "deleted every breakpoint"
 type_line "continue"
 wait_for "EXITED (status 0)"
 wait_for "leak report"
@@ -27,12 +23,15 @@ type_line "diff a"
 wait_for "diff a -> now"
 # diff's second half in the output pane: every allocation after a was freed again
 wait_for "no allocation made after a and still live now"
-type_line "frobnicate"
-wait_for "unknown command 'frobnicate'"
+type_expect "frobnicate" "unknown command 'frobnicate'"
+# at 80x24 the console redraws to fit: the header on the first line, the answer to a new
+# command on the status line above the prompt, the prompt on the last line (a console that
+# ignored the resize would still answer on line 39, out of sight)
 tmux resize-window -t "$S" -x 80 -y 24
-wait_for "EXITED (status 0)"
-[ "$(screen | wc -l)" -le 24 ] || fail "not redrawn at 80x24"
-screen | tail -n 1 | grep -q "(culeak)" || fail "no prompt at the bottom after resize"
+type_expect "frobnicate80" "unknown command 'frobnicate80'"
+screen | head -n 1 | grep -q "^ culeak .*EXITED (status 0)" || fail "no header on the first line at 80x24"
+screen | sed -n 23p | grep -q "unknown command 'frobnicate80'" || fail "status line not above the prompt at 80x24"
+screen | sed -n 24p | grep -q "^(culeak)" || fail "no prompt on the last line at 80x24"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 

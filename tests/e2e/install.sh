@@ -38,10 +38,15 @@ case "$out" in
 *"$shim"*) ;;
 *) fail "child's LD_PRELOAD is '$out', expected the installed $shim" ;;
 esac
-env -u CULEAK_LIB "$root/bin/culeak" record -o "$tmp/true.culeak" -- /bin/true || fail "record /bin/true failed"
-if [ -s "$tmp/true.culeak" ]; then
-    "$root/bin/culeak" dump "$tmp/true.culeak" >/dev/null || fail "installed culeak cannot dump its recording"
-fi
+# A job allocating through the fake driver is recorded by the installed shim; the installed
+# culeak dumps and reports it.
+env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" record -o "$tmp/leak.culeak" -- \
+    "$BUILD/fakecuda/client_static" leak 2 4096 >/dev/null || fail "installed culeak record of a leaking client failed"
+[ -s "$tmp/leak.culeak" ] || fail "installed culeak record wrote no recording"
+"$root/bin/culeak" dump "$tmp/leak.culeak" >"$tmp/leak.jsonl" || fail "installed culeak cannot dump its recording"
+[ "$(grep -c '"type":"alloc".*"size":4096,' "$tmp/leak.jsonl")" -eq 2 ] || fail "the dump lacks the 2 allocations"
+"$root/bin/culeak" report "$tmp/leak.culeak" 2>&1 | grep -q "^LEAK SUMMARY: 8192 bytes leaked in 2 allocations" ||
+    fail "installed culeak report does not find the leak"
 
 # pkg-config: the template is filled in, and a program using the header builds and runs.
 export PKG_CONFIG_PATH=$root/lib/pkgconfig

@@ -6,7 +6,10 @@
 #     start ARGS...             culeak ARGS in a fresh 120x40 session (start_sized COLS ROWS ARGS...)
 #     screen                    what the session shows
 #     wait_for TEXT             polls the screen until TEXT is on it, else fails
+#     wait_gone TEXT            polls the screen until TEXT is no longer on it, else fails
 #     type_line TEXT            types TEXT and Enter
+#     type_expect LINE TEXT     types LINE and waits for TEXT, which must not be on the screen
+#                               before (so the wait cannot match a stale screen)
 #     fail MESSAGE              prints MESSAGE and the screen, exits 1
 # A line CONSOLE-DONE rc=N follows culeak's exit in the session.
 BUILD=${BUILD:-build}
@@ -29,19 +32,33 @@ ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/ru
 # tests its console without preloading sanitized code into unsanitized programs
 [ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"
 mkdir -m 700 "$T/run"
+# a session of its own keeps the server up: killing the only session ends the server, and
+# a start racing with that exit would find no server
+tmux new-session -d -s keepalive -x 20 -y 5 "sleep 3600"
 
 screen() { tmux capture-pane -p -t "$S"; }
 fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
 # wait_for TEXT: polls the screen with a generous deadline (never a fixed sleep)
 wait_for() {
-    local i
-    for i in $(seq 1 300); do
+    for _ in $(seq 1 300); do
         screen | grep -qF -- "$1" && return 0
         sleep 0.1
     done
     fail "never saw: $1"
 }
+wait_gone() {
+    for _ in $(seq 1 300); do
+        screen | grep -qF -- "$1" || return 0
+        sleep 0.1
+    done
+    fail "still on the screen: $1"
+}
 type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
+type_expect() {
+    ! screen | grep -qF -- "$2" || fail "'$2' is on the screen before '$1' (a stale match): wait for something new"
+    type_line "$1"
+    wait_for "$2"
+}
 start_sized() {
     local cols=$1 rows=$2
     shift 2

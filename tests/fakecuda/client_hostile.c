@@ -14,7 +14,7 @@
 #include "fakecuda.h"
 #include "scenarios.h"
 
-#include <cuda.h>
+#include "culeak_cuda.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>

@@ -375,6 +375,54 @@ static int mark(int n)
     return 0;
 }
 
+/* Growth suspects: at every iteration one site keeps SZ_GROW bytes (grow_step), one
+ * allocates and frees (churn_step), one goes up and down in a sawtooth of three
+ * iterations (sawtooth_step, up twice then back to nothing); then the mark "iteration N".
+ * Only grow_step is a suspect. usec: a pause per iteration (0: none). */
+static CUdeviceptr saw[2];
+static int nsaw;
+
+__attribute__((noinline)) static void grow_step(void)
+{
+    CUdeviceptr d;
+    CK(D.cuMemAlloc_v2(&d, SZ_GROW)); /* kept: the leak */
+}
+
+__attribute__((noinline)) static void churn_step(void)
+{
+    CUdeviceptr d;
+    CK(D.cuMemAlloc_v2(&d, SZ_CHURN));
+    CK(D.cuMemFree_v2(d));
+}
+
+__attribute__((noinline)) static void sawtooth_step(int i)
+{
+    if (i % 3 == 0) {
+        while (nsaw > 0)
+            CK(D.cuMemFree_v2(saw[--nsaw]));
+        return;
+    }
+    CK(D.cuMemAlloc_v2(&saw[nsaw++], SZ_SAW));
+}
+
+static int growth(int n, long usec)
+{
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        grow_step();
+        churn_step();
+        sawtooth_step(i);
+        snprintf(label, sizeof label, "iteration %d", i);
+        culeak_mark(label);
+        if (usec)
+            nanosleep(&ts, NULL);
+    }
+    finish("growth", 0);
+    return 0;
+}
+
 /* The 32-bit v1 entry points must keep working (and keep their ABI) under an interposer. */
 static int v1(void)
 {
@@ -417,7 +465,9 @@ int client_run(int argc, char **argv)
         return mark(argc > 2 ? a : 3);
     if (!strcmp(s, "v1"))
         return v1();
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1\n",
+    if (!strcmp(s, "growth"))
+        return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1|growth N USEC\n",
             argv[0]);
     return 2;
 }

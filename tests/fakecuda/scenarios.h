@@ -30,5 +30,8 @@
 #define SZ_THREAD 4096
 #define SZ_LONG 512
 #define SZ_MARK 777
+#define SZ_GROW 16384           /* growth: kept every iteration */
+#define SZ_CHURN (1u << 20)     /* growth: allocated and freed every iteration */
+#define SZ_SAW 65536            /* growth: up, up, back to nothing */
 
 #endif

@@ -7,6 +7,6 @@ $(FUZZ_BIN): tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(wildcard src/m
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) -ldw -lelf -ldl
+		-o $@ tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(DW_LIBS) -ldl
 
 fuzz: $(FUZZ_BIN)

@@ -11,6 +11,8 @@
 #include "../../src/console/cmdline.h"
 #include "../../src/console/console.h"
 #include "../../src/console/fmt.h"
+#include "../../src/console/screen.h"
+#include "../../src/console/site_text.h"
 #include "../../src/console/ui.h"
 #include "apis.h"
 #include "stream_builder.h"
@@ -306,6 +308,48 @@ static void test_diff_new_allocations(void **state)
     ui_free(&u);
 }
 
+/* A breakpoint pauses as its condition says, counts each pause, and `grows N` pauses
+ * again only after each further N since it was set (+N, +2N, ...). */
+static void test_breakpoint_hits(void **state)
+{
+    (void)state;
+    const uint64_t M = 1 << 20;
+    struct bp_spec grows = {.cond = BP_GROWS, .value = 20 * M};
+    struct bp_list l = {0};
+    struct breakpoint *b = bp_add(&l, &grows);
+    b->base = 4 * M;
+    /* the site's live bytes after each allocation (base 4 MiB): +4 +20 +24 +28 +40 +65 +79 +80 */
+    const uint64_t live[] = {8, 24, 28, 32, 44, 69, 83, 84};
+    const int paused[] = {0, 1, 0, 0, 1, 1, 0, 1};
+    for (size_t i = 0; i < sizeof live / sizeof *live; i++)
+        if (bp_hit(b, live[i] * M, i + 1) != paused[i])
+            fail_msg("grows 20MiB at +%llu MiB: %s", (unsigned long long)(live[i] - 4),
+                     paused[i] ? "did not pause" : "paused");
+    assert_int_equal(b->hits, 4);
+    /* shrinking and growing back to a multiple already paused at does not pause again */
+    assert_false(bp_hit(b, 50 * M, 9));
+    assert_false(bp_hit(b, 84 * M, 10));
+    assert_true(bp_hit(b, 104 * M, 11));
+
+    struct bp_spec live_above = {.cond = BP_LIVE_ABOVE, .value = 100};
+    b = bp_add(&l, &live_above);
+    assert_false(bp_hit(b, 100, 500));
+    assert_true(bp_hit(b, 101, 1));
+    assert_true(bp_hit(b, 102, 2)); /* stays above: every allocation pauses */
+    struct bp_spec count_above = {.cond = BP_COUNT_ABOVE, .value = 3};
+    b = bp_add(&l, &count_above);
+    assert_false(bp_hit(b, 1000, 3));
+    assert_true(bp_hit(b, 10, 4));
+    assert_true(bp_hit(b, 10, 5));
+    assert_int_equal(b->hits, 2);
+    struct bp_spec any = {.cond = BP_ANY};
+    b = bp_add(&l, &any);
+    assert_true(bp_hit(b, 0, 0));
+    assert_true(bp_hit(b, 0, 0));
+    assert_int_equal(b->hits, 2);
+    bp_free(&l);
+}
+
 /* Breakpoint conditions evaluated against what the model says the covered stacks hold. */
 static void test_breakpoints_on_model(void **state)
 {
@@ -364,7 +408,7 @@ static void test_screen_render(void **state)
     struct model_stream *s = feed(&u, &b);
     snprintf(u.title, sizeof u.title, "train.py --epochs 3");
     u.state = JOB_RUNNING;
-    const char *out = "epoch 1\r\nloss \x1b[31m0.5\x1b[0m\n";
+    const char *out = "epoch 1\r\nloss \x1b[31m0.5\x1b[0m\r\n";
     outbuf_feed(&u.out, out, strlen(out));
     struct layout l;
     struct grid g;
@@ -379,7 +423,7 @@ static void test_screen_render(void **state)
         assert_true(grid_contains(&g, "RUNNING"));
         assert_true(grid_contains(&g, "train.py --epochs 3"));
         assert_true(grid_contains(&g, "3.00 MiB"));
-        assert_true(grid_contains(&g, "loss 0.5")); /* colors stripped from the job's output */
+        assert_true(grid_contains(&g, "loss 0.5")); /* the job's colours are the cells' */
         assert_true(grid_contains(&g, "(culeak)"));
         char row[512];
         grid_row_text(&g, l.table.y + 1, row, sizeof row); /* the biggest site first */
@@ -405,13 +449,164 @@ static void test_outbuf(void **state)
 {
     (void)state;
     struct outbuf o;
-    outbuf_init(&o, 3);
-    const char *text = "a\nb\nc\nd\nprogress 10%\rprogress 99%";
+    outbuf_init(&o, 2);
+    outbuf_resize(&o, 2, 40); /* a terminal of 2 rows: the rest scrolls into 2 rows kept */
+    const char *text = "a\r\nb\r\nc\r\nd\r\nprogress 10%\rprogress 99%";
     outbuf_feed(&o, text, strlen(text));
-    assert_int_equal(outbuf_lines(&o), 4); /* a dropped: 3 kept + the open line */
+    assert_int_equal(outbuf_lines(&o), 4); /* a dropped: b c in the scrollback, d and the open line */
     assert_string_equal(outbuf_line(&o, 0), "b");
+    assert_string_equal(outbuf_line(&o, 2), "d");
     assert_string_equal(outbuf_line(&o, 3), "progress 99%");
+    /* a console line goes on a line of its own, after the job's unfinished one */
+    outbuf_add_line(&o, "[culeak] hello");
+    assert_string_equal(outbuf_line(&o, outbuf_lines(&o) - 1), "[culeak] hello");
+    assert_string_equal(outbuf_line(&o, outbuf_lines(&o) - 2), "progress 99%");
     outbuf_free(&o);
+}
+
+/* The job's output through the terminal emulator: colours kept, wide characters one cell
+ * plus their right half, cursor movement applied, long lines wrapped, control characters
+ * of console lines never interpreted, and the job's colour survives a console line. */
+static void test_outbuf_terminal(void **state)
+{
+    (void)state;
+    struct outbuf o;
+    struct ocell c[OUTBUF_MAX_COLS];
+    assert_int_equal(outbuf_init(&o, 100), 0);
+    outbuf_resize(&o, 5, 20);
+    const char *colours = "ok \x1b[31mred\x1b[0m \x1b[1;44mbold\x1b[0m\r\n";
+    outbuf_feed(&o, colours, strlen(colours));
+    assert_string_equal(outbuf_line(&o, 0), "ok red bold");
+    int n = outbuf_cells(&o, 0, c, OUTBUF_MAX_COLS);
+    assert_int_equal(n, 11);
+    assert_int_equal(c[0].fg, 0);
+    assert_int_equal(c[3].fg, 2); /* ANSI 1 (red) + 1 */
+    assert_int_equal(c[7].bg, 5); /* ANSI 4 (blue) + 1 */
+    assert_true(c[7].style & OSTYLE_BOLD);
+    const char *wide = "\xe6\xbc\xa2\xe5\xad\x97 x\r\n"; /* two CJK characters, two cells each */
+    outbuf_feed(&o, wide, strlen(wide));
+    n = outbuf_cells(&o, 1, c, OUTBUF_MAX_COLS);
+    assert_int_equal(n, 6);
+    assert_int_equal(c[0].ch, 0x6F22);
+    assert_int_equal(c[1].ch, 0);
+    assert_int_equal(c[2].ch, 0x5B57);
+    assert_int_equal(c[5].ch, 'x');
+    assert_string_equal(outbuf_line(&o, 1), "\xe6\xbc\xa2\xe5\xad\x97 x");
+    const char *moves = "12345\x1b[3D\x1b[KZ\r\n"; /* back 3, erase to the end, write */
+    outbuf_feed(&o, moves, strlen(moves));
+    assert_string_equal(outbuf_line(&o, 2), "12Z");
+    char lng[61];
+    memset(lng, 'x', 60);
+    memcpy(lng + 56, "END", 3);
+    lng[60] = 0;
+    outbuf_feed(&o, lng, 60); /* 60 columns on a 20-column terminal: 3 rows */
+    outbuf_feed(&o, "\r\n", 2);
+    size_t total = outbuf_lines(&o);
+    assert_int_equal(total, 6);
+    assert_string_equal(outbuf_line(&o, 5), "xxxxxxxxxxxxxxxxENDx"); /* columns 40 to 59 */
+    assert_int_equal(outbuf_search(&o, "end", total), 5);
+    assert_int_equal(outbuf_search(&o, "ok RED", total), 0);
+    assert_int_equal(outbuf_search(&o, "ok", 0), -1);
+    outbuf_feed(&o, "\x1b[32mgreen ", 13);
+    outbuf_add_line(&o, "[culeak] \x1b[2J\x07 plain");
+    outbuf_feed(&o, "still", 5);
+    total = outbuf_lines(&o);
+    assert_string_equal(outbuf_line(&o, total - 2), "[culeak] ?[2J? plain");
+    n = outbuf_cells(&o, total - 2, c, OUTBUF_MAX_COLS);
+    assert_int_equal(c[0].fg, 0);
+    n = outbuf_cells(&o, total - 1, c, OUTBUF_MAX_COLS);
+    assert_int_equal(n, 5);
+    assert_int_equal(c[0].fg, 3); /* the job's green goes on */
+    outbuf_free(&o);
+}
+
+/* help at 80x24: a view over the panes, every line within 80 columns (wrapped, not cut),
+ * scrolling to the end reaches the keys; help with a prefix of several commands shows
+ * each of them. */
+static void test_help_view(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct layout l;
+    struct grid g;
+    layout_compute(24, 80, &l);
+    assert_int_equal(grid_init(&g, 24, 80), 0);
+    console_exec(&c, "help");
+    assert_true(c.u.help_open);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, " help  lines 1-"));
+    assert_true(grid_contains(&g, " help [COMMAND]"));
+    assert_true(grid_contains(&g, "(culeak)"));
+    /* diff's 86-column first line wraps at a blank, the rest indented under it */
+    assert_true(grid_contains(&g, "     Show, per site, what changed from snapshot A to snapshot B (default: now),\n"));
+    assert_true(grid_contains(&g, "\n       largest"));
+    int pages = 0;
+    while (!grid_contains(&g, "break leaky_fn grows 10MiB") && pages++ < 20) {
+        ui_key(&c.u, UK_PGDN, &l);
+        ui_render(&c.u, &g, &l);
+    }
+    assert_true(grid_contains(&g, "e.g. break 3, break main.cu:42 live > 64MiB,"));
+    ui_key(&c.u, UK_END, &l);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, "? or F1"));
+    assert_false(grid_contains(&g, " help [COMMAND]"));
+    assert_true(help_key(&c.u, SK_CHAR, "q", 1));
+    assert_false(c.u.help_open);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, "sort:live"));
+    assert_true(help_key(&c.u, SK_CHAR, "?", 1));
+    assert_true(c.u.help_open);
+    assert_false(help_key(&c.u, SK_CHAR, "s", 1)); /* typing closes it and types */
+    assert_false(c.u.help_open);
+    assert_false(help_key(&c.u, SK_CHAR, "?", 0)); /* a ? inside a command is typed */
+    assert_true(help_key(&c.u, SK_HELP, "", 0));
+    assert_true(c.u.help_open);
+    assert_true(help_key(&c.u, SK_ESC, "", 0));
+    assert_false(c.u.help_open);
+    console_exec(&c, "help snap");
+    assert_true(c.u.help_open);
+    assert_int_equal(c.u.msg_error, 0);
+    ui_render(&c.u, &g, &l);
+    assert_true(grid_contains(&g, " snapshot [NAME]"));
+    assert_true(grid_contains(&g, " snapshots"));
+    assert_false(grid_contains(&g, " diff A [B]"));
+    console_exec(&c, "help frobnicate");
+    assert_int_equal(c.u.msg_error, 1);
+    grid_free(&g);
+    ui_free(&c.u);
+}
+
+/* Sites in a column: the path relative to the working directory, then the directory, the
+ * tail and the function's end give way, so that file:line stays visible. */
+static void test_site_fit(void **state)
+{
+    (void)state;
+    char b[256];
+    const char *cwd = "/home/ann/src/proj";
+    const char *t = "train_step at /home/ann/src/proj/demo/sim/loop_leak_sim.c:39";
+    assert_string_equal(site_fit(t, cwd, 0, b, sizeof b), "train_step at demo/sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, "/home/ann/src/proj/", 80, b, sizeof b),
+                        "train_step at demo/sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, "/home/ann/src/pro", 0, b, sizeof b), t); /* not under it */
+    assert_string_equal(site_fit(t, NULL, 0, b, sizeof b), t);
+    assert_string_equal(site_fit(t, cwd, 40, b, sizeof b), "train_step at .../sim/loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 36, b, sizeof b), "train_step at .../loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 34, b, sizeof b), "train_step at loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 28, b, sizeof b), "tra... at loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 20, b, sizeof b), "loop_leak_sim.c:39");
+    assert_string_equal(site_fit(t, cwd, 12, b, sizeof b), "..._sim.c:39");
+    /* a frame line: the prefix is part of the head, the tail goes before the function */
+    const char *f = "> #0  longrun at /abs/tests/fakecuda/client_scenarios.c:337 (inlined)";
+    assert_string_equal(site_fit(f, "/abs", 80, b, sizeof b),
+                        "> #0  longrun at tests/fakecuda/client_scenarios.c:337 (inlined)");
+    assert_string_equal(site_fit(f, "/abs", 50, b, sizeof b),
+                        "> #0  longrun at client_scenarios.c:337 (inlined)");
+    assert_string_equal(site_fit(f, "/abs", 40, b, sizeof b), "> #0  longrun at client_scenarios.c:337");
+    /* no file:line: cut only */
+    assert_string_equal(site_fit("app+0x200", cwd, 5, b, sizeof b), "app+0");
+    assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
 }
 
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
@@ -506,8 +701,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
+        cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <cuda.h>
+#include "culeak_cuda.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>

@@ -265,6 +265,83 @@ static void test_ranks_kept_apart(void **state)
     model_free(m);
 }
 
+/* One process of feed_fields: `leaks` blocks of `size` at site A; `resets` blocks of
+ * `reset_size` at site A or B ended by destroying their context (leaked); `cached`
+ * blocks of `cache_size` through the caching allocator's module. */
+struct fields_proc {
+    uint64_t pid;
+    const char *env;
+    int leaks, resets, reset_at_b, cached;
+    uint64_t size, reset_size, cache_size;
+};
+
+static void feed_fields(struct model *m, const struct fields_proc *fp)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, fp->pid, APP, fp->env);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_module(b, TORCH, 0x7f0000000000ull, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);          /* main */
+    sb_frame(b, 2, 1, 0x400200);          /* site A */
+    sb_frame(b, 3, 1, 0x400300);          /* site B */
+    sb_frame(b, 4, 1, 0x7f0000000500ull); /* inside the caching allocator */
+    uint64_t seq = 1, addr = 0x100000;
+    for (int i = 0; i < fp->leaks; i++, addr += 0x10000)
+        sb_alloc(b, seq++, 2, addr, fp->size);
+    for (int i = 0; i < fp->resets; i++, addr += 0x10000)
+        sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                                   .kind = CULEAK_KIND_DEVICE, .ctx = 0xc0, .size = fp->reset_size, .addr = addr,
+                                   .stack = fp->reset_at_b ? 3 : 2});
+    sb_event(b, (struct sb_ev){.seq = seq++, .op = CULEAK_OP_FREE_ALL, .api = CULEAK_API_CU_CTX_DESTROY, .ctx = 0xc0});
+    for (int i = 0; i < fp->cached; i++, addr += 0x10000)
+        sb_alloc(b, seq++, 4, addr, fp->cache_size);
+    sb_exit(b, seq);
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+}
+
+/* Every field of the JSON summary, per process and in total, with values that all differ
+ * (so a swapped field, a count printed for bytes, or one process standing in for the
+ * sum shows). */
+static void test_json_summary_every_field(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    /* rank 0: 5 x 1000 leaked at A, 3 x 100 reset at B, 4 x 4096 cached */
+    feed_fields(m, &(struct fields_proc){100, "RANK=0", 5, 3, 1, 4, 1000, 100, 4096});
+    /* rank 1: 10 x 2000 leaked and 5 x 30 reset at A, 6 x 65536 cached */
+    feed_fields(m, &(struct fields_proc){101, "RANK=1", 10, 5, 0, 6, 2000, 30, 65536});
+    const char *p0 = "{\"pid\":100,\"rank\":0,\"bytes\":5300,\"allocations\":8,\"sites\":2,\"reset_bytes\":300,"
+                     "\"reset_allocations\":3,\"cache_bytes\":16384,\"cache_allocations\":4}";
+    const char *p1 = "{\"pid\":101,\"rank\":1,\"bytes\":20150,\"allocations\":15,\"sites\":1,\"reset_bytes\":150,"
+                     "\"reset_allocations\":5,\"cache_bytes\":393216,\"cache_allocations\":6}";
+    const char *total = "\"summary\":{\"bytes\":25450,\"allocations\":23,\"sites\":2,\"reset_bytes\":450,"
+                        "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,\"per_process\":[";
+    struct report_options o;
+    report_options_init(&o);
+    for (int merge = 0; merge < 2; merge++) {
+        o.merge_processes = merge;
+        struct report_summary sum;
+        char *js = run_report(m, &o, "json", &sum);
+        const char *at = strstr(js, total);
+        if (!at)
+            fail_msg("merge %d: summary is not %s...: %s", merge, total, strstr(js, "\"summary\""));
+        char want[512];
+        snprintf(want, sizeof want, "%s%s,%s]}}\n", total, p0, p1);
+        assert_string_equal(at, want);
+        assert_true(sum.bytes == 25450 && sum.allocations == 23 && sum.sites == 2 && sum.reset_bytes == 450 &&
+                    sum.reset_allocations == 8 && sum.cache_bytes == 409600 && sum.cache_allocations == 10);
+        free(js);
+        char *txt = run_report(m, &o, "text", NULL);
+        assert_non_null(strstr(txt, "LEAK SUMMARY: 25450 bytes leaked in 23 allocations from 2 call sites\n"));
+        free(txt);
+    }
+    model_free(m);
+}
+
 static void test_diff_per_rank(void **state)
 {
     (void)state;
@@ -332,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_diff_between_marks),
         cmocka_unit_test(test_ranks_kept_apart),
         cmocka_unit_test(test_diff_per_rank),
+        cmocka_unit_test(test_json_summary_every_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

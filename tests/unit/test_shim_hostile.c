@@ -16,7 +16,7 @@
 
 #include "test_shim_harness.h"
 
-#include <cuda.h>
+#include "culeak_cuda.h"
 
 #define HOSTILE_ALLOC 4096 /* client_hostile.c */
 

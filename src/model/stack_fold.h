@@ -1,8 +1,8 @@
-/* A stack as the console lists it (stack pane, PAUSED view, show, diff): innermost
- * first, each run of looked-through frames folded into one line so that the call site
- * and its callers fit in a few rows. Plain text, no curses. */
-#ifndef CULEAK_CONSOLE_STACK_TEXT_H
-#define CULEAK_CONSOLE_STACK_TEXT_H
+/* A stack as people read it (the console's stack pane, PAUSED view, show and diff; the
+ * HTML report's flame graph): innermost first, each run of looked-through frames folded
+ * into one line so that the call site and its callers fit in a few rows. */
+#ifndef CULEAK_STACK_FOLD_H
+#define CULEAK_STACK_FOLD_H
 
 #include "model.h"
 
@@ -21,5 +21,7 @@ size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack
 /* "  #3  fn at file:line", "> #3  ..." for the site,
  * "  ... 19 frames in libc10_cuda.so, libtorch_cuda.so (looked through)" for a fold. */
 char *stack_line_text(const struct stack_line *l, const struct model_frame *f, char *buf, size_t len);
+/* "19 frames in libc10_cuda.so, libtorch_cuda.so" for the folded frames f[0..count). */
+char *stack_fold_text(const struct model_frame *f, size_t count, char *buf, size_t len);
 
 #endif

@@ -1,5 +1,5 @@
-/* Folding looked-through frames out of the console's stacks (stack_text.h). */
-#include "stack_text.h"
+/* Folding looked-through frames out of stacks (stack_fold.h). */
+#include "stack_fold.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,10 +47,17 @@ char *stack_line_text(const struct stack_line *l, const struct model_frame *f, c
                  fr->inlined ? " (inlined)" : "");
         return buf;
     }
+    char fold[1024];
+    snprintf(buf, len, "  ... %s (looked through)", stack_fold_text(f + l->frame, l->count, fold, sizeof fold));
+    return buf;
+}
+
+char *stack_fold_text(const struct model_frame *f, size_t count, char *buf, size_t len)
+{
     /* the run's modules, each once, in the order the frames name them */
     const char *names[FOLD_NAMES];
     size_t nnames = 0, more = 0;
-    for (size_t i = l->frame; i < l->frame + l->count; i++) {
+    for (size_t i = 0; i < count; i++) {
         const char *name = base_name(f[i].module);
         size_t k = 0;
         while (k < nnames && strcmp(names[k], name) != 0)
@@ -62,10 +69,10 @@ char *stack_line_text(const struct stack_line *l, const struct model_frame *f, c
         else
             more = 1;
     }
-    int w = snprintf(buf, len, "  ... %zu frames in", l->count);
+    int w = snprintf(buf, len, "%zu frames in", count);
     for (size_t k = 0; k < nnames && w >= 0 && (size_t)w < len; k++)
         w += snprintf(buf + w, len - (size_t)w, "%s %s", k ? "," : "", names[k]);
-    if (w >= 0 && (size_t)w < len)
-        snprintf(buf + w, len - (size_t)w, "%s (looked through)", more ? ", ..." : "");
+    if (more && w >= 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, ", ...");
     return buf;
 }

@@ -1,0 +1,33 @@
+/* `export FILE.html`: the HTML report's page (timeline, flame graph, sites) of what the
+ * console's model holds; with a diff on between two marks' snapshots, the page opens on
+ * that comparison. */
+#include "console.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+void console_export_html(struct console *c, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    struct report_options o;
+    report_options_init(&o);
+    if (c->u.diff_active && c->u.diff_b[0]) { /* the page finds A and B among its marks */
+        o.what = REPORT_DIFF;
+        o.diff_a = c->u.diff_a;
+        o.diff_b = c->u.diff_b;
+    }
+    int rc = report_html(f, c->u.m, &o);
+    int err = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (rc != 0 || err)
+        ui_message(&c->u, 1, "cannot write %s%s%s", path, err ? ": " : "", err ? strerror(err) : "");
+    else
+        ui_message(&c->u, 0, "wrote %s (timeline, flame graph, sites; open it in a browser)", path);
+}

@@ -1,0 +1,80 @@
+/* Moments: per-unit live states kept at marks and at regular times (model.h), so that a
+ * picture of a recording can show any of them without replaying it. */
+#include "model_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FIRST_TICK_NS 10000000ull /* 10 ms: doubles whenever the moments are thinned */
+
+void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns)
+{
+    m->moments_max = max < 2 ? 2 : max;
+    m->moments_tick0 = first_tick_ns ? first_tick_ns : FIRST_TICK_NS;
+}
+
+/* Drops every other moment, keeping the newest, and doubles the tick interval. */
+static void thin(struct process *p)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < p->nmoments; i++) {
+        if ((p->nmoments - 1 - i) % 2 == 0)
+            p->moments[keep++] = p->moments[i];
+        else
+            state_free(&p->moments[i].st);
+    }
+    p->nmoments = keep;
+    p->tick_step *= 2;
+}
+
+static void take(struct model *m, struct process *p, unsigned kind, const char *label)
+{
+    if (!p->moments && !(p->moments = calloc(m->moments_max, sizeof *p->moments)))
+        return;
+    if (p->nmoments == m->moments_max)
+        thin(p);
+    struct moment *mo = &p->moments[p->nmoments];
+    if (state_capture(m, p, &mo->st) != 0)
+        return;
+    mo->kind = kind;
+    mo->label = label;
+    p->nmoments++;
+    p->next_tick = p->pub.last_t_ns + p->tick_step;
+}
+
+void moments_on_mark(struct model *m, struct process *p, const char *label)
+{
+    if (!p->tick_step)
+        p->tick_step = m->moments_tick0;
+    take(m, p, MODEL_MOMENT_MARK, label);
+}
+
+void moments_on_time(struct model *m, struct process *p, uint64_t t_ns)
+{
+    if (!p->tick_step) { /* the first event starts the clock */
+        p->tick_step = m->moments_tick0;
+        p->next_tick = t_ns + p->tick_step;
+        return;
+    }
+    take(m, p, MODEL_MOMENT_TICK, NULL);
+}
+
+void moments_free(struct process *p)
+{
+    for (size_t i = 0; i < p->nmoments; i++)
+        state_free(&p->moments[i].st);
+    free(p->moments);
+    p->moments = NULL;
+    p->nmoments = 0;
+}
+
+size_t model_moments(const struct model *m, int proc, struct model_moment *out, size_t max)
+{
+    const struct process *p = model_proc(m, proc);
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < p->nmoments && i < max; i++)
+        out[i] = (struct model_moment){(enum model_moment_kind)p->moments[i].kind, p->moments[i].label,
+                                       p->moments[i].st.t_ns, p->moments[i].st.seq};
+    return p->nmoments;
+}

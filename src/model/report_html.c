@@ -1,0 +1,221 @@
+/* The HTML report: one self-contained page (report_html.html, compiled in) with the
+ * picture of the model embedded as JSON; the page draws the timeline, the flame graph
+ * and the sites table itself. Nothing is fetched: no scripts, fonts or styles from
+ * elsewhere. */
+#include "json.h"
+#include "picture.h"
+#include "report_internal.h"
+#include "wire.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern const char culeak_report_html_page[]; /* report_html.html, made a C string by the build */
+
+#define DATA_SLOT "/*@CULEAK_DATA@*/"
+#define MAX_MARKS 20000
+
+static double ms_since(const struct model_process *p, uint64_t t_ns)
+{
+    return t_ns > p->start_monotonic_ns ? (double)(t_ns - p->start_monotonic_ns) / 1e6 : 0.0;
+}
+
+static void write_processes(FILE *f, struct model *m)
+{
+    fputs("\"processes\":[", f);
+    for (int i = 0; i < model_process_count(m); i++) {
+        const struct model_process *p = model_process(m, i);
+        fprintf(f, "%s{\"pid\":%" PRIu64 ",\"rank\":%d,\"exe\":", i ? "," : "", p->pid, p->rank);
+        json_write_cstr(f, p->exe);
+        fputs(",\"argv\":[", f);
+        for (size_t k = 0; k < p->argc; k++) {
+            if (k)
+                putc(',', f);
+            json_write_cstr(f, p->argv[k]);
+        }
+        fprintf(f, "],\"exited\":%s,\"exit_status\":", p->exited ? "true" : "false");
+        if (p->exit_status >= 0)
+            fprintf(f, "%d", p->exit_status >> 8 & 0xff);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"truncated\":%s}", p->truncated ? "true" : "false");
+    }
+    putc(']', f);
+}
+
+static void write_series(FILE *f, struct model *m)
+{
+    struct model_sample *s = malloc(4096 * sizeof *s);
+    fputs(",\"series\":[", f);
+    int first = 1;
+    for (int i = 0; s && i < model_process_count(m); i++) {
+        const struct model_process *p = model_process(m, i);
+        int dev[64];
+        int nd = model_devices(m, i, dev, 64);
+        nd = nd > 64 ? 64 : nd;
+        for (int k = -1; k < nd; k++) {
+            if (k >= 0 && nd < 2) /* one device: its line is the total's */
+                break;
+            size_t n = model_timeline(m, i, k < 0 ? MODEL_ALL : dev[k], s, 4096);
+            n = n > 4096 ? 4096 : n;
+            fprintf(f, "%s{\"proc\":%d,\"device\":%d,\"t\":[", first ? "" : ",", i, k < 0 ? -1 : dev[k]);
+            first = 0;
+            for (size_t j = 0; j < n; j++)
+                fprintf(f, "%s%.3f", j ? "," : "", ms_since(p, s[j].t_ns));
+            fputs("],\"bytes\":[", f);
+            for (size_t j = 0; j < n; j++)
+                fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].live_bytes);
+            fputs("],\"max\":[", f);
+            for (size_t j = 0; j < n; j++)
+                fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].max_bytes);
+            fputs("]}", f);
+        }
+    }
+    putc(']', f);
+    free(s);
+}
+
+static void write_marks(FILE *f, struct model *m)
+{
+    fputs(",\"marks\":[", f);
+    int first = 1;
+    for (int i = 0; i < model_process_count(m); i++) {
+        const struct model_process *p = model_process(m, i);
+        size_t n;
+        const struct model_mark *mk = model_marks(m, i, &n);
+        size_t step = n > MAX_MARKS ? (n + MAX_MARKS - 1) / MAX_MARKS : 1;
+        for (size_t k = 0; k < n; k += step) {
+            if (mk[k].flags & CULEAK_MARK_POP)
+                continue;
+            fprintf(f, "%s{\"proc\":%d,\"t\":%.3f,\"bytes\":%" PRIu64 ",\"label\":", first ? "" : ",", i,
+                    ms_since(p, mk[k].t_ns), mk[k].live_bytes);
+            json_write_cstr(f, mk[k].label);
+            putc('}', f);
+            first = 0;
+        }
+    }
+    fputs("],\"failures\":[", f);
+    size_t nf;
+    const struct model_failure *fl = model_failures(m, &nf);
+    for (size_t k = 0; k < nf; k++) {
+        const struct model_process *p = model_process(m, fl[k].proc);
+        fprintf(f, "%s{\"proc\":%d,\"t\":%.3f,\"size\":%" PRIu64 ",\"device\":%d,\"api\":\"%s\"}", k ? "," : "",
+                fl[k].proc, p ? ms_since(p, fl[k].t_ns) : 0.0, fl[k].size, fl[k].device, culeak_api_name(fl[k].api));
+    }
+    putc(']', f);
+}
+
+static void write_values(FILE *f, const char *open, const struct picture_value *v, size_t n)
+{
+    fputs(open, f);
+    for (size_t k = 0; k < n; k++)
+        fprintf(f, "%s%" PRIu32 ",%" PRIu64 ",%" PRIu64, k ? "," : "", v[k].key, v[k].bytes, v[k].count);
+    putc(']', f);
+}
+
+static void write_picture(FILE *f, struct model *m, const struct picture *pc)
+{
+    fputs(",\"names\":[", f);
+    for (size_t i = 0; i < pc->nnames; i++) {
+        if (i)
+            putc(',', f);
+        json_write_cstr(f, pc->names[i]);
+    }
+    fputs("],\"nodes\":[", f); /* parent, name, flags (1: folded, 2: a call site) */
+    for (size_t i = 0; i < pc->nnodes; i++)
+        fprintf(f, "%s%" PRIu32 ",%" PRIu32 ",%d", i ? "," : "", pc->nodes[i].parent, pc->nodes[i].name,
+                (pc->nodes[i].folded ? 1 : 0) | (pc->nodes[i].site ? 2 : 0));
+    fputs("],\"stacks\":[", f); /* proc, leaf node, site */
+    for (size_t i = 0; i < pc->nstacks; i++)
+        fprintf(f, "%s%d,%" PRIu32 ",%" PRIu32, i ? "," : "", pc->stacks[i].proc, pc->stacks[i].leaf,
+                pc->stacks[i].site);
+    fputs("],\"sites\":[", f);
+    for (size_t i = 0; i < pc->nsites; i++) {
+        const struct picture_site *s = &pc->sites[i];
+        fprintf(f, "%s{\"id\":%" PRIu32 ",\"text\":", i ? "," : "", s->id);
+        json_write_cstr(f, s->text);
+        fputs(",\"function\":", f);
+        json_write_cstr(f, s->function);
+        fputs(",\"file\":", f);
+        json_write_cstr(f, s->file);
+        fprintf(f, ",\"line\":%u,\"module\":", s->line);
+        json_write_cstr(f, s->module);
+        putc('}', f);
+    }
+    fputs("],\"moments\":[", f); /* v: stack, bytes, count, ...; s: site, bytes, count, ... */
+    for (size_t i = 0; i < pc->nmoments; i++) {
+        const struct picture_moment *mo = &pc->moments[i];
+        const struct model_process *p = model_process(m, mo->proc);
+        fprintf(f, "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"label\":", i ? "," : "",
+                mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes);
+        json_write_cstr(f, mo->label);
+        if (mo->has_stacks)
+            write_values(f, ",\"v\":[", pc->values + mo->first, mo->n);
+        write_values(f, ",\"s\":[", pc->values + mo->site_first, mo->site_n);
+        putc('}', f);
+    }
+    putc(']', f);
+}
+
+/* The page's data: JSON in which every '<' is escaped, so no string can end the script
+ * element that holds it. */
+static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    fputs("{\"version\":1,", f);
+    write_processes(f, m);
+    write_series(f, m);
+    write_marks(f, m);
+    write_picture(f, m, pc);
+    fputs(",\"diff\":", f);
+    if (o && o->what == REPORT_DIFF && o->diff_a && o->diff_b) {
+        fputs("{\"a\":", f);
+        json_write_cstr(f, o->diff_a);
+        fputs(",\"b\":", f);
+        json_write_cstr(f, o->diff_b);
+        putc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs("}", f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '<')
+            fputs("\\u003c", out);
+        else
+            putc(buf[i], out);
+    }
+    free(buf);
+    return 0;
+}
+
+int report_html(FILE *f, struct model *m, const struct report_options *o)
+{
+    struct picture pc;
+    struct picture_options po = {0};
+    if (o && o->what == REPORT_DIFF) { /* the page opens on A -> B: both keep their stacks */
+        po.labels[0] = o->diff_a;
+        po.labels[1] = o->diff_b;
+    }
+    if (picture_build(m, &po, &pc) != 0)
+        return -1;
+    const char *page = culeak_report_html_page, *slot = strstr(page, DATA_SLOT);
+    int rc = -1;
+    if (slot) {
+        fwrite(page, 1, (size_t)(slot - page), f);
+        rc = write_data(f, m, o, &pc);
+        fputs(slot + strlen(DATA_SLOT), f);
+    }
+    picture_free(&pc);
+    return rc || ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Conditional breakpoints driven end to end in tmux on the fake driver: `grows`, `live >`
+# and `count >` pause the job at exactly the allocations their condition names, more than
+# once, with the site's live bytes and the hit count on the PAUSED banner.
+set -u
+. "$(dirname "$0")/tmux_harness.sh" client_static
+
+# The job: connects to the console with one allocation freed at once, waits for $T/go (the
+# test sets its breakpoints meanwhile), then leaks 10 blocks of 1 MiB at the line marked LEAK.
+# (A process's first allocations reach the console before it can be told of breakpoints.)
+cat >"$T/job.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+
+typedef int (*fn)();
+int main(int argc, char **argv)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    fn init = (fn)dlsym(cuda, "cuInit"), get = (fn)dlsym(cuda, "cuDeviceGet"),
+       retain = (fn)dlsym(cuda, "cuDevicePrimaryCtxRetain"), current = (fn)dlsym(cuda, "cuCtxSetCurrent"),
+       alloc = (fn)dlsym(cuda, "cuMemAlloc_v2"), release = (fn)dlsym(cuda, "cuMemFree_v2");
+    int dev;
+    void *ctx;
+    unsigned long long d;
+    if (argc < 2 || init(0) || get(&dev, 0) || retain(&ctx, dev) || current(ctx) || alloc(&d, (size_t)4096) ||
+        release(d))
+        return 1;
+    while (access(argv[1], F_OK) != 0)
+        usleep(20000);
+    for (int i = 0; i < 10; i++)
+        if (alloc(&d, (size_t)1 << 20)) /* LEAK */
+            return 1;
+    puts("job: 10 blocks leaked");
+    return 0;
+}
+C
+cc -g -O0 -o "$T/job" "$T/job.c" -ldl || fail "cannot build the job"
+LEAK=job.c:$(grep -n "LEAK" "$T/job.c" | cut -d: -f1)
+gated_leak() {
+    rm -f "$T/go"
+    start -- "$T/job" "$T/go"
+    wait_for "1 proc (1 live)"
+}
+# paused ID HIT LIVE GROWTH: the banner of breakpoint ID's HIT-th pause, the site at LIVE
+paused() {
+    wait_for "PAUSED in cuMemAlloc_v2(1.00 MiB) - breakpoint $1 (hit $2)"
+    screen | grep -qF "site $3 live, $4 since break" ||
+        fail "breakpoint $1, hit $2: the site should hold $3 ($4 since break)"
+}
+
+# 1. grows 3MiB, set before the first allocation: pauses at +3, +6, +9 MiB, nowhere else
+gated_leak
+type_expect "break $LEAK grows 3MiB" "breakpoint 1 at $LEAK when grows 3.00 MiB"
+touch "$T/go"
+paused 1 1 "3.00 MiB" "+3.00 MiB"
+type_expect "continue" "breakpoint 1 (hit 2)"
+paused 1 2 "6.00 MiB" "+6.00 MiB"
+type_expect "continue" "breakpoint 1 (hit 3)"
+paused 1 3 "9.00 MiB" "+9.00 MiB"
+type_expect "continue" "EXITED (status 0)"
+type_expect "info breakpoints" "breakpoints listed in the output pane"
+screen | grep -qE "^1 +y +3  grows 3.00 MiB +$LEAK" || fail "info breakpoints: grows 3MiB should have 3 hits"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+
+# 2. live > 5MiB and count > 8 together: live > 5MiB pauses at every allocation past 5 MiB
+#    (6, 7 MiB) while count > 8 waits (the count, not the bytes, is compared); once
+#    breakpoint 1 is deleted (only it), count > 8 pauses at the 9th and 10th blocks
+gated_leak
+type_expect "break $LEAK live > 5MiB" "breakpoint 1 at $LEAK when live > 5.00 MiB"
+type_expect "break $LEAK count > 8" "breakpoint 2 at $LEAK when count > 8"
+touch "$T/go"
+paused 1 1 "6.00 MiB" "+6.00 MiB"
+type_expect "continue" "breakpoint 1 (hit 2)"
+paused 1 2 "7.00 MiB" "+7.00 MiB"
+type_expect "delete 1" "deleted breakpoint 1"
+type_expect "continue" "breakpoint 2 (hit 1)"
+paused 2 1 "9.00 MiB" "+9.00 MiB"
+type_expect "continue" "breakpoint 2 (hit 2)"
+paused 2 2 "10.0 MiB" "+10.0 MiB"
+type_expect "continue" "EXITED (status 0)"
+wait_for "LEAK SUMMARY: 10485760 bytes leaked in 10 allocations"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+echo "console breakpoints e2e ok"

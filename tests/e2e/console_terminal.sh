@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The output pane is a terminal: the job's colours (none with NO_COLOR), wide characters,
+# cursor movement and a line longer than the pane, at 80x24 and 120x40; search finds a
+# line that scrolled away.
+set -u
+. "$(dirname "$0")/tmux_harness.sh"
+ENVS="$ENVS LANG=C.UTF-8"
+
+tail=$(printf 'x%.0s' $(seq 1 693))TAIL700   # 700 columns, the marker at the very end
+cat >"$T/job.sh" <<JOB
+#!/bin/sh
+for i in \$(seq 1 30); do echo "filler \$i"; done
+echo FIND-ME-OLD
+for i in \$(seq 31 60); do echo "filler \$i"; done
+echo $tail
+printf 'ok \033[31mred\033[0m plain\n'
+printf 'wide \346\274\242\345\255\227 end\n'
+printf '12345\033[3D\033[KZ\n'
+echo READY
+exec sleep 600
+JOB
+chmod +x "$T/job.sh"
+
+for size in "80 24" "120 40"; do
+    start_sized $size -- "$T/job.sh"
+    wait_for "READY"
+    screen | grep -q "TAIL700" || fail "the end of the 700-column line is not in the pane ($size)"
+    screen | grep -q "wide 漢字 end" || fail "wide characters not shown ($size)"
+    screen | grep -q "^12Z$" || fail "cursor movement not applied ($size)"
+    screen | grep -q "12345" && fail "erased text still shown ($size)"
+    tmux capture-pane -e -p -t "$S" | grep -q $'ok \e\[31mred' || fail "the job's red is lost ($size)"
+    screen | grep -q "FIND-ME-OLD" && fail "the old line should have scrolled away ($size)"
+    type_line "search find-me-old"
+    wait_for "'find-me-old' at output line"
+    screen | grep -q "^FIND-ME-OLD" || fail "search did not bring the line into view ($size)"
+    type_line "search"
+    wait_for "no more: 'find-me-old' is not in the output above the last match"
+done
+
+ENVS="$ENVS NO_COLOR=1"
+start_sized 80 24 -- "$T/job.sh"
+wait_for "READY"
+tmux capture-pane -e -p -t "$S" | grep -q $'\e\[31m' && fail "NO_COLOR set, yet the job's red is drawn"
+screen | grep -q "ok red plain" || fail "the text of the coloured line is lost under NO_COLOR"
+echo "console terminal e2e ok"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# culeak's own CUDA declarations (src/cuda, used instead of the toolkit's headers) agree
+# with the CUDA toolkit's, where one is installed (CUDA_HOME, default /usr/local/cuda):
+# - typedefs and prototypes: tests/cuda_abi/declarations.c declares them again after the
+#   toolkit's own, which compiles only if each is the same;
+# - enumerator and macro values, struct and union sizes, alignments, member offsets and
+#   sizes, and the versioned name each unversioned one maps to: the program that
+#   tests/cuda_abi/layout.py writes prints the same built against either set of headers.
+# Without a toolkit there is nothing to compare with: it says so and passes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+inc=$CUDA_HOME/include
+for h in cuda.h cuda_runtime_api.h nvtx3/nvToolsExt.h; do
+    [ -f "$inc/$h" ] || { echo "cuda_abi: skipped: no $inc/$h (no CUDA toolkit to compare with)"; exit 0; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "cuda_abi: $*" >&2; exit 1; }
+
+cc -std=c11 -Wall -Werror -fsyntax-only -I"$inc" -Isrc/cuda tests/cuda_abi/declarations.c ||
+    fail "a typedef or prototype of src/cuda differs from $inc (compiler errors above)"
+
+python3 tests/cuda_abi/layout.py src/cuda/*.h >"$tmp/layout.c"
+mkdir "$tmp/ours" "$tmp/toolkit"
+printf '#include "culeak_cuda.h"\n#include "culeak_cudart.h"\n#include "culeak_nvtx.h"\n' >"$tmp/ours/layout_headers.h"
+printf '#define NVTX_NO_IMPL\n#include <cuda.h>\n#include <cuda_runtime_api.h>\n#include <nvtx3/nvToolsExt.h>\n' \
+    >"$tmp/toolkit/layout_headers.h"
+cc -std=c11 -w -I"$tmp/ours" -Isrc/cuda -o "$tmp/ours.bin" "$tmp/layout.c" || fail "layout program (src/cuda)"
+cc -std=c11 -w -I"$tmp/toolkit" -I"$inc" -o "$tmp/toolkit.bin" "$tmp/layout.c" ||
+    fail "layout program ($inc): a name src/cuda declares is missing there (errors above)"
+"$tmp/ours.bin" >"$tmp/ours.txt"
+"$tmp/toolkit.bin" >"$tmp/toolkit.txt"
+diff "$tmp/ours.txt" "$tmp/toolkit.txt" >"$tmp/diff" || { cat "$tmp/diff"; fail "src/cuda (<) differs from $inc (>)"; }
+n() { grep -c "^$1 " "$tmp/ours.txt" || true; }
+[ "$(n value)" -gt 50 ] && [ "$(n size)" -gt 10 ] && [ "$(n maps)" -gt 10 ] || fail "too little compared: $(wc -l <"$tmp/ours.txt") lines"
+echo "cuda_abi: $(n value) values, $(n size) structs and unions ($(n member) members), $(n maps) name mappings agree with $inc"

@@ -1,0 +1,306 @@
+/* Pictures (picture.h, report --format html): moments kept at marks and ticks and thinned
+ * when full, per-stack values that add up, the frame tree, merged small stacks, several
+ * processes, and the page's embedded data. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "picture.h"
+#include "report.h"
+#include "stream_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define APP "/opt/app/bin/app"
+#define MIB (1u << 20)
+
+static void feed(struct model *m, struct sb *b)
+{
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+}
+
+/* Stack 2 grows 1 MiB per iteration, stack 3 allocates and frees in each one, stack 4
+ * holds 5 MiB from the start; a mark ends each of `iterations`. */
+static struct sb *job(uint64_t pid, int iterations)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100); /* main */
+    sb_frame(b, 2, 1, 0x400200);
+    sb_frame(b, 3, 1, 0x400300);
+    sb_frame(b, 4, 1, 0x400400);
+    uint64_t seq = 1;
+    sb_alloc(b, seq++, 4, 0x900000, 5 * MIB);
+    for (int i = 1; i <= iterations; i++) {
+        sb_alloc(b, seq++, 2, 0x100000 + (uint64_t)i * 0x1000, MIB);
+        sb_alloc(b, seq++, 3, 0x800000, 3 * MIB);
+        sb_free_dev(b, seq++, 3, 0x800000);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        sb_mark(b, seq++, label);
+    }
+    sb_exit(b, seq);
+    return b;
+}
+
+static const struct picture_value *value_of(const struct picture *p, const struct picture_moment *mo, uint64_t stack)
+{
+    for (size_t k = 0; k < mo->n; k++)
+        if (p->stacks[p->values[mo->first + k].key].stack == stack)
+            return &p->values[mo->first + k];
+    return NULL;
+}
+
+static const struct picture_moment *find_moment(const struct picture *p, int proc, enum picture_moment_kind kind,
+                                                const char *label)
+{
+    for (size_t i = 0; i < p->nmoments; i++) {
+        const struct picture_moment *mo = &p->moments[i];
+        if (mo->proc == proc && mo->kind == kind && (!label || (mo->label && !strcmp(mo->label, label))))
+            return mo;
+    }
+    return NULL;
+}
+
+static void test_moments_at_marks(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job(10, 5));
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    for (int i = 1; i <= 5; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        const struct picture_moment *mo = find_moment(&p, 0, PICTURE_MARK, label);
+        assert_non_null(mo);
+        assert_int_equal(value_of(&p, mo, 2)->bytes, (uint64_t)i * MIB);
+        assert_int_equal(value_of(&p, mo, 2)->count, (uint64_t)i);
+        assert_int_equal(value_of(&p, mo, 4)->bytes, 5 * MIB);
+        assert_null(value_of(&p, mo, 3)); /* freed before each mark */
+        assert_int_equal(mo->bytes, (uint64_t)(i + 5) * MIB);
+    }
+    const struct picture_moment *peak = find_moment(&p, 0, PICTURE_PEAK, NULL);
+    assert_int_equal(peak->bytes, 13 * MIB); /* 4 grown + 5 held + 3 churned, inside iteration 5 */
+    assert_int_equal(value_of(&p, peak, 3)->bytes, 3 * MIB);
+    const struct picture_moment *leaks = find_moment(&p, 0, PICTURE_LEAKS, NULL);
+    assert_int_equal(leaks->bytes, 10 * MIB);
+    assert_non_null(find_moment(&p, 0, PICTURE_END, NULL));
+    for (size_t i = 1; i < p.nmoments; i++) /* in time order */
+        assert_true(p.moments[i - 1].t_ns <= p.moments[i].t_ns);
+    picture_free(&p);
+    model_free(m);
+}
+
+static void test_moments_thinned_when_full(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 4, 1000000000000ull); /* ticks never come: marks only */
+    feed(m, job(10, 10));
+    struct model_moment mm[8];
+    size_t n = model_moments(m, 0, mm, 8);
+    assert_int_equal(n, 4);
+    assert_string_equal(mm[3].label, "iteration 10"); /* the newest stays */
+    for (size_t i = 1; i < n; i++)
+        assert_true(mm[i - 1].t_ns < mm[i].t_ns);
+    /* every other one dropped twice over: the oldest kept is no longer iteration 1 */
+    assert_string_not_equal(mm[0].label, "iteration 1");
+    model_free(m);
+}
+
+static void test_ticks_without_marks(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 16, 5000); /* a tick every 5 us of process time: events are 1 us apart */
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    for (uint64_t i = 1; i <= 40; i++)
+        sb_alloc(b, i, 1, 0x100000 + i * 0x1000, 4096);
+    sb_exit(b, 41);
+    feed(m, b);
+    struct model_moment mm[16];
+    size_t n = model_moments(m, 0, mm, 16);
+    assert_true(n >= 3 && n <= 16);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(mm[i].kind, MODEL_MOMENT_TICK);
+    model_free(m);
+}
+
+/* Each stack's leaf leads to the root; values add up to the moment's bytes. */
+static void test_frame_tree(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job(10, 3));
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    assert_int_equal(p.nstacks, 3);
+    assert_true(p.nnodes >= 5); /* root, main, three sites */
+    uint32_t main_node = UINT32_MAX;
+    for (size_t i = 0; i < p.nstacks; i++) {
+        uint32_t leaf = p.stacks[i].leaf;
+        assert_true(p.nodes[leaf].site);
+        uint32_t parent = p.nodes[leaf].parent;
+        if (main_node == UINT32_MAX)
+            main_node = parent;
+        assert_int_equal(parent, main_node); /* the three sites share main's node */
+        assert_int_equal(p.nodes[main_node].parent, 0);
+        assert_non_null(strstr(p.sites[p.stacks[i].site].text, "app"));
+    }
+    for (size_t i = 0; i < p.nmoments; i++) {
+        const struct picture_moment *mo = &p.moments[i];
+        uint64_t sum = 0, site_sum = 0;
+        for (size_t k = 0; k < mo->n; k++)
+            sum += p.values[mo->first + k].bytes;
+        for (size_t k = 0; k < mo->site_n; k++)
+            site_sum += p.values[mo->site_first + k].bytes;
+        assert_true(mo->has_stacks);
+        assert_int_equal(sum, mo->bytes);
+        assert_int_equal(site_sum, mo->bytes);
+        assert_int_equal(mo->site_n, mo->n); /* here each stack is its own site */
+    }
+    picture_free(&p);
+    model_free(m);
+}
+
+/* Stacks are kept at an even spread of the marks, the newest and the named ones; every
+ * moment keeps its bytes per site. */
+static void test_stacks_at_some_moments(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 1000000000000ull);
+    feed(m, job(10, 9));
+    struct picture p;
+    struct picture_options o = {.stack_moments = 3, .labels = {"iteration 2", NULL}};
+    assert_int_equal(picture_build(m, &o, &p), 0);
+    int with = 0;
+    for (int i = 1; i <= 9; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        const struct picture_moment *mo = find_moment(&p, 0, PICTURE_MARK, label);
+        assert_non_null(mo);
+        with += mo->has_stacks;
+        if (i == 9 || i == 2)
+            assert_true(mo->has_stacks);
+        if (!mo->has_stacks)
+            assert_int_equal(mo->n, 0);
+        assert_int_equal(mo->site_n, 2); /* the grown and the held site */
+        assert_int_equal(mo->bytes, (uint64_t)(i + 5) * MIB);
+    }
+    assert_int_equal(with, 4); /* three spread, one named */
+    assert_true(find_moment(&p, 0, PICTURE_PEAK, NULL)->has_stacks);
+    picture_free(&p);
+    model_free(m);
+}
+
+static void test_small_stacks_merged(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job(10, 3));
+    struct picture p;
+    struct picture_options o = {.max_stacks = 1};
+    assert_int_equal(picture_build(m, &o, &p), 0);
+    assert_int_equal(p.nstacks, 2); /* the biggest (5 MiB held) and the other two merged */
+    assert_int_equal(p.stacks[0].stack, 4);
+    assert_int_equal(p.stacks[1].stack, UINT64_MAX);
+    const struct picture_moment *leaks = find_moment(&p, 0, PICTURE_LEAKS, NULL);
+    assert_int_equal(leaks->bytes, 8 * MIB); /* unchanged by merging */
+    /* at the peak both merged stacks held memory: one value holds the two */
+    const struct picture_moment *peak = find_moment(&p, 0, PICTURE_PEAK, NULL);
+    assert_int_equal(peak->n, 2);
+    assert_int_equal(value_of(&p, peak, UINT64_MAX)->bytes, 6 * MIB);
+    picture_free(&p);
+    model_free(m);
+}
+
+static void test_processes_apart(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job(10, 2));
+    feed(m, job(11, 4));
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    assert_int_equal(p.nstacks, 6); /* the same stack ids, one set per process */
+    assert_int_equal(find_moment(&p, 0, PICTURE_LEAKS, NULL)->bytes, 7 * MIB);
+    assert_int_equal(find_moment(&p, 1, PICTURE_LEAKS, NULL)->bytes, 9 * MIB);
+    uint32_t roots[2] = {UINT32_MAX, UINT32_MAX};
+    for (size_t i = 0; i < p.nstacks; i++) { /* each process's stacks hang under its own root */
+        uint32_t k = p.stacks[i].leaf;
+        while (p.nodes[k].parent != 0)
+            k = p.nodes[k].parent;
+        int proc = p.stacks[i].proc;
+        if (roots[proc] == UINT32_MAX)
+            roots[proc] = k;
+        assert_int_equal(roots[proc], k);
+    }
+    assert_int_not_equal(roots[0], roots[1]);
+    assert_non_null(strstr(p.names[p.nodes[roots[1]].name], "process 11"));
+    picture_free(&p);
+    model_free(m);
+}
+
+/* The page: the data is in, nothing can end its script element early, nothing is fetched. */
+static void test_page(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    struct sb *b = job(10, 3);
+    feed(m, b);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct report_options o;
+    report_options_init(&o);
+    assert_int_equal(report_html(f, m, &o), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "<!DOCTYPE html>"));
+    const char *data = strstr(buf, "id=\"culeak-data\">");
+    assert_non_null(data);
+    const char *end = strstr(data, "</script>");
+    assert_non_null(end);
+    assert_non_null(strstr(data, "\"version\":1"));
+    assert_non_null(strstr(data, "\"label\":\"iteration 3\""));
+    for (const char *c = data + strlen("id=\"culeak-data\">"); c < end; c++)
+        assert_int_not_equal(*c, '<');
+    assert_null(strstr(buf, "src="));
+    assert_null(strstr(buf, "href="));
+    assert_null(strstr(buf, "url("));
+    assert_null(strstr(buf, "@import"));
+    free(buf);
+    model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_moments_at_marks),
+        cmocka_unit_test(test_moments_thinned_when_full),
+        cmocka_unit_test(test_ticks_without_marks),
+        cmocka_unit_test(test_frame_tree),
+        cmocka_unit_test(test_stacks_at_some_moments),
+        cmocka_unit_test(test_small_stacks_merged),
+        cmocka_unit_test(test_processes_apart),
+        cmocka_unit_test(test_page),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,365 @@
+/* Growth suspects from synthetic streams: a growing site is one, a churning site and a
+ * site that goes up and down are not; the forecast's arithmetic and words; fewer marks
+ * than the window; processes kept apart; marks of other labels left out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model.h"
+#include "stream_builder.h"
+#include "suspects.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define APP "/opt/app/bin/app"
+#define CUDART "/usr/lib/libcudart.so.12"
+#define APP_BASE 0x555500000000ull
+#define CUDART_BASE 0x7f0000000000ull
+#define A(off) (APP_BASE + (off))
+#define C(off) (CUDART_BASE + (off))
+
+/* Three sites, each reached by one stack: GROW (stack 2, app+0x200), CHURN (stack 4,
+ * app+0x300), UPDOWN (stack 6, app+0x400). */
+enum { GROW = 2, CHURN = 4, UPDOWN = 6 };
+
+static struct sb *prefix(uint64_t pid)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_module(b, CUDART, CUDART_BASE, 0, 0x100000);
+    sb_frame(b, 1, 0, A(0x200));
+    sb_frame(b, 2, 1, C(0x50));
+    sb_frame(b, 3, 0, A(0x300));
+    sb_frame(b, 4, 3, C(0x50));
+    sb_frame(b, 5, 0, A(0x400));
+    sb_frame(b, 6, 5, C(0x50));
+    return b;
+}
+
+/* A MARK dt_ns after the previous record; mem_total 0: without the device's memory. */
+static void mark_at(struct sb *b, uint64_t seq, uint64_t dt_ns, const char *label, uint64_t mem_free,
+                    uint64_t mem_total)
+{
+    sb_u(b, seq);
+    sb_u(b, dt_ns);
+    sb_u(b, 7);
+    sb_s(b, label);
+    sb_u(b, 0);
+    if (mem_total) {
+        sb_z(b, 0);
+        sb_u(b, mem_free);
+        sb_u(b, mem_total);
+    }
+    sb_end(b, CULEAK_REC_MARK);
+}
+
+static int load(struct model *m, struct sb *b)
+{
+    struct model_stream *s = model_stream_open(m);
+    assert_non_null(s);
+    int rc = model_stream_feed(s, b->buf, b->n);
+    if (rc == MODEL_FEED_OK)
+        rc = model_stream_finish(s);
+    model_stream_close(s);
+    return rc;
+}
+
+static struct model *new_model(void)
+{
+    struct model_options o = {.no_default_skips = 1, .skip_modules = "libcudart*"};
+    struct model *m = model_new(&o);
+    assert_non_null(m);
+    return m;
+}
+
+/* Iteration i: GROW keeps 4 KiB; CHURN allocates 1 MiB and frees it; UPDOWN goes up and
+ * down in a sawtooth: 0, 32 KiB, 64 KiB, 0, ... at the marks, which rises at 7 of the
+ * last 10 intervals and ends higher than 10 marks ago. Then the mark "iteration i". */
+struct job {
+    uint64_t seq, addr;
+    uint64_t updown[2];
+    int nupdown;
+};
+
+static void iteration(struct sb *b, struct job *j, int i, uint64_t mark_dt, uint64_t mem_free, uint64_t mem_total)
+{
+    sb_alloc(b, ++j->seq, GROW, j->addr += 0x10000, 4096);
+    uint64_t churn = j->addr += 0x100000;
+    sb_alloc(b, ++j->seq, CHURN, churn, 1 << 20);
+    sb_free_dev(b, ++j->seq, CHURN, churn);
+    if (i % 3 == 0) {
+        while (j->nupdown > 0)
+            sb_free_dev(b, ++j->seq, UPDOWN, j->updown[--j->nupdown]);
+    } else {
+        sb_alloc(b, ++j->seq, UPDOWN, j->updown[j->nupdown++] = j->addr += 0x10000, 32768);
+    }
+    char label[32];
+    snprintf(label, sizeof label, "iteration %d", i);
+    mark_at(b, ++j->seq, mark_dt, label, mem_free, mem_total);
+}
+
+static struct sb *job_stream(uint64_t pid, int iterations, uint64_t mem_free, uint64_t mem_total)
+{
+    struct sb *b = prefix(pid);
+    struct job j = {.addr = 0x7000000000ull};
+    for (int i = 0; i < iterations; i++)
+        iteration(b, &j, i, 300000000ull, mem_free, mem_total);
+    return b;
+}
+
+static void test_only_growth_is_suspect(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = job_stream(100, 12, 1ull << 30, 2ull << 30);
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 1);
+    const struct model_suspect *x = &s.v[0];
+    assert_non_null(strstr(x->text, "app+0x200"));
+    assert_int_equal(x->kind, MODEL_KIND_DEVICE_MEMORY);
+    assert_int_equal(x->per_mark, 4096);
+    assert_int_equal(x->intervals, MODEL_SUSPECT_WINDOW);
+    assert_int_equal(x->rises, MODEL_SUSPECT_WINDOW);
+    assert_int_equal(x->marks, 12);
+    assert_int_equal(x->live_bytes, 12 * 4096);
+    assert_string_equal(x->series, "iteration #");
+    assert_string_equal(x->last_label, "iteration 11");
+    /* its lowest: the first mark, one block */
+    assert_int_equal(x->since_bytes, 4096);
+    assert_string_equal(x->since_label, "iteration 0");
+    assert_int_equal(x->since_marks, 11);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
+static void test_since_is_the_last_low_mark(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    struct job j = {.addr = 0x7000000000ull};
+    /* a steady block for 4 marks, then growth for 12: since the last steady mark, which
+     * has left the window */
+    sb_alloc(b, ++j.seq, GROW, j.addr += 0x10000, 8192);
+    for (int i = 0; i < 16; i++) {
+        if (i >= 4)
+            sb_alloc(b, ++j.seq, GROW, j.addr += 0x10000, 1024);
+        char label[32];
+        snprintf(label, sizeof label, "step %d", i);
+        mark_at(b, ++j.seq, 1000000, label, 0, 0);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.v[0].since_label, "step 3");
+    assert_int_equal(s.v[0].since_marks, 12);
+    assert_int_equal(s.v[0].since_bytes, 8192);
+    assert_int_equal(s.v[0].live_bytes, 8192 + 12 * 1024);
+    assert_int_equal(s.v[0].window_bytes, 8192 + 2 * 1024);
+    assert_string_equal(s.v[0].series, "step #");
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
+static void test_fewer_marks_than_window(void **state)
+{
+    (void)state;
+    /* 4 marks = 3 intervals: no verdict yet */
+    struct model *m = new_model();
+    struct sb *b = job_stream(100, 4, 0, 0);
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 0);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+
+    /* 5 marks = 4 intervals, all rising: a suspect over a window of 4 */
+    m = new_model();
+    b = job_stream(100, 5, 0, 0);
+    assert_int_equal(load(m, b), 0);
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.v[0].intervals, 4);
+    assert_int_equal(s.v[0].rises, 4);
+    assert_int_equal(s.v[0].per_mark, 4096);
+    assert_string_equal(s.v[0].since_label, "iteration 0"); /* 0 bytes just before it */
+    assert_int_equal(s.v[0].forecast, 0); /* the marks carried no device memory */
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+
+    /* 6 marks = 5 intervals, one of them flat: 4 of 5 rose (ceil 0.8 * 5 = 4): a suspect;
+     * two flat: not one */
+    for (int flats = 1; flats <= 2; flats++) {
+        m = new_model();
+        b = prefix(100);
+        struct job j = {.addr = 0x7000000000ull};
+        for (int i = 0; i < 6; i++) {
+            if (i == 0 || i > flats)
+                sb_alloc(b, ++j.seq, GROW, j.addr += 0x10000, 4096);
+            char label[32];
+            snprintf(label, sizeof label, "iteration %d", i);
+            mark_at(b, ++j.seq, 1000000, label, 0, 0);
+        }
+        assert_int_equal(load(m, b), 0);
+        assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+        assert_int_equal(s.n, flats == 1 ? 1 : 0);
+        model_suspects_free(&s);
+        sb_free(b);
+        model_free(m);
+    }
+}
+
+static void test_forecast(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    /* 1 GiB free, +4 KiB per 0.3 s iteration: 262,144 iterations, ~78,643 s */
+    struct sb *b = job_stream(100, 12, 1ull << 30, 80ull << 30);
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    const struct model_suspect *x = &s.v[0];
+    assert_int_equal(x->forecast, 1);
+    assert_int_equal(x->device, 0);
+    assert_int_equal(x->free_bytes, 1ull << 30);
+    assert_int_equal(x->total_bytes, 80ull << 30);
+    assert_true(x->interval_s > 0.2999 && x->interval_s < 0.3001);
+    assert_true(x->fill_marks == 262144.0);
+    /* the events of an iteration add a few microseconds to the 0.3 s between marks */
+    assert_true(x->fill_s > 78643.0 && x->fill_s < 78645.0);
+    char buf[256];
+    model_suspect_forecast(x, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each), this site fills device 0 in ~260,000 "
+                             "iterations (~21.8 h)");
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+
+    /* the words alone */
+    model_format_count(buf, sizeof buf, 41234);
+    assert_string_equal(buf, "~41,000");
+    model_format_count(buf, sizeof buf, 7);
+    assert_string_equal(buf, "~7");
+    model_format_count(buf, sizeof buf, 3456789);
+    assert_string_equal(buf, "~3.5 million");
+    model_format_duration(buf, sizeof buf, 3.4 * 3600);
+    assert_string_equal(buf, "~3.4 h");
+    model_format_duration(buf, sizeof buf, 42);
+    assert_string_equal(buf, "~42 s");
+    model_format_duration(buf, sizeof buf, 600);
+    assert_string_equal(buf, "~10 min");
+    model_format_duration(buf, sizeof buf, 3 * 86400);
+    assert_string_equal(buf, "~3.0 days");
+    model_format_size(buf, sizeof buf, 16384);
+    assert_string_equal(buf, "16.0 KiB");
+    model_format_size(buf, sizeof buf, 4.0 * 1048576);
+    assert_string_equal(buf, "4.00 MiB");
+    model_format_size(buf, sizeof buf, 100);
+    assert_string_equal(buf, "100 B");
+
+    /* a device with nothing free, and one whose memory is unknown */
+    struct model_suspect full = {.per_mark = 4096, .interval_s = 0.3, .forecast = 1, .device = 1};
+    model_suspect_forecast(&full, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each); device 1 has no free memory left");
+    full.forecast = 0;
+    model_suspect_forecast(&full, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each); the device's free memory is unknown");
+}
+
+static void test_processes_kept_apart(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    /* process 100 leaks at GROW; process 200 uses the same site but frees it each time,
+     * and leaks at UPDOWN's site instead, 8 KiB an iteration */
+    struct sb *a = job_stream(100, 12, 0, 0);
+    struct sb *b = prefix(200);
+    uint64_t seq = 0, addr = 0x7000000000ull;
+    for (int i = 0; i < 12; i++) {
+        sb_alloc(b, ++seq, GROW, addr += 0x10000, 4096);
+        sb_free_dev(b, ++seq, GROW, addr);
+        sb_alloc(b, ++seq, UPDOWN, addr += 0x10000, 8192);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, 1000000, label, 0, 0);
+    }
+    assert_int_equal(load(m, a), 0);
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 2);
+    /* fastest first */
+    assert_int_equal(s.v[0].proc, 1);
+    assert_non_null(strstr(s.v[0].text, "app+0x400"));
+    assert_int_equal(s.v[0].per_mark, 8192);
+    assert_int_equal(s.v[1].proc, 0);
+    assert_non_null(strstr(s.v[1].text, "app+0x200"));
+    assert_int_equal(s.v[1].per_mark, 4096);
+    model_suspects_free(&s);
+    /* one process asked for */
+    assert_int_equal(model_suspects(m, 1, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.v[0].proc, 1);
+    model_suspects_free(&s);
+    sb_free(a);
+    sb_free(b);
+    model_free(m);
+}
+
+static void test_other_marks_and_pops_left_out(void **state)
+{
+    (void)state;
+    /* between iteration marks, "forward"/"backward" marks and range pops: the iteration
+     * series still sees growth at every interval */
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    uint64_t seq = 0, addr = 0x7000000000ull;
+    for (int i = 0; i < 12; i++) {
+        mark_at(b, ++seq, 1000, "forward", 0, 0);
+        sb_alloc(b, ++seq, GROW, addr += 0x10000, 4096);
+        sb_u(b, ++seq); /* a range pop */
+        sb_u(b, 1000);
+        sb_u(b, 7);
+        sb_s(b, "");
+        sb_u(b, CULEAK_MARK_POP);
+        sb_end(b, CULEAK_REC_MARK);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, 1000000, label, 0, 0);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    /* both series see it; it is reported once */
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.v[0].marks, 12);
+    assert_int_equal(s.v[0].per_mark, 4096);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_only_growth_is_suspect),
+        cmocka_unit_test(test_since_is_the_last_low_mark),
+        cmocka_unit_test(test_fewer_marks_than_window),
+        cmocka_unit_test(test_forecast),
+        cmocka_unit_test(test_processes_kept_apart),
+        cmocka_unit_test(test_other_marks_and_pops_left_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
