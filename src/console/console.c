@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -603,8 +604,21 @@ static int run_loop(struct console *c)
     static uint8_t buf[1 << 16];
     int report_done = 0;
     double next_tick = 0;
+    struct pollfd *fds = NULL;
+    size_t *map = NULL, cap = 0; /* map: the connection of each polled descriptor */
     while (!c->quit) {
-        struct pollfd fds[4 + 1024];
+        if (cap < c->nconns + 4) { /* one slot per connection, however many connect */
+            size_t ncap = (c->nconns + 4) * 2;
+            struct pollfd *nfds = realloc(fds, ncap * sizeof *nfds);
+            if (nfds)
+                fds = nfds;
+            size_t *nmap = realloc(map, ncap * sizeof *nmap);
+            if (nmap)
+                map = nmap;
+            if (!nfds || !nmap)
+                break;
+            cap = ncap;
+        }
         size_t nf = 0;
         fds[nf++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = sigpipe_fd[0], .events = POLLIN};
@@ -618,8 +632,7 @@ static int run_loop(struct console *c)
             fds[nf++] = (struct pollfd){.fd = c->srv.lfd, .events = POLLIN};
         }
         conn0 = nf;
-        size_t map[1024];
-        for (size_t i = 0; i < c->nconns && nf < sizeof fds / sizeof *fds; i++) {
+        for (size_t i = 0; i < c->nconns; i++) {
             if (c->conns[i]->fd < 0)
                 continue;
             map[nf - conn0] = i;
@@ -720,6 +733,8 @@ static int run_loop(struct console *c)
             next_tick = now + 0.1; /* at most ten frames a second */
         }
     }
+    free(fds);
+    free(map);
     return 0;
 }
 
@@ -821,6 +836,13 @@ int console_main(const struct console_options *opt)
             ui_message(&c->u, 1, "%s", err);
             c->job.exited = 1;
         } else {
+            /* every process of the job holds a connection: the console may need many
+             * descriptors (raised for the console only, the job started with its own) */
+            struct rlimit rl;
+            if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+            }
             char line[1300];
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
             outbuf_add_line(&c->u.out, line);
