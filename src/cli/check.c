@@ -38,7 +38,9 @@ static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 /* Loads every recording in dir (one per traced process), then removes them. In name
  * order, so that the processes of a job come in the same order from run to run. */
-static int load_dir(struct model *m, const char *dir)
+/* Loads every recording of dir into m (and removes them); *damaged counts those cut off
+ * or unreadable. Returns the number of files, -1 when dir cannot be read. */
+static int load_dir(struct model *m, const char *dir, int *damaged)
 {
     struct dirent **names;
     int n = scandir(dir, &names, not_hidden, alphasort);
@@ -52,6 +54,7 @@ static int load_dir(struct model *m, const char *dir)
             fprintf(stderr, "culeak: warning: %s\n", err);
         else if (r < 0)
             fprintf(stderr, "culeak: %s\n", err);
+        *damaged += r != 0;
         unlink(path);
         free(names[k]);
     }
@@ -142,7 +145,25 @@ int cmd_check(int argc, char **argv)
     struct model *m = model_new(&mo);
     if (!m)
         return 2;
-    int loaded = load_dir(m, dir);
+    int damaged = 0;
+    int loaded = load_dir(m, dir, &damaged);
+    /* A recording that ends before its process did (killed with SIGKILL, or cut off:
+     * a full disk) makes an incomplete report: check never passes on one. */
+    int incomplete = damaged;
+    for (int p = 0; p < model_process_count(m); p++) {
+        const struct model_process *mp = model_process(m, p);
+        if (!mp->exited && !mp->truncated && !mp->corrupt) {
+            fprintf(stderr, "culeak: the recording of process %llu ends before the process did (killed with "
+                            "SIGKILL, or the recording could not be written)\n",
+                    (unsigned long long)mp->pid);
+            incomplete++;
+        }
+    }
+    if (incomplete && model_process_count(m) == 0) {
+        fprintf(stderr, "culeak check: no recording could be read: no leak report\n");
+        model_free(m);
+        return 2;
+    }
     if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
         fprintf(stderr, "culeak: no recording was written: %s made no CUDA calls culeak saw\n", argv[i]);
@@ -174,5 +195,12 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "culeak: the report could not be made\n");
         return 2;
     }
-    return sum.allocations ? (int)error_exit : program_status;
+    if (sum.allocations)
+        return (int)error_exit;
+    if (incomplete) {
+        fprintf(stderr, "culeak check: %d recording%s incomplete: the report above may miss leaks\n", incomplete,
+                incomplete == 1 ? " is" : "s are");
+        return 2;
+    }
+    return program_status;
 }

@@ -2,12 +2,16 @@
  * with the process. Each such end writes it out first:
  *   _exit, _Exit   exported here (os._exit and a forked child's _exit come through them);
  *                  libc's own exit() runs the shim's destructor instead
- *   exec*          exported here: the buffer is written, then the real call runs
+ *   exec*          exported here: the buffer is written, then the real call runs (a
+ *                  failed exec leaves the EXIT record in place; the process traces on)
  *   fatal signals  a handler, installed only where the program left the default action,
  *                  writes the buffer, restores the default and raises the signal again, so
  *                  the program dies of it as it would have (status, core dump)
- * Locks are taken with a deadline: the end may interrupt a thread inside the shim. */
+ * Each writes an EXIT record saying how the process ended, so a recording without one was
+ * cut short (SIGKILL, a full disk). Locks are taken with a deadline: the end may interrupt
+ * a thread inside the shim. A vfork child shares its parent's stream: it writes nothing. */
 #include "shim.h"
+#include "wire.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -18,11 +22,14 @@
 
 #define ABRUPT_FLUSH_MS 200
 
-static void flush_now(void)
+static pid_t owner; /* the process whose stream this is: not a vfork child sharing it */
+
+/* Writes the buffer out, with an EXIT record of reason (how the recording ends). */
+static void end_now(unsigned reason)
 {
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
-    if (s == CULEAK_ACTIVE)
-        culeak_stream_flush_abrupt(ABRUPT_FLUSH_MS);
+    if (s == CULEAK_ACTIVE && (pid_t)syscall(SYS_getpid) == owner)
+        culeak_stream_end_abrupt(reason, ABRUPT_FLUSH_MS);
 }
 
 /* ---- fatal signals ---- */
@@ -34,7 +41,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
 {
     (void)info;
     (void)uc;
-    flush_now();
+    end_now(CULEAK_EXIT_SIGNAL);
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
@@ -45,6 +52,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
 
 void culeak_abrupt_end_arm(void)
 {
+    owner = (pid_t)syscall(SYS_getpid);
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
         struct sigaction old;
         if (sigaction(fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
@@ -60,14 +68,14 @@ void culeak_abrupt_end_arm(void)
 
 CULEAK_EXPORT void _exit(int status)
 {
-    flush_now();
+    end_now(CULEAK_EXIT_QUICK);
     for (;;)
         syscall(SYS_exit_group, status);
 }
 
 CULEAK_EXPORT void _Exit(int status)
 {
-    flush_now();
+    end_now(CULEAK_EXIT_QUICK);
     for (;;)
         syscall(SYS_exit_group, status);
 }
@@ -83,42 +91,42 @@ static void *real(const char *name) { return culeak_real_dlsym(RTLD_NEXT, name);
 
 CULEAK_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     execve_fn f = (execve_fn)real("execve");
     return f ? f(path, argv, envp) : (int)syscall(SYS_execve, path, argv, envp);
 }
 
 CULEAK_EXPORT int execv(const char *path, char *const argv[])
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     execv_fn f = (execv_fn)real("execv");
     return f ? f(path, argv) : -1;
 }
 
 CULEAK_EXPORT int execvp(const char *file, char *const argv[])
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     execv_fn f = (execv_fn)real("execvp");
     return f ? f(file, argv) : -1;
 }
 
 CULEAK_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     execve_fn f = (execve_fn)real("execvpe");
     return f ? f(file, argv, envp) : -1;
 }
 
 CULEAK_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     fexecve_fn f = (fexecve_fn)real("fexecve");
     return f ? f(fd, argv, envp) : -1;
 }
 
 CULEAK_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    flush_now();
+    end_now(CULEAK_EXIT_EXEC);
     execveat_fn f = (execveat_fn)real("execveat");
     return f ? f(dirfd, path, argv, envp, flags) : -1;
 }

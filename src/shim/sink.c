@@ -7,8 +7,11 @@
  * away cannot be reopened, and tracing stops with a message. */
 #include "shim.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,4 +82,31 @@ int culeak_sink_fd(void)
     }
     K.fd = move_high(fd);
     return K.fd;
+}
+
+ssize_t culeak_sink_write(const void *p, size_t n)
+{
+    int fd = culeak_sink_fd();
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (K.is_socket)
+        return send(fd, p, n, MSG_NOSIGNAL);
+    /* A file size limit (RLIMIT_FSIZE) answers a write past it with SIGXFSZ, which kills
+     * by default: the recording's write must fail with EFBIG instead, and the program go
+     * on. The signal is blocked around the write and a pending one it caused taken back. */
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    ssize_t k = write(fd, p, n);
+    int e = errno;
+    if (k < 0 && e == EFBIG && !sigismember(&old, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return k;
 }

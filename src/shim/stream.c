@@ -86,15 +86,14 @@ static int active(void) { return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE
 static void write_all(struct stream *s, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        int fd = culeak_sink_fd();
-        if (fd < 0) {
+        ssize_t k = culeak_sink_write(p, n);
+        if (k < 0 && errno == EBADF) {
             culeak_stop(s->is_socket ? "the program closed or reused the console connection's descriptor; "
                                        "tracing stopped, the program continues"
                                      : "the recording cannot be reopened after the program closed its "
                                        "descriptor; tracing stopped, the program continues");
             return;
         }
-        ssize_t k = s->is_socket ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -130,27 +129,6 @@ void culeak_stream_flush(void)
     pthread_mutex_unlock(&s->mu);
     if (n && active())
         write_all(s, full, n);
-    pthread_mutex_unlock(&s->write_mu);
-}
-
-void culeak_stream_flush_abrupt(int timeout_ms)
-{
-    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
-    if (!s || !active())
-        return;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    until.tv_sec += timeout_ms / 1000 + until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
-        return;
-    if (pthread_mutex_timedlock(&s->mu, &until) == 0) {
-        /* the buffer holds whole records only: len grows after a record is complete */
-        write_all(s, s->cur, s->len);
-        s->len = 0;
-        pthread_mutex_unlock(&s->mu);
-    }
     pthread_mutex_unlock(&s->write_mu);
 }
 
@@ -299,6 +277,42 @@ void culeak_stream_mark(const char *label, unsigned flags)
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+/* With mu held: appends the EXIT record (written out first when there is no room). */
+static void put_exit(struct stream *s, unsigned reason)
+{
+    if (s->cap - s->len < EVENT_MAX) {
+        write_all(s, s->cur, s->len);
+        s->len = 0;
+    }
+    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
+    size_t k = put_seq_dt(s, p);
+    k += culeak_put_u(p + k, reason);
+    s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
+}
+
+void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
+{
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
+    if (!s || !active())
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    until.tv_sec += timeout_ms / 1000 + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
+        return;
+    if (pthread_mutex_timedlock(&s->mu, &until) == 0) {
+        /* the buffer holds whole records only: len grows after a record is complete */
+        if (exit_reason)
+            put_exit(s, exit_reason);
+        write_all(s, s->cur, s->len);
+        s->len = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->write_mu);
 }
 
 void culeak_stream_exit(void)

@@ -9,6 +9,7 @@
  *                    be reopened), N more allocations, writes "program data" into FILE
  *   abort|segv|exit|Exit|exec   1 allocation, then abort(), a SIGSEGV, _exit(3), _Exit(4)
  *                    or exec of /bin/true
+ *   kill9            1 allocation, 100 ms (the shim writes it), then SIGKILL
  *   oomabort         a failed allocation (out of memory), then abort() (goto oom's event)
  *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0 */
 #include "fakecuda.h"
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HOSTILE_ALLOC 4096
@@ -126,10 +128,15 @@ int main(int argc, char **argv)
         _exit(3);
     if (!strcmp(s, "Exit"))
         _Exit(4);
+    if (!strcmp(s, "kill9")) {
+        struct timespec t = {0, 100 * 1000 * 1000};
+        nanosleep(&t, NULL);
+        raise(SIGKILL);
+    }
     if (!strcmp(s, "exec")) {
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|oomabort|forkexit\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit\n", argv[0]);
     return 2;
 }

@@ -114,6 +114,8 @@ static void abrupt(const char *how, int signal, int code)
     }
     if (allocs(&rec) != 1)
         fail_msg("%s: %zu of 1 allocation recorded (%s)", how, allocs(&rec), rec.err);
+    assert_int_equal(rec.rc, 0);
+    assert_int_equal(rec.exits, 1); /* the recording says the process ended */
     th_rec_free(&rec);
     th_rmdir(dir);
 }
@@ -165,6 +167,7 @@ static void test_forked_child_exit(void **s)
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         th_rec_load(&rec, path);
         assert_int_equal(allocs(&rec), 1);
+        assert_int_equal(rec.exits, 1);
         th_rec_free(&rec);
         children++;
     }
