@@ -410,50 +410,77 @@ void console_leak_report(struct console *c)
     free(text);
 }
 
+/* Copies src to dst, every read and write checked. 0, or -1 with the reason in msg. */
+static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in) {
+        snprintf(msg, msglen, "cannot read the stream copy %s: %s", src, strerror(errno));
+        return -1;
+    }
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+        fclose(in);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int bad = 0;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        bad = fwrite(buf, 1, n, out) != n;
+    int read_err = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || bad) {
+        snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+        return -1;
+    }
+    if (read_err) {
+        snprintf(msg, msglen, "cannot read the stream copy %s", src);
+        return -1;
+    }
+    return 0;
+}
+
 int console_save(struct console *c, const char *path, char *msg, size_t msglen)
 {
-    size_t nsrc = 0;
-    const char *src[1024];
-    if (c->live) {
-        for (size_t i = 0; i < c->nconns && nsrc < 1024; i++)
-            src[nsrc++] = c->conns[i]->tee_path;
-    } else {
-        for (int i = 0; i < c->tl.npaths && nsrc < 1024; i++)
-            src[nsrc++] = c->tl.paths[i];
+    size_t nsrc = 0, written = 0, partial = 0;
+    char lost[300] = "";
+    int n = c->live ? (int)c->nconns : c->tl.npaths;
+    for (int i = 0; i < n; i++) {
+        const char *src;
+        if (c->live) {
+            const struct conn *k = c->conns[i];
+            if (k->proc < 0)
+                continue; /* a connection that never said HELLO: nothing to save */
+            src = k->tee_path;
+            if (k->tee_lost[0] && !partial++) {
+                const struct model_process *p = proc_of(c, k->proc);
+                snprintf(lost, sizeof lost, "pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, k->tee_lost);
+            }
+        } else {
+            src = c->tl.paths[i];
+        }
+        char dst[4200];
+        if (nsrc++ == 0)
+            snprintf(dst, sizeof dst, "%s", path);
+        else
+            snprintf(dst, sizeof dst, "%s.%zu", path, nsrc - 1);
+        if (copy_file(src, dst, msg, msglen) != 0)
+            return -1;
+        written++;
     }
-    if (!nsrc) {
+    if (!written) {
         snprintf(msg, msglen, "nothing to save yet: no process has connected");
         return -1;
     }
-    size_t written = 0;
-    for (size_t i = 0; i < nsrc; i++) {
-        char dst[4200];
-        if (i == 0)
-            snprintf(dst, sizeof dst, "%s", path);
-        else
-            snprintf(dst, sizeof dst, "%s.%zu", path, i);
-        FILE *in = fopen(src[i], "rb"), *out = in ? fopen(dst, "wb") : NULL;
-        if (!in || !out) {
-            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
-            if (in)
-                fclose(in);
-            return -1;
-        }
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-            fwrite(buf, 1, n, out);
-        fclose(in);
-        if (fclose(out) != 0) {
-            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
-            return -1;
-        }
-        written++;
+    int w = written == 1 ? snprintf(msg, msglen, "saved the recording to %s", path)
+                         : snprintf(msg, msglen, "saved %zu recordings: %s, %s.1 ... %s.%zu", written, path, path,
+                                    path, written - 1);
+    if (partial && w >= 0 && (size_t)w < msglen) {
+        snprintf(msg + w, msglen - (size_t)w, "; %zu incomplete (%s)", partial, lost);
+        return -1;
     }
-    if (written == 1)
-        snprintf(msg, msglen, "saved the recording to %s", path);
-    else
-        snprintf(msg, msglen, "saved %zu recordings: %s, %s.1 ... %s.%zu", written, path, path, path, written - 1);
     return 0;
 }
 
@@ -687,6 +714,14 @@ static int run_loop(struct console *c)
                     }
                 }
                 c->feeding = NULL;
+                if (k->tee_lost[0] && !k->tee_lost_said) {
+                    k->tee_lost_said = 1;
+                    const struct model_process *p = proc_of(c, k->proc);
+                    char line[400];
+                    snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)",
+                             p ? (unsigned long long)p->pid : 0ull, k->tee_lost);
+                    outbuf_add_line(&c->u.out, line);
+                }
             }
         }
         now = console_clock();
@@ -819,7 +854,7 @@ int console_main(const struct console_options *opt)
     /* stray prints (libraries, sanitizers) must not scribble over the screen */
     int saved_stderr = dup(STDERR_FILENO);
     char errlog[4200];
-    snprintf(errlog, sizeof errlog, "%s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
+    snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
     int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
     if (ef >= 0) {
         dup2(ef, STDERR_FILENO);
