@@ -324,11 +324,20 @@ void console_resume(struct console *c, int step)
     c->paused_conn = NULL;
     c->u.state = JOB_RUNNING;
     ui_message(&c->u, 0, step ? "stepping to the next allocation" : "continuing");
-    if (c->npending) {
+    /* the next thread waiting its turn pauses, if its breakpoint is still there and
+     * enabled (deleted or disabled meanwhile: it goes on) */
+    while (c->npending) {
         struct pending_hold ph = c->pending[0];
         memmove(c->pending, c->pending + 1, (c->npending - 1) * sizeof *c->pending);
         c->npending--;
-        pause_at(c, ph.c, &ph.h);
+        int still = 0;
+        for (size_t i = 0; i < c->u.bps.n; i++)
+            still |= c->u.bps.v[i].id == ph.h.bp_id && c->u.bps.v[i].enabled;
+        if (still) {
+            pause_at(c, ph.c, &ph.h);
+            break;
+        }
+        release(ph.c, ph.h.seq);
     }
 }
 

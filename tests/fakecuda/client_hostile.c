@@ -10,6 +10,9 @@
  *   abort|segv|exit|Exit|exec   1 allocation, then abort(), a SIGSEGV, _exit(3), _Exit(4)
  *                    or exec of /bin/true
  *   kill9            1 allocation, 100 ms (the shim writes it), then SIGKILL
+ *   threadgate N     1 allocation, then waits for a byte on stdin; then N threads make one
+ *                    allocation each at the same line, at once (a breakpoint there holds
+ *                    one and queues the others)
  *   oomabort         a failed allocation (out of memory), then abort() (goto oom's event)
  *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0 */
 #include "fakecuda.h"
@@ -17,6 +20,7 @@
 
 #include "culeak_cuda.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +38,11 @@ static void die(const char *what)
     exit(1);
 }
 
+static CUcontext ctx;
+
 static void setup(void)
 {
     CUdevice dev;
-    CUcontext ctx;
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx))
         die("setup");
 }
@@ -95,6 +100,31 @@ static int dup2all(const char *file, int n)
     return 0;
 }
 
+static void *one_alloc(void *arg)
+{
+    (void)arg;
+    if (cuCtxSetCurrent(ctx))
+        die("cuCtxSetCurrent");
+    alloc_n(1);
+    return NULL;
+}
+
+static int threadgate(int n)
+{
+    pthread_t t[64];
+    char c;
+    alloc_n(1);
+    if (n < 1 || n > 64 || read(0, &c, 1) < 0)
+        die("threadgate");
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, one_alloc, NULL) != 0)
+            die("pthread_create");
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    printf("threadgate ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -103,6 +133,8 @@ int main(int argc, char **argv)
         return closeall(argv[2], atoi(argv[3]));
     if (!strcmp(s, "dup2all") && argc > 3)
         return dup2all(argv[2], atoi(argv[3]));
+    if (!strcmp(s, "threadgate") && argc > 2)
+        return threadgate(atoi(argv[2]));
     if (!strcmp(s, "forkexit")) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -137,6 +169,6 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N\n", argv[0]);
     return 2;
 }

@@ -52,7 +52,7 @@ $(FAKE)/client_driver: tests/fakecuda/client_driver.c $(FAKE_CLIENT_COMMON) $(FA
 		-L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 $(FAKE)/client_hostile: tests/fakecuda/client_hostile.c tests/fakecuda/scenarios.h $(FAKE)/libcuda.so
-	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -lpthread
 
 $(FAKE)/client_runtime: tests/fakecuda/client_runtime.c $(FAKE_CLIENT_HDRS) $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) \
