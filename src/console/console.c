@@ -892,8 +892,14 @@ int console_main(const struct console_options *opt)
             outbuf_add_line(&c->u.out, line);
         }
     } else {
-        ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
-                   (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
+        if (c->tl.damage[0]) { /* as culeak report: what comes before the damage is shown */
+            char line[500];
+            snprintf(line, sizeof line, "[culeak] %.400s: read up to the damage", c->tl.damage);
+            outbuf_add_line(&c->u.out, line);
+            ui_message(&c->u, 1, "a recording is corrupt: read up to the damage (see the output pane)");
+        } else
+            ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
+                       (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
     }
     c->dirty = 1;
     run_loop(c);
