@@ -166,7 +166,11 @@ int cmd_check(int argc, char **argv)
     }
     if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
-        fprintf(stderr, "culeak: no recording was written: %s made no CUDA calls culeak saw\n", argv[i]);
+        if (culeak_program_is_static(argv[i]))
+            fprintf(stderr, "culeak: no recording was written: %s is statically linked, out of a preloaded "
+                            "library's reach\n", argv[i]);
+        else
+            fprintf(stderr, "culeak: no recording was written: %s made no CUDA calls culeak saw\n", argv[i]);
         FILE *o = output ? fopen(output, "w") : stderr;
         if (o && !strcmp(format, "json"))
             fputs("{\"source\":\"leaks\",\"processes\":[],\"leaks\":[],\"cache\":[],\"summary\":{\"bytes\":0,"

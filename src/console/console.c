@@ -5,6 +5,7 @@
 #include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
+#include "launch.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -890,6 +891,11 @@ int console_main(const struct console_options *opt)
             char line[1300];
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
             outbuf_add_line(&c->u.out, line);
+            if (culeak_program_is_static(opt->argv[0])) {
+                snprintf(line, sizeof line, "[culeak] %.900s is statically linked: a preloaded library cannot "
+                         "reach it, so nothing of it is traced", opt->argv[0]);
+                outbuf_add_line(&c->u.out, line);
+            }
         }
     } else {
         if (c->tl.damage[0]) { /* as culeak report: what comes before the damage is shown */

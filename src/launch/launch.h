@@ -37,6 +37,10 @@ int culeak_check_program(const char *prog);
  * names a %-expansion). 0, or -1 with a message on stderr. */
 int culeak_output_path(const char *path, char *abs, size_t len);
 
+/* 1 when prog (found as culeak_check_program finds it) is a statically linked ELF
+ * program: no dynamic loader, so LD_PRELOAD, and the shim, never reach it. */
+int culeak_program_is_static(const char *prog);
+
 /* Exit status of a shell for a wait status: the code, or 128+signal. */
 int culeak_exit_code(int wstatus);
 

@@ -51,4 +51,10 @@ mkdir "$T/elsewhere"
 [ -e "$T/elsewhere/rel.culeak" ] && fail "the recording went into the job's new directory"
 [ "$(stat -c %a "$T/rel.culeak")" = 600 ] || fail "the recording is not private: $(stat -c %a "$T/rel.culeak")"
 "$B/culeak" dump "$T/rel.culeak" | grep -q '"type":"alloc"' || fail "the recording lacks the allocation"
+# a statically linked program: the shim cannot reach it, and check says so
+printf 'int main(void) { return 0; }\n' >"$T/st.c"
+cc -static -o "$T/static_prog" "$T/st.c" || fail "cannot build a static program (cc -static)"
+"$B/culeak" check -- "$T/static_prog" >/dev/null 2>"$T/err" || fail "check on a static program: $(cat "$T/err")"
+grep -q "static_prog is statically linked, out of a preloaded library's reach" "$T/err" ||
+    fail "check does not say the program is static: $(cat "$T/err")"
 echo "cli_before_job: ok"
