@@ -636,6 +636,43 @@ static void accept_all(struct console *c)
     }
 }
 
+void console_read_conn(struct console *c, size_t i)
+{
+    static uint8_t buf[1 << 16];
+    struct conn *k = c->conns[i];
+    /* read eagerly, a bounded amount per turn so keys stay responsive */
+    c->feeding = k;
+    for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
+        long got = conn_pump(k, buf, sizeof buf);
+        if (got == -2)
+            break;
+        if (got == 0 || got == -1) {
+            drop_conn(c, i, NULL);
+            break;
+        }
+        if (got == -3) {
+            drop_conn(c, i, model_stream_error(k->ms));
+            break;
+        }
+    }
+    c->feeding = NULL;
+    if (k->tee_lost[0] && !k->tee_lost_said) {
+        k->tee_lost_said = 1;
+        const struct model_process *p = proc_of(c, k->proc);
+        char line[400];
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", p ? (unsigned long long)p->pid : 0ull,
+                 k->tee_lost);
+        outbuf_add_line(&c->u.out, line);
+    }
+}
+
+void console_observe(struct console *c)
+{
+    struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
+                                 .mark = o_mark, .exit = o_exit, .note = o_note};
+    model_set_observer(c->u.m, &obs);
+}
+
 static int run_loop(struct console *c)
 {
     static uint8_t buf[1 << 16];
@@ -707,31 +744,7 @@ static int run_loop(struct console *c)
             for (size_t i = conn0; i < nf; i++) {
                 if (!fds[i].revents)
                     continue;
-                struct conn *k = c->conns[map[i - conn0]];
-                /* read eagerly, a bounded amount per turn so keys stay responsive */
-                c->feeding = k;
-                for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
-                    long got = conn_pump(k, buf, sizeof buf);
-                    if (got == -2)
-                        break;
-                    if (got == 0 || got == -1) {
-                        drop_conn(c, map[i - conn0], NULL);
-                        break;
-                    }
-                    if (got == -3) {
-                        drop_conn(c, map[i - conn0], model_stream_error(k->ms));
-                        break;
-                    }
-                }
-                c->feeding = NULL;
-                if (k->tee_lost[0] && !k->tee_lost_said) {
-                    k->tee_lost_said = 1;
-                    const struct model_process *p = proc_of(c, k->proc);
-                    char line[400];
-                    snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)",
-                             p ? (unsigned long long)p->pid : 0ull, k->tee_lost);
-                    outbuf_add_line(&c->u.out, line);
-                }
+                console_read_conn(c, map[i - conn0]);
             }
         }
         now = console_clock();
@@ -825,9 +838,7 @@ int console_main(const struct console_options *opt)
             return 1;
         }
         c->live = 1;
-        struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
-                                     .mark = o_mark, .exit = o_exit, .note = o_note};
-        model_set_observer(c->u.m, &obs);
+        console_observe(c);
         size_t n = 0;
         for (int i = 0; opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
             int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->argv[i]);
