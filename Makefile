@@ -89,6 +89,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
 
+# test_trace_tree compiles the shim's trace tree in.
+$(BUILD)/tests/test_trace_tree: src/shim/trace_tree.c src/shim/shim.h
+
 include tests/fakecuda/fakecuda.mk
 include tests/unit/site_fixture.mk
 -include demo/demo.mk
@@ -114,7 +117,7 @@ INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
-PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/main.c)
+PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/commands.h)
 INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))

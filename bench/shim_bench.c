@@ -1,13 +1,29 @@
 /* shim_bench: the shim's cost per cuMemAlloc_v2 + cuMemFree_v2 pair on the fake driver,
- * at stack depths 8, 32 and 64, recording to a file, against the same run without the
- * shim; and the recording's bytes per event. Prints figures, judges nothing.
+ * beside heaptrack's cost per malloc + free pair in the same program shape, when
+ * heaptrack is installed. Prints figures, judges nothing.
  *
- *   shim_bench LIBCULEAK FAKE_LIBCUDA            run every configuration (make bench)
- *   shim_bench run FAKE_LIBCUDA DEPTH PAIRS      one measurement (the child of the above)
+ * heaptrack runs as its preload library alone, writing its raw data straight to a file
+ * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
+ * which the program waits for when it falls behind).
+ *
+ * Shapes: one stack at call depth 8, 32 and 64 (the same stack for every pair), and 100k
+ * distinct stacks at depth 32 that differ near the root (the path through the outermost
+ * 17 frames spells the stack's number in binary; consecutive pairs differ at the root).
+ * Every configuration runs REPS times (env SHIM_BENCH_REPS, default 5), interleaved
+ * (base, culeak, base malloc, heaptrack, next shape, ...), so that load from other work
+ * on the machine falls on all of them alike; each figure is the median over the
+ * repetitions, with the lowest and highest. A cost is the traced run's CPU time per
+ * pair (of all its threads), measured inside the program around the loop, minus the
+ * untraced run's.
+ *
+ *   shim_bench LIBCULEAK FAKE_LIBCUDA        every configuration (make bench)
+ *   shim_bench run cuda|malloc DRIVER DEPTH STACKS PAIRS RESULT
+ *                                            one measurement (a child of the above)
  *
  * The child reaches the driver the way nvcc's static cudart does: dlopen, one dlsym of
  * cuGetProcAddress_v2, then the entry points from cuGetProcAddress. */
 #include "culeak_cuda.h"
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,25 +35,46 @@
 
 #define PAIRS 200000
 #define WARMUP 2000
+#define MANY_STACKS 100000
+#define BRANCH_LEVELS 17 /* 2^17 paths >= MANY_STACKS */
+#define MAX_REPS 25
 
 typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 static CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 static CUresult (*mem_free)(CUdeviceptr);
+/* volatile: the compiler may not pair up and drop a malloc with its free */
+static void *(*volatile heap_alloc)(size_t) = malloc;
+static void (*volatile heap_free)(void *) = free;
+static int use_heap;
 
+/* The CPU time of the whole process (every thread: culeak's flush thread, heaptrack's
+ * timer thread): unlike wall time, it does not count the time other work on the
+ * machine takes the CPU away. */
 static double now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int pair(void)
+{
+    if (use_heap) {
+        void *p = heap_alloc(256);
+        if (!p)
+            return -1;
+        heap_free(p);
+        return 0;
+    }
+    CUdeviceptr p;
+    return mem_alloc(&p, 256) != CUDA_SUCCESS || mem_free(p) != CUDA_SUCCESS ? -1 : 0;
 }
 
 static int pairs(long n)
 {
-    for (long i = 0; i < n; i++) {
-        CUdeviceptr p;
-        if (mem_alloc(&p, 256) != CUDA_SUCCESS || mem_free(p) != CUDA_SUCCESS)
+    for (long i = 0; i < n; i++)
+        if (pair() < 0)
             return -1;
-    }
     return 0;
 }
 
@@ -58,7 +95,48 @@ __attribute__((noinline)) static double at_depth(int depth, long n)
     return (now_ns() - t0) / (double)n;
 }
 
-static int child(const char *libcuda, int depth, long n)
+/* One pair at the end of a path: BRANCH_LEVELS frames chosen by the bits of `path`
+ * (left or right: two call sites), then plain frames down to `depth`. */
+__attribute__((noinline)) static int down(int depth, unsigned path, int level);
+__attribute__((noinline)) static int left(int depth, unsigned path, int level)
+{
+    int r = down(depth - 1, path, level + 1);
+    sink++;
+    return r;
+}
+__attribute__((noinline)) static int right(int depth, unsigned path, int level)
+{
+    int r = down(depth - 1, path, level + 1);
+    sink += 2;
+    return r;
+}
+__attribute__((noinline)) static int down(int depth, unsigned path, int level)
+{
+    if (depth <= 1)
+        return pair();
+    if (level < BRANCH_LEVELS) {
+        int r = (path >> level & 1) ? right(depth, path, level) : left(depth, path, level);
+        sink++;
+        return r;
+    }
+    int r = down(depth - 1, path, level);
+    sink++;
+    return r;
+}
+
+static double many_stacks(int depth, long n)
+{
+    for (long i = 0; i < WARMUP; i++)
+        if (down(depth, (unsigned)(i % MANY_STACKS), 0) < 0)
+            return -1;
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        if (down(depth, (unsigned)(i % MANY_STACKS), 0) < 0)
+            return -1;
+    return (now_ns() - t0) / (double)n;
+}
+
+static int load_driver(const char *libcuda)
 {
     void *h = dlopen(libcuda, RTLD_NOW | RTLD_LOCAL);
     gpa_t gpa = h ? (gpa_t)dlsym(h, "cuGetProcAddress_v2") : NULL;
@@ -72,71 +150,208 @@ static int child(const char *libcuda, int depth, long n)
         gpa("cuCtxSetCurrent", (void **)&set_current, 4000, 0, NULL) ||
         gpa("cuMemAlloc", (void **)&mem_alloc, 3020, 0, NULL) || gpa("cuMemFree", (void **)&mem_free, 3020, 0, NULL)) {
         fprintf(stderr, "shim_bench: cannot load the driver %s\n", libcuda);
-        return 1;
+        return -1;
     }
     CUdevice dev;
     CUcontext ctx;
     if (init(0) || dev_get(&dev, 0) || retain(&ctx, dev) || set_current(ctx)) {
         fprintf(stderr, "shim_bench: no context\n");
-        return 1;
+        return -1;
     }
-    double ns = at_depth(depth, n);
+    return 0;
+}
+
+/* The figure goes to a file: heaptrack writes to the program's stdout. */
+static int child(const char *mode, const char *libcuda, int depth, int stacks, long n, const char *result)
+{
+    use_heap = strcmp(mode, "malloc") == 0;
+    if (!use_heap && load_driver(libcuda) < 0)
+        return 1;
+    double ns = stacks > 1 ? many_stacks(depth, n) : at_depth(depth, n);
     if (ns < 0) {
         fprintf(stderr, "shim_bench: allocation failed\n");
         return 1;
     }
-    printf("%.1f\n", ns);
+    FILE *f = fopen(result, "w");
+    if (!f || fprintf(f, "%.1f\n", ns) < 0 || fclose(f) != 0) {
+        perror(result);
+        return 1;
+    }
     return 0;
 }
 
-/* One child run; returns ns per pair, or -1. */
-static double measure(const char *self, const char *env, const char *libcuda, int depth)
+struct ctx {
+    char self[PATH_MAX], shim[PATH_MAX], cuda[PATH_MAX], dir[256], result[300], out[300];
+};
+
+/* One child run under `prefix` (env settings or a tracer); ns per pair, or -1. */
+static double measure(const struct ctx *c, const char *prefix, const char *mode, int depth, int stacks)
 {
-    char cmd[32768];
-    snprintf(cmd, sizeof cmd, "env %s '%s' run '%s' %d %d", env, self, libcuda, depth, PAIRS);
-    FILE *f = popen(cmd, "r");
+    char cmd[4 * PATH_MAX + 1024];
+    snprintf(cmd, sizeof cmd, "%s '%s' run %s '%s' %d %d %d '%s' >/dev/null 2>&1", prefix, c->self, mode, c->cuda,
+             depth, stacks, PAIRS, c->result);
+    unlink(c->result);
     double ns = -1;
-    if (!f || fscanf(f, "%lf", &ns) != 1)
-        ns = -1;
-    if (f)
-        pclose(f);
+    if (system(cmd) == 0) {
+        FILE *f = fopen(c->result, "r");
+        if (!f || fscanf(f, "%lf", &ns) != 1)
+            ns = -1;
+        if (f)
+            fclose(f);
+    }
     return ns;
+}
+
+static void remove_dir_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[600];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct series {
+    double v[MAX_REPS];
+    int n;
+};
+
+static double median(struct series *s)
+{
+    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
+    return s->n % 2 ? s->v[s->n / 2] : (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
+}
+
+static void print_cost(const char *name, struct series *s)
+{
+    double m = median(s);
+    printf("  %-10s %8.1f ns (%.1f to %.1f)", name, m, s->v[0], s->v[s->n - 1]);
+}
+
+/* heaptrack's preload library (HEAPTRACK_PRELOAD, or beside the heaptrack script). */
+static int find_heaptrack(char *lib, size_t cap)
+{
+    const char *env = getenv("HEAPTRACK_PRELOAD");
+    if (env && *env) {
+        snprintf(lib, cap, "%s", env);
+        return access(lib, R_OK) == 0;
+    }
+    FILE *f = popen("command -v heaptrack 2>/dev/null", "r");
+    char script[PATH_MAX] = "", real[PATH_MAX];
+    if (!f)
+        return 0;
+    if (!fgets(script, sizeof script, f))
+        script[0] = 0;
+    pclose(f);
+    script[strcspn(script, "\n")] = 0;
+    if (!script[0] || !realpath(script, real))
+        return 0;
+    char *slash = strrchr(real, '/');
+    if (!slash)
+        return 0;
+    *slash = 0; /* .../bin */
+    static const char *const rel[] = {"/../lib/heaptrack/libheaptrack_preload.so",
+                                      "/../lib/x86_64-linux-gnu/heaptrack/libheaptrack_preload.so",
+                                      "/../lib64/heaptrack/libheaptrack_preload.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+        snprintf(lib, cap, "%s%s", real, rel[i]);
+        if (access(lib, R_OK) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && !strcmp(argv[1], "run"))
-        return child(argv[2], atoi(argv[3]), atol(argv[4]));
+    if (argc == 8 && !strcmp(argv[1], "run"))
+        return child(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atol(argv[6]), argv[7]);
     if (argc != 3) {
         fprintf(stderr, "usage: %s LIBCULEAK FAKE_LIBCUDA\n", argv[0]);
         return 2;
     }
-    char self[4096], shim[PATH_MAX], cuda[PATH_MAX], out[256];
-    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[k > 0 ? k : 0] = 0;
-    if (!realpath(argv[1], shim) || !realpath(argv[2], cuda)) {
+    static struct ctx c;
+    ssize_t k = readlink("/proc/self/exe", c.self, sizeof c.self - 1);
+    c.self[k > 0 ? k : 0] = 0;
+    if (!realpath(argv[1], c.shim) || !realpath(argv[2], c.cuda)) {
         perror("shim_bench");
         return 2;
     }
-    snprintf(out, sizeof out, "/tmp/shim_bench.%d.culeak", (int)getpid());
-    static const int depths[] = {8, 32, 64};
-    printf("culeak shim cost per cuMemAlloc_v2+cuMemFree_v2 pair, fake driver, %d pairs, recording to a file\n",
-           PAIRS);
-    printf("%6s %12s %12s %14s %14s\n", "depth", "base ns", "shim ns", "shim cost ns", "bytes/event");
-    for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
-        char env[16384];
-        /* A depth limit above the recursion, so the whole stack is unwound. */
-        snprintf(env, sizeof env, "LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=256", shim, out);
-        double base = measure(self, "", cuda, depths[i]);
-        double traced = measure(self, env, cuda, depths[i]);
-        struct stat st;
-        double bytes = stat(out, &st) == 0 ? (double)st.st_size / (2.0 * (PAIRS + WARMUP)) : -1;
-        unlink(out);
-        if (base < 0 || traced < 0) {
-            fprintf(stderr, "shim_bench: a run failed at depth %d\n", depths[i]);
-            return 1;
+    snprintf(c.dir, sizeof c.dir, "/tmp/shim_bench.%d", (int)getpid());
+    if (mkdir(c.dir, 0700) != 0) {
+        perror(c.dir);
+        return 2;
+    }
+    snprintf(c.result, sizeof c.result, "%s/result", c.dir);
+    snprintf(c.out, sizeof c.out, "%s/rec.culeak", c.dir);
+    const char *r = getenv("SHIM_BENCH_REPS");
+    int reps = r && atoi(r) > 0 ? atoi(r) : 5;
+    reps = reps > MAX_REPS ? MAX_REPS : reps;
+    char htlib[PATH_MAX];
+    int heaptrack = find_heaptrack(htlib, sizeof htlib);
+
+    static const struct { int depth, stacks; } shapes[] = {{8, 1}, {32, 1}, {64, 1}, {32, MANY_STACKS}};
+    enum { NSHAPES = sizeof shapes / sizeof *shapes };
+    static struct series shim[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
+    char env[2 * PATH_MAX + 200], htpre[PATH_MAX + 600];
+    /* Both keep up to 64 frames: heaptrack's limit, and culeak's CULEAK_DEPTH=64. */
+    snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
+    snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
+    printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (fake\n"
+           "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"
+           "both keeping up to 64 frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
+           PAIRS, reps);
+    if (!heaptrack)
+        printf("(heaptrack is not installed: culeak only)\n");
+    fflush(stdout);
+    for (int rep = 0; rep < reps; rep++)
+        for (int i = 0; i < NSHAPES; i++) {
+            int d = shapes[i].depth, st = shapes[i].stacks;
+            double base = measure(&c, "", "cuda", d, st);
+            double traced = measure(&c, env, "cuda", d, st);
+            struct stat sb;
+            double b = stat(c.out, &sb) == 0 ? (double)sb.st_size / (2.0 * (PAIRS + WARMUP)) : -1;
+            unlink(c.out);
+            if (base < 0 || traced < 0) {
+                fprintf(stderr, "shim_bench: a run failed at depth %d\n", d);
+                remove_dir_files(c.dir);
+                rmdir(c.dir);
+                return 1;
+            }
+            shim[i].v[shim[i].n++] = traced - base;
+            bytes[i].v[bytes[i].n++] = b;
+            if (heaptrack) {
+                double hbase = measure(&c, "", "malloc", d, st);
+                double htraced = measure(&c, htpre, "malloc", d, st);
+                remove_dir_files(c.dir);
+                if (hbase >= 0 && htraced >= 0) {
+                    heap[i].v[heap[i].n++] = htraced - hbase;
+                    /* the ratio of runs next to each other, under the same load */
+                    ratio[i].v[ratio[i].n++] = (traced - base) / (htraced - hbase);
+                }
+            }
         }
-        printf("%6d %12.1f %12.1f %14.1f %14.2f\n", depths[i], base, traced, traced - base, bytes);
+    remove_dir_files(c.dir);
+    rmdir(c.dir);
+    for (int i = 0; i < NSHAPES; i++) {
+        printf("depth %2d, %s\n", shapes[i].depth, shapes[i].stacks > 1 ? "100k distinct stacks" : "one stack");
+        print_cost("culeak", &shim[i]);
+        printf("  %.2f bytes/event\n", median(&bytes[i]));
+        if (heap[i].n) {
+            print_cost("heaptrack", &heap[i]);
+            double m = median(&ratio[i]);
+            printf("  culeak/heaptrack %.2f (%.2f to %.2f)\n", m, ratio[i].v[0], ratio[i].v[ratio[i].n - 1]);
+        }
     }
     return 0;
 }

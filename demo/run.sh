@@ -8,13 +8,18 @@
 # --sim uses the simulated driver even on a GPU machine. COMMAND ARGS run the demo under
 # `culeak COMMAND ARGS --` instead of the console, e.g. `demo/run.sh record -o run.culeak`.
 # Environment: BUILD (build directory, default build), CUDA_HOME, NVCC, DEMO_DELAY_MS
-# (pause after each iteration, default 300).
+# (pause after each iteration: 3000 in the console, so that its 20 iterations last about a
+# minute, time enough to try a breakpoint; 300 under a COMMAND).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
-DELAY_MS=${DEMO_DELAY_MS:-300}
+if [ $# -eq 0 ] || { [ $# -eq 1 ] && [ "$1" = --sim ]; }; then
+    DELAY_MS=${DEMO_DELAY_MS:-3000}
+else
+    DELAY_MS=${DEMO_DELAY_MS:-300}
+fi
 
 sim=0
 if [ "${1:-}" = --sim ]; then
@@ -53,8 +58,9 @@ else
     program=("$build/demo/loop_leak" --delay-ms "$DELAY_MS")
 fi
 
-# Leave the line above readable for a moment before the console takes the screen.
+# Leave the lines above readable for a moment before the console takes the screen.
 if [ $# -eq 0 ] && [ -t 2 ]; then
+    echo "the demo: 20 iterations, one every $((DELAY_MS / 1000)).$((DELAY_MS % 1000 / 100)) s; try help, break, snapshot, diff; quit ends it" >&2
     sleep 1
 fi
 exec "$build/culeak" "$@" -- "${program[@]}"

@@ -2,36 +2,115 @@
  * leaks grouped by call site. For CI: the exit status says whether anything leaked. */
 #include "commands.h"
 #include "launch.h"
+#include "options.h"
 #include "report.h"
+#include "report_io.h"
+#include "suppress.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int usage(FILE *f, int rc)
+enum check_opt {
+    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_ERROR_EXITCODE = 256, OPT_GROUP, OPT_MERGE,
+    OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS,
+};
+
+static const struct cli_option check_options[] = {
+    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when leaks were found (0 to 255, default 1)"},
+    {"format", OPT_FORMAT, "text|json", "report format (default text)"},
+    {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stderr (%p, %h, %r expand)"},
+    {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
+                                       "--format json"},
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out the leaks FILE suppresses (culeak-suppressions(5));\n"
+                                               "repeatable"},
+    {"gen-suppressions", OPT_GEN_SUPPRESSIONS, NULL, "after the text report, a suppression block per leak site"},
+    {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
+    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
+    {"merge-processes", OPT_MERGE, NULL, "add the processes of the job up per call site"},
+    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
+    {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
+    {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
+    CLI_HELP,
+    {0},
+};
+
+const struct cli_command cli_check = {
+    .name = "check",
+    .summary = "run a program headless and report its leaks (exit status for CI)",
+    .synopsis = "[OPTIONS] -- PROGRAM [ARGS]",
+    .about = "Runs PROGRAM (and the programs it starts) under libculeak.so and reports the GPU memory\n"
+             "still allocated at exit, or when its context was destroyed or its device reset, grouped\n"
+             "by call site with the full stack, then a line\n"
+             "  LEAK SUMMARY: N bytes leaked in K allocations from S call sites\n"
+             "Memory still held by a caching allocator (PyTorch, CuPy, XLA) is reported apart, not as\n"
+             "a leak. When the program starts other traced processes (torchrun, mpirun), each one is\n"
+             "reported apart, with its pid and rank. The report goes to stderr; the program's own\n"
+             "output is left alone. The CUDA runtime linked into a program (cuda*, libcudart_static_*,\n"
+             "cuda_runtime.h) is looked through by default, and $CULEAK_SKIP_MODULES and\n"
+             "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function. In --output and --log-file,\n"
+             "%p is the program's pid, %h its host, %r its rank.\n"
+             "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
+    .options = check_options,
+    .program = 1,
+    .run = cmd_check,
+};
+
+struct check_args {
+    long error_exit, depth;
+    const char *format, *output, *log_file;
+    int gen_suppressions;
+    char skip[4096], skip_fn[4096];
+    struct report_options ro;
+    struct suppressions *supp;
+};
+
+static int on_option(void *ctx, int key, const char *arg)
 {
-    fputs("usage: culeak check [--error-exitcode N] [--format text|json] [--group G] [--depth N]\n"
-          "                    [--merge-processes] [--no-pool] [--skip GLOB] [--skip-function GLOB]\n"
-          "                    [--output FILE] -- PROGRAM [ARGS]\n"
-          "Runs PROGRAM (and the programs it starts) under libculeak.so and reports the GPU memory\n"
-          "still allocated at exit, or when its context was destroyed or its device reset, grouped\n"
-          "by call site with the full stack, then a line\n"
-          "  LEAK SUMMARY: N bytes leaked in K allocations from S call sites\n"
-          "Memory still held by a caching allocator (PyTorch, CuPy, XLA) is reported apart, not as\n"
-          "a leak. When the program starts other traced processes (torchrun, mpirun), each one is\n"
-          "reported apart, with its pid and rank; --merge-processes adds them up per call site.\n"
-          "The report goes to stderr (or to --output FILE); the program's own output is\n"
-          "left alone. --depth limits the frames recorded per stack; --skip GLOB adds modules to\n"
-          "look through when finding call sites (also $CULEAK_SKIP_MODULES); --skip-function GLOB\n"
-          "adds functions, or source files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS;\n"
-          "the CUDA runtime linked into a program, cuda*, libcudart_static_* and cuda_runtime.h,\n"
-          "is looked through by default). --no-pool turns the frameworks' caching allocators off for\n"
-          "the job, so every tensor is an allocation of its own.\n"
-          "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
-          f);
-    return rc;
+    struct check_args *a = ctx;
+    switch ((enum check_opt)key) {
+    case OPT_ERROR_EXITCODE:
+        return cli_int(&cli_check, key, arg, 0, 255, &a->error_exit);
+    case OPT_FORMAT:
+        if (strcmp(arg, "text") && strcmp(arg, "json"))
+            return cli_error(&cli_check, "--format takes text or json, not '%s'", arg);
+        a->format = arg;
+        return 0;
+    case OPT_OUTPUT:
+        a->output = arg;
+        return 0;
+    case OPT_LOG_FILE:
+        a->log_file = arg;
+        return 0;
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_check, &a->supp, arg);
+    case OPT_GEN_SUPPRESSIONS:
+        a->gen_suppressions = 1;
+        return 0;
+    case OPT_GROUP: {
+        int g = model_group_by_name(arg);
+        if (g < 0)
+            return cli_error(&cli_check, "--group takes site, function, file, module or stack, not '%s'", arg);
+        a->ro.group = (enum model_group)g;
+        return 0;
+    }
+    case OPT_DEPTH:
+        return cli_int(&cli_check, key, arg, 1, 256, &a->depth);
+    case OPT_MERGE:
+        a->ro.merge_processes = 1;
+        return 0;
+    case OPT_NO_POOL:
+        culeak_no_pool_env();
+        return 0;
+    case OPT_SKIP:
+        return cli_append_glob(&cli_check, a->skip, sizeof a->skip, arg);
+    case OPT_SKIP_FUNCTION:
+        return cli_append_glob(&cli_check, a->skip_fn, sizeof a->skip_fn, arg);
+    }
+    return cli_error(&cli_check, "option %d is not handled", key);
 }
 
 static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
@@ -63,88 +142,103 @@ static int load_dir(struct model *m, const char *dir, int *damaged)
     return n;
 }
 
+/* The pid, host and rank that %p, %h and %r stand for: the program culeak started (the
+ * root of the traced processes), else culeak itself. */
+static void job_identity(struct model *m, long *pid, const char **host, const char **rank, char *rbuf, size_t len)
+{
+    *pid = (long)getpid();
+    *host = NULL;
+    *rank = NULL;
+    int root = -1;
+    for (int i = 0; i < model_process_count(m) && root < 0; i++)
+        if (model_process(m, i)->ppid == (uint64_t)getpid())
+            root = i;
+    if (root < 0 && model_process_count(m) > 0)
+        root = 0;
+    if (root < 0)
+        return;
+    const struct model_process *p = model_process(m, root);
+    *pid = (long)p->pid;
+    *host = p->host;
+    snprintf(rbuf, len, "%d", p->rank < 0 ? 0 : p->rank);
+    *rank = rbuf;
+}
+
+/* The report in the --format to --output (or stderr), the text to --log-file, then
+ * the suppressions with --gen-suppressions. */
+static int write_reports(struct check_args *a, struct model *m, struct report_summary *sum)
+{
+    long pid;
+    const char *host, *rank;
+    char rbuf[32];
+    job_identity(m, &pid, &host, &rank, rbuf, sizeof rbuf);
+    int json = !strcmp(a->format, "json");
+    struct cli_sink out = {stderr, 0}, log = {NULL, 0};
+    if (cli_sink_open(&cli_check, &out, a->output, pid, host, rank) != 0)
+        return 2;
+    if (a->log_file && cli_sink_open(&cli_check, &log, a->log_file, pid, host, rank) != 0) {
+        cli_sink_close(&out);
+        return 2;
+    }
+    int r = json ? report_json(out.f, m, &a->ro, sum) : report_text(log.f ? log.f : out.f, m, &a->ro, sum);
+    if (r == 0 && json && log.f)
+        r = report_text(log.f, m, &a->ro, NULL);
+    if (r == 0 && a->gen_suppressions) {
+        FILE *g = log.f ? log.f : json ? stderr : out.f;
+        fputs("\n", g);
+        r = report_suppressions(g, m, &a->ro);
+    }
+    int bad = cli_sink_close(&out) | cli_sink_close(&log);
+    if (r != 0) {
+        cli_fail(&cli_check, "the report could not be made");
+        return 2;
+    }
+    return bad ? 2 : 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    long error_exit = 1, depth = 0;
-    const char *format = "text", *output = NULL;
-    char skip[4096] = "", skip_fn[4096] = "";
-    struct report_options ro;
-    report_options_init(&ro);
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *s = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(s, "--")) {
-            i++;
-            break;
-        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            return usage(stdout, 0);
-        } else if (!strcmp(s, "--merge-processes")) {
-            ro.merge_processes = 1;
-        } else if (!strcmp(s, "--no-pool")) { /* caching allocators off: culeak-record(1) */
-            culeak_no_pool_env();
-        } else if (!strcmp(s, "--error-exitcode") && more) {
-            error_exit = culeak_parse_count(argv[++i]);
-            if (error_exit < 0 || error_exit > 255) {
-                fprintf(stderr, "culeak check: --error-exitcode takes 0 to 255\n");
-                return 2;
-            }
-        } else if (!strcmp(s, "--format") && more) {
-            format = argv[++i];
-            if (strcmp(format, "text") && strcmp(format, "json")) {
-                fprintf(stderr, "culeak check: --format takes text or json\n");
-                return 2;
-            }
-        } else if (!strcmp(s, "--group") && more) {
-            int g = model_group_by_name(argv[++i]);
-            if (g < 0) {
-                fprintf(stderr, "culeak check: --group takes site, function, file, module or stack\n");
-                return 2;
-            }
-            ro.group = (enum model_group)g;
-        } else if (!strcmp(s, "--depth") && more) {
-            depth = culeak_parse_count(argv[++i]);
-            if (depth < 1 || depth > 256) {
-                fprintf(stderr, "culeak check: --depth takes 1 to 256\n");
-                return 2;
-            }
-        } else if (!strcmp(s, "--skip") && more) {
-            size_t n = strlen(skip);
-            snprintf(skip + n, sizeof skip - n, "%s%s", n ? "," : "", argv[++i]);
-        } else if (!strcmp(s, "--skip-function") && more) {
-            size_t n = strlen(skip_fn);
-            snprintf(skip_fn + n, sizeof skip_fn - n, "%s%s", n ? "," : "", argv[++i]);
-        } else if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && more) {
-            output = argv[++i];
-        } else if (s[0] == '-') {
-            fprintf(stderr, "culeak check: unknown option %s\n", s);
-            return usage(stderr, 2);
-        } else {
-            break;
-        }
+    struct check_args a = {.error_exit = 1, .format = "text"};
+    report_options_init(&a.ro);
+    int status;
+    int i = cli_parse(&cli_check, argc, argv, on_option, &a, &status);
+    if (i >= argc) {
+        i = -1;
+        status = cli_error(&cli_check, "missing the program to run (culeak check [OPTIONS] -- PROGRAM [ARGS])");
     }
-    if (i >= argc)
-        return usage(stderr, 2);
-    int missing = culeak_check_program(argv[i]);
-    if (missing)
-        return missing;
+    /* a report that could not be written is known before the job runs */
+    if (i >= 0 && (cli_check_output_dir(&cli_check, a.output) || cli_check_output_dir(&cli_check, a.log_file))) {
+        i = -1;
+        status = 2;
+    }
+    if (i >= 0 && (status = culeak_check_program(argv[i])) != 0) /* as a shell: 127 or 126 */
+        i = -1;
+    if (i < 0) {
+        suppressions_free(a.supp);
+        return status;
+    }
+    a.ro.supp = a.supp;
 
     const char *tmp = getenv("TMPDIR");
     char dir[4096], file[4200];
     snprintf(dir, sizeof dir, "%s/culeak-check-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
-        perror("culeak check: mkdtemp");
+        cli_fail(&cli_check, "cannot make a directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        suppressions_free(a.supp);
         return 2;
     }
     /* %p: each process of the program (children too) writes its own recording */
     snprintf(file, sizeof file, "%s/trace.%%p.culeak", dir);
-    int st = culeak_run_traced(argv + i, file, (int)depth);
+    int st = culeak_run_traced(argv + i, file, (int)a.depth);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
-    struct model_options mo = {.skip_modules = skip[0] ? skip : NULL, .skip_functions = skip_fn[0] ? skip_fn : NULL};
+    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
+                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL};
     struct model *m = model_new(&mo);
-    if (!m)
+    if (!m) {
+        suppressions_free(a.supp);
         return 2;
+    }
     int damaged = 0;
     int loaded = load_dir(m, dir, &damaged);
     /* A recording that ends before its process did (killed with SIGKILL, or cut off:
@@ -153,57 +247,38 @@ int cmd_check(int argc, char **argv)
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
         if (!mp->exited && !mp->truncated && !mp->corrupt) {
-            fprintf(stderr, "culeak: the recording of process %llu ends before the process did (killed with "
-                            "SIGKILL, or the recording could not be written)\n",
-                    (unsigned long long)mp->pid);
+            cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
+                                 "SIGKILL, or the recording could not be written)",
+                     (unsigned long long)mp->pid);
             incomplete++;
         }
     }
     if (incomplete && model_process_count(m) == 0) {
-        fprintf(stderr, "culeak check: no recording could be read: no leak report\n");
+        cli_fail(&cli_check, "no recording could be read: no leak report");
         model_free(m);
+        suppressions_free(a.supp);
         return 2;
     }
     if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
         if (culeak_program_is_static(argv[i]))
-            fprintf(stderr, "culeak: no recording was written: %s is statically linked, out of a preloaded "
-                            "library's reach\n", argv[i]);
+            cli_fail(&cli_check, "no recording was written: %s is statically linked, out of a preloaded "
+                                 "library's reach", argv[i]);
         else
-            fprintf(stderr, "culeak: no recording was written: %s made no CUDA calls culeak saw\n", argv[i]);
-        FILE *o = output ? fopen(output, "w") : stderr;
-        if (o && !strcmp(format, "json"))
-            fputs("{\"source\":\"leaks\",\"processes\":[],\"leaks\":[],\"cache\":[],\"summary\":{\"bytes\":0,"
-                  "\"allocations\":0,\"sites\":0,\"reset_bytes\":0,\"reset_allocations\":0,\"cache_bytes\":0,"
-                  "\"cache_allocations\":0,\"per_process\":[]}}\n", o);
-        else if (o)
-            fputs("LEAK SUMMARY: 0 bytes leaked in 0 allocations from 0 call sites\n", o);
-        if (o && o != stderr)
-            fclose(o);
-        model_free(m);
-        return program_status;
-    }
-    if (st >= 0)
+            cli_fail(&cli_check, "no recording was written: %s made no CUDA calls culeak saw", argv[i]);
+    } else if (st >= 0)
         model_process_set_exit_status(m, 0, st);
-    FILE *out = stderr;
-    if (output && !(out = fopen(output, "w"))) {
-        perror(output);
-        out = stderr;
-    }
     struct report_summary sum;
-    int r = !strcmp(format, "json") ? report_json(out, m, &ro, &sum) : report_text(out, m, &ro, &sum);
-    if (out != stderr)
-        fclose(out);
+    int rc = write_reports(&a, m, &sum);
     model_free(m);
-    if (r != 0) {
-        fprintf(stderr, "culeak: the report could not be made\n");
-        return 2;
-    }
+    suppressions_free(a.supp);
+    if (rc != 0)
+        return rc;
     if (sum.allocations)
-        return (int)error_exit;
+        return (int)a.error_exit;
     if (incomplete) {
-        fprintf(stderr, "culeak check: %d recording%s incomplete: the report above may miss leaks\n", incomplete,
-                incomplete == 1 ? " is" : "s are");
+        cli_fail(&cli_check, "%d recording%s incomplete: the report above may miss leaks", incomplete,
+                 incomplete == 1 ? " is" : "s are");
         return 2;
     }
     return program_status;

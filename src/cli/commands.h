@@ -3,6 +3,8 @@
 #ifndef CULEAK_COMMANDS_H
 #define CULEAK_COMMANDS_H
 
+#define CULEAK_VERSION "0.1.0"
+
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);

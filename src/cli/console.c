@@ -3,63 +3,114 @@
 #include "../console/console.h"
 #include "../console/fmt.h"
 #include "launch.h"
+#include "options.h"
+#include "report_io.h"
+#include "suppress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static int usage(FILE *f, int rc)
+/* every key of the table: the handler's switch names each (-Wswitch) */
+enum console_opt {
+    OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
+    OPT_SUPPRESSIONS, OPT_LOG_FILE,
+};
+
+static const struct cli_option console_options[] = {
+    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
+    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
+    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
+                                           "(by default a free carries its address only)"},
+    {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
+    {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
+    {"log-file", OPT_LOG_FILE, "FILE", "also write the leak report made when the job exits to FILE\n"
+                                       "(%p, %h, %r: the job's pid, host and rank)"},
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
+                                               "(culeak-suppressions(5)); repeatable"},
+    {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
+    CLI_HELP,
+    {0},
+};
+
+const struct cli_command cli_console = {
+    .name = NULL,
+    .synopsis = "[OPTIONS] -- PROGRAM [ARGS]",
+    .about = "Runs PROGRAM (and every process it starts) under libculeak.so and opens the console:\n"
+             "live and peak GPU memory per call site, snapshots and diffs, and breakpoints that\n"
+             "pause the job inside the allocation that makes a site grow. Type help inside.\n",
+    .options = console_options,
+    .program = 1,
+    .run = cmd_console,
+};
+
+struct console_args {
+    struct console_options opt;
+    struct suppressions *supp;
+};
+
+static int on_option(void *ctx, int key, const char *arg)
 {
-    fputs("usage: culeak [--depth N] [--snapshot-every SECONDS] [--snapshot-at-marks] [--no-pool]\n"
-          "              -- PROGRAM [ARGS]\n"
-          "Runs PROGRAM (and every process it starts) under libculeak.so and opens the console:\n"
-          "live and peak GPU memory per call site, snapshots and diffs, and breakpoints that\n"
-          "pause the job inside the allocation that makes a site grow. --no-pool turns the\n"
-          "frameworks' caching allocators off (see culeak-record). Type help inside.\n",
-          f);
-    return rc;
+    struct console_args *a = ctx;
+    struct console_options *opt = &a->opt;
+    long d;
+    switch ((enum console_opt)key) {
+    case OPT_DEPTH:
+        if (cli_int(&cli_console, key, arg, 1, 256, &d))
+            return 2;
+        opt->depth = (int)d;
+        return 0;
+    case OPT_SNAPSHOT_EVERY:
+        if (parse_seconds(arg, &opt->snapshot_every) != 0 || opt->snapshot_every <= 0)
+            return cli_error(&cli_console, "--snapshot-every takes seconds (5, 2.5s, 1m), not '%s'", arg);
+        return 0;
+    case OPT_NO_POOL:
+        culeak_no_pool_env();
+        return 0;
+    case OPT_FREE_STACKS:
+        setenv("CULEAK_FREE_STACKS", "1", 1);
+        return 0;
+    case OPT_SNAPSHOT_AT_MARKS:
+        opt->snapshot_at_marks = 1;
+        return 0;
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_console, &a->supp, arg);
+    case OPT_LOG_FILE:
+        opt->log_file = arg;
+        return 0;
+    case OPT_VERSION:
+        printf("culeak %s\n", CULEAK_VERSION);
+        return -1; /* done: exit status 0 */
+    }
+    return cli_error(&cli_console, "option %d is not handled", key);
 }
 
 int cmd_console(int argc, char **argv)
 {
-    struct console_options opt = {0};
-    int i = 1;
-    for (; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc) {
-            long d = culeak_parse_count(argv[++i]);
-            if (d < 1 || d > 256) {
-                fprintf(stderr, "culeak: --depth takes 1 to 256\n");
-                return 2;
-            }
-            opt.depth = (int)d;
-        } else if (strcmp(argv[i], "--snapshot-every") == 0 && i + 1 < argc) {
-            if (parse_seconds(argv[++i], &opt.snapshot_every) != 0 || opt.snapshot_every <= 0) {
-                fprintf(stderr, "culeak: --snapshot-every takes seconds (e.g. 5, 2.5s, 1m)\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--no-pool") == 0) {
-            culeak_no_pool_env();
-        } else if (strcmp(argv[i], "--snapshot-at-marks") == 0) {
-            opt.snapshot_at_marks = 1;
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            return usage(stdout, 0);
-        } else {
-            fprintf(stderr, "culeak: unknown option %s\n", argv[i]);
-            return usage(stderr, 2);
-        }
+    struct console_args a = {0};
+    int status;
+    int i = cli_parse(&cli_console, argc, argv, on_option, &a, &status);
+    if (i >= 0 && i >= argc) {
+        i = -1;
+        status = cli_error(&cli_console, "missing the program to run (culeak [OPTIONS] -- PROGRAM [ARGS])");
     }
-    if (i >= argc)
-        return usage(stderr, 2);
-    int missing = culeak_check_program(argv[i]);
-    if (missing)
-        return missing;
-    if (!culeak_shim_path()) {
-        fprintf(stderr, "culeak: cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "
-                        "or named by CULEAK_LIB)\n");
-        return 1;
+    if (i >= 0 && (status = culeak_check_program(argv[i])) != 0) /* as a shell: 127 or 126 */
+        i = -1;
+    if (i >= 0 && cli_check_output_dir(&cli_console, a.opt.log_file)) {
+        i = -1;
+        status = 2;
     }
-    opt.argv = argv + i;
-    return console_main(&opt);
+    if (i >= 0 && !culeak_shim_path()) {
+        cli_fail(&cli_console, "cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "
+                               "or named by CULEAK_LIB)");
+        i = -1;
+        status = 1;
+    }
+    if (i >= 0) {
+        a.opt.argv = argv + i;
+        a.opt.supp = a.supp;
+        status = console_main(&a.opt);
+    }
+    suppressions_free(a.supp);
+    return status;
 }

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "decode.h"
 #include "json.h"
+#include "options.h"
 #include "wire.h"
 
 #include <inttypes.h>
@@ -153,17 +154,30 @@ static int dump_note(void *ctx, struct culeak_str s)
     return 0;
 }
 
+static const struct cli_option dump_options[] = {CLI_HELP, {0}};
+
+const struct cli_command cli_dump = {
+    .name = "dump",
+    .summary = "print a recording as JSON Lines",
+    .synopsis = "FILE...",
+    .about = "Prints every record of culeak recordings as JSON Lines. Stacks list frame ips,\n"
+             "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n",
+    .options = dump_options,
+    .run = cmd_dump,
+};
+
+static int no_option(void *ctx, int key, const char *arg) { return cli_error(&cli_dump, "option %d is not handled", key); }
+
 int cmd_dump(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs("usage: culeak dump FILE...\n"
-              "Prints every record of culeak recordings as JSON Lines. Stacks list frame ips,\n"
-              "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n",
-              argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
-    }
-    int status = 0;
-    for (int i = 1; i < argc; i++) {
+    int status;
+    int first = cli_parse(&cli_dump, argc, argv, no_option, NULL, &status);
+    if (first < 0)
+        return status;
+    if (first >= argc)
+        return cli_error(&cli_dump, "missing the recordings to print (culeak dump FILE...)");
+    status = 0;
+    for (int i = first; i < argc; i++) {
         struct dump_state st = {.out = stdout};
         struct culeak_sink sink = {
             .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,

@@ -1,7 +1,9 @@
-/* `culeak record -o FILE [--depth N] -- PROGRAM [ARGS]`: run a program under the shim,
+/* `culeak record -o FILE [OPTIONS] -- PROGRAM [ARGS]`: run a program under the shim,
  * writing a recording; exits with the program's own status. */
 #include "commands.h"
 #include "launch.h"
+#include "options.h"
+#include "outpath.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -12,15 +14,54 @@
 #include <string.h>
 #include <unistd.h>
 
-static int usage(FILE *f, int rc)
+enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256, OPT_FREE_STACKS };
+
+static const struct cli_option record_options[] = {
+    {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
+                                   "%r: rank, so that every process writes its own file"},
+    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
+    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
+    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
+                                           "(by default a free carries its address only)"},
+    CLI_HELP,
+    {0},
+};
+
+const struct cli_command cli_record = {
+    .name = "record",
+    .summary = "run a program under the shim and write a recording",
+    .synopsis = "-o FILE [OPTIONS] -- PROGRAM [ARGS]",
+    .about = "Runs PROGRAM under libculeak.so and writes every allocation, free and mark to FILE.\n"
+             "Without %p, the first process of the job takes FILE and each other one writes\n"
+             "FILE.PID. --no-pool turns the caching allocators of PyTorch and JAX off (and CuPy's,\n"
+             "where the program calls culeak.no_pool()). Exit status: the program's.\n",
+    .options = record_options,
+    .program = 1,
+    .run = cmd_record,
+};
+
+struct record_args {
+    const char *out;
+    long depth;
+};
+
+static int on_option(void *ctx, int key, const char *arg)
 {
-    fputs("usage: culeak record -o FILE [--depth N] [--no-pool] -- PROGRAM [ARGS]\n"
-          "Runs PROGRAM under libculeak.so and writes every allocation, free and mark to FILE\n"
-          "(%p in FILE expands to the pid, %h to the host, %r to the rank, so every process\n"
-          "of a job writes its own file). --no-pool turns the caching allocators of PyTorch and\n"
-          "JAX off (and CuPy's, where the program calls culeak.no_pool()). Exit status: the program's.\n",
-          f);
-    return rc;
+    struct record_args *a = ctx;
+    switch ((enum record_opt)key) {
+    case OPT_OUTPUT:
+        a->out = arg;
+        return 0;
+    case OPT_DEPTH:
+        return cli_int(&cli_record, key, arg, 1, 256, &a->depth);
+    case OPT_NO_POOL:
+        culeak_no_pool_env();
+        return 0;
+    case OPT_FREE_STACKS:
+        setenv("CULEAK_FREE_STACKS", "1", 1);
+        return 0;
+    }
+    return cli_error(&cli_record, "option %d is not handled", key);
 }
 
 /* The processes of a job never overwrite an existing file (the others write FILE.PID),
@@ -56,44 +97,35 @@ static int remove_earlier_run(const char *out)
 
 int cmd_record(int argc, char **argv)
 {
-    const char *out = NULL;
-    long depth = 0;
-    int i = 1;
-    for (; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
-            out = argv[++i];
-        } else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc) {
-            depth = culeak_parse_count(argv[++i]);
-            if (depth < 1 || depth > 256) {
-                fprintf(stderr, "culeak record: --depth takes 1 to 256\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--no-pool") == 0) {
-            culeak_no_pool_env();
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            return usage(stdout, 0);
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "culeak record: unknown option %s\n", argv[i]);
-            return usage(stderr, 2);
-        } else {
-            break;
-        }
-    }
-    if (!out || i >= argc)
-        return usage(stderr, 2);
-    char abs_out[PATH_MAX];
-    if (culeak_output_path(out, abs_out, sizeof abs_out) != 0)
-        return 1;
-    out = abs_out;
+    struct record_args a = {0};
+    int status;
+    int i = cli_parse(&cli_record, argc, argv, on_option, &a, &status);
+    if (i < 0)
+        return status;
+    if (!a.out)
+        return cli_error(&cli_record, "missing -o FILE");
+    if (i >= argc)
+        return cli_error(&cli_record, "missing the program to run (culeak record -o FILE -- PROGRAM [ARGS])");
     int missing = culeak_check_program(argv[i]);
-    if (missing)
+    if (missing) /* as a shell: 127 or 126 */
         return missing;
-    if (!strchr(out, '%') && remove_earlier_run(out) != 0)
+    char abs_out[PATH_MAX]; /* the job may change directory before its first CUDA call */
+    if (culeak_absolute_path(a.out, abs_out, sizeof abs_out) != 0) {
+        cli_fail(&cli_record, "cannot resolve %s: %s", a.out, strerror(errno));
+        return 1;
+    }
+    a.out = abs_out;
+    char first[4096]; /* the name this process's pid would give: its directory must exist */
+    int named = culeak_expand_path(a.out, (long)getpid(), NULL, NULL, first, sizeof first);
+    if (named < 0)
+        errno = ENAMETOOLONG;
+    if (named < 0 || culeak_output_dir_exists(first) != 0) {
+        cli_fail(&cli_record, "cannot write %s: %s", a.out, strerror(errno));
+        return 1;
+    }
+    if (!strchr(a.out, '%') && remove_earlier_run(a.out) != 0)
         return 1;
     setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */
-    int st = culeak_run_traced(argv + i, out, (int)depth);
+    int st = culeak_run_traced(argv + i, a.out, (int)a.depth);
     return st < 0 ? 127 : culeak_exit_code(st);
 }

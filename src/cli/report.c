@@ -1,8 +1,10 @@
 /* `culeak report FILE...`: leaks, the peak, a mark, or a diff between two marks, from
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
-#include "launch.h"
+#include "options.h"
 #include "report.h"
+#include "report_io.h"
+#include "suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,125 +12,155 @@
 
 #define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
 
-static int usage(FILE *f, int rc)
-{
-    fputs("usage: culeak report FILE... [--leaks | --peak | --at MARK | --diff A B | --suspects]\n"
-          "                      [--group site|function|file|module|stack] [--format text|json|folded|html]\n"
-          "                      [--merge-processes] [--depth N] [--skip GLOB] [--skip-function GLOB]\n"
-          "                      [-o FILE]\n"
-          "Reports from recordings: leaks (default: live at exit, or when their context was destroyed),\n"
-          "what was live at the peak of device memory, at a mark, or what changed between two marks\n"
-          "(A and B are mark labels, or event seq numbers), or the growth suspects: call sites whose\n"
-          "live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration N\"; with fewer\n"
-          "marks, 80% of them and at least 4) and are higher than 10 marks ago, with their growth per\n"
-          "iteration (the median), the mark since which they grow, and when they would fill the device\n"
-          "(its free memory at the latest mark). JSON reports always carry them (\"suspects\").\n"
-          "Several files (the ranks of one job) are read together and each process is reported\n"
-          "apart: a section per process in text, rows\n"
-          "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
-          "--diff compares each process between its own marks A and B. --merge-processes adds the\n"
-          "processes up instead (one row per site). --skip adds modules to look through when\n"
-          "finding call sites (also $CULEAK_SKIP_MODULES); --skip-function adds functions, or source\n"
-          "files with a GLOB containing '/' (also $CULEAK_SKIP_FUNCTIONS; the CUDA runtime linked\n"
-          "into a program, cuda*, libcudart_static_* and cuda_runtime.h, is looked through by\n"
-          "default). --format html writes one self-contained page (timeline, flame graph, sites;\n"
-          "with --diff, coloured by the growth from A to B). Exit status: 0, or 1 when a\n"
-          "recording could not be read (whatever could be\n"
-          "read is still reported).\n",
-          f);
-    return rc;
-}
-
-struct report_args {
-    const char **files;
-    int nfiles;
-    struct report_options ro;
-    const char *format, *output, *at;
-    int suspects;
-    char skip[4096], skip_fn[4096];
+/* One line per option: --suspects and the like are a line here and a case below. */
+enum report_opt {
+    OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
+    OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE, OPT_SUSPECTS,
 };
 
-static int append_skip(char *skip, size_t len, const char *glob)
+static const struct cli_option report_options[] = {
+    {"leaks", OPT_LEAKS, NULL, "what was live at exit, or when its context was destroyed (default)"},
+    {"peak", OPT_PEAK, NULL, "what was live at the peak of device memory"},
+    {"at", OPT_AT, "MARK", "what was live at a mark (a label, or an event seq number)"},
+    {"diff", OPT_DIFF, "A B", "what changed from mark A to mark B, and what was made after A\n"
+                              "and is still live at B"},
+    {"suspects", OPT_SUSPECTS, NULL, "the growth suspects: sites whose live bytes rose at 8 of the last\n"
+                                     "10 marks of one label pattern, with a forecast (see culeak(1))"},
+    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions, or\n"
+                                     "html: one self-contained page (timeline, flame graph, sites)"},
+    {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
+    {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
+                                       "another --format"},
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out the leaks FILE suppresses (culeak-suppressions(5));\n"
+                                               "repeatable"},
+    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when the recordings show leaks (0 to 255)"},
+    {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
+    {"merge-processes", OPT_MERGE, NULL, "add the processes up per call site (one row per site)"},
+    {"depth", OPT_DEPTH, "N", "print at most N frames per stack (1 to 4096)"},
+    {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
+    {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
+    CLI_HELP,
+    {0},
+};
+
+const struct cli_command cli_report = {
+    .name = "report",
+    .summary = "report leaks, peaks and diffs from recordings",
+    .synopsis = "FILE... [OPTIONS]",
+    .about = "Reports from recordings: leaks (default), what was live at the peak of device memory,\n"
+             "at a mark, or what changed between two marks. Several files (the ranks of one job) are\n"
+             "read together and each process is reported apart: a section per process in text, rows\n"
+             "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
+             "--diff compares each process between its own marks A and B. $CULEAK_SKIP_MODULES and\n"
+             "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function; the CUDA runtime linked into a\n"
+             "program is looked through by default. In --output and --log-file, %p, %h and %r are the\n"
+             "pid, host and rank of the first process read. --format html writes one page that\n"
+             "opens from disk in a browser; with --diff it opens on the comparison of A and B.\n"
+             "Growth suspects (--suspects; JSON reports always carry them in \"suspects\"): call\n"
+             "sites whose live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration\n"
+             "N\"; with fewer marks at 80% of them, at least 4) and are higher than 10 marks ago, each\n"
+             "with its median growth per iteration, the mark since which it grows, and when it would\n"
+             "fill the device at that pace (the device's free memory at the latest mark, the median\n"
+             "time between marks). A site that allocates and frees every iteration is not one.\n"
+             "Exit status: N (--error-exitcode) when leaks were found, else 0, or 1 when a recording\n"
+             "could not be read (whatever could be read is still reported).\n",
+    .options = report_options,
+    .program = 0,
+    .run = cmd_report,
+};
+
+struct report_args {
+    struct report_options ro;
+    const char *format, *output, *log_file, *at;
+    int suspects;
+    long error_exit; /* -1: none */
+    char skip[4096], skip_fn[4096];
+    struct suppressions *supp;
+};
+
+static int on_option(void *ctx, int key, const char *arg)
 {
-    size_t n = strlen(skip);
-    int w = snprintf(skip + n, len - n, "%s%s", n ? "," : "", glob);
-    return w < 0 || (size_t)w >= len - n ? -1 : 0;
+    struct report_args *a = ctx;
+    switch ((enum report_opt)key) {
+    case OPT_LEAKS:
+        a->ro.what = REPORT_LEAKS;
+        return 0;
+    case OPT_PEAK:
+        a->ro.what = REPORT_PEAK;
+        return 0;
+    case OPT_AT:
+        a->ro.what = REPORT_SNAPSHOT;
+        a->at = arg;
+        return 0;
+    case OPT_DIFF:
+        a->ro.what = REPORT_DIFF;
+        a->ro.diff_a = arg;
+        if (!(a->ro.diff_b = cli_next_arg()))
+            return cli_error(&cli_report, "--diff takes two marks: --diff A B");
+        return 0;
+    case OPT_FORMAT:
+        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "suppressions") &&
+            strcmp(arg, "html"))
+            return cli_error(&cli_report, "--format takes text, json, folded, suppressions or html, not '%s'", arg);
+        a->format = arg;
+        return 0;
+    case OPT_OUTPUT:
+        a->output = arg;
+        return 0;
+    case OPT_LOG_FILE:
+        a->log_file = arg;
+        return 0;
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_report, &a->supp, arg);
+    case OPT_ERROR_EXITCODE:
+        return cli_int(&cli_report, key, arg, 0, 255, &a->error_exit);
+    case OPT_GROUP: {
+        int g = model_group_by_name(arg);
+        if (g < 0)
+            return cli_error(&cli_report, "--group takes site, function, file, module or stack, not '%s'", arg);
+        a->ro.group = (enum model_group)g;
+        return 0;
+    }
+    case OPT_MERGE:
+        a->ro.merge_processes = 1;
+        return 0;
+    case OPT_SUSPECTS:
+        a->suspects = 1;
+        return 0;
+    case OPT_DEPTH: {
+        long d;
+        if (cli_int(&cli_report, key, arg, 1, 4096, &d))
+            return 2;
+        a->ro.depth = (int)d;
+        return 0;
+    }
+    case OPT_SKIP:
+        return cli_append_glob(&cli_report, a->skip, sizeof a->skip, arg);
+    case OPT_SKIP_FUNCTION:
+        return cli_append_glob(&cli_report, a->skip_fn, sizeof a->skip_fn, arg);
+    }
+    return cli_error(&cli_report, "option %d is not handled", key);
 }
 
-static int parse(int argc, char **argv, struct report_args *a)
+/* The options that go together: 0, or 2 after the message. */
+static int check_args(const struct report_args *a)
 {
-    report_options_init(&a->ro);
-    a->format = "text";
-    a->files = calloc((size_t)argc, sizeof *a->files);
-    if (!a->files)
-        return 2;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(s, "-h") || !strcmp(s, "--help"))
-            return usage(stdout, 0) - 1;
-        else if (!strcmp(s, "--leaks"))
-            a->ro.what = REPORT_LEAKS;
-        else if (!strcmp(s, "--peak"))
-            a->ro.what = REPORT_PEAK;
-        else if (!strcmp(s, "--suspects"))
-            a->suspects = 1;
-        else if (!strcmp(s, "--merge-processes"))
-            a->ro.merge_processes = 1;
-        else if (!strcmp(s, "--at") && more) {
-            a->ro.what = REPORT_SNAPSHOT;
-            a->at = argv[++i];
-        } else if (!strcmp(s, "--diff") && i + 2 < argc) {
-            a->ro.what = REPORT_DIFF;
-            a->ro.diff_a = argv[++i];
-            a->ro.diff_b = argv[++i];
-        } else if (!strcmp(s, "--group") && more) {
-            int g = model_group_by_name(argv[++i]);
-            if (g < 0) {
-                fprintf(stderr, "culeak report: --group takes site, function, file, module or stack\n");
-                return 2;
-            }
-            a->ro.group = (enum model_group)g;
-        } else if (!strcmp(s, "--format") && more) {
-            a->format = argv[++i];
-            if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "folded") &&
-                strcmp(a->format, "html")) {
-                fprintf(stderr, "culeak report: --format takes text, json, folded or html\n");
-                return 2;
-            }
-        } else if (!strcmp(s, "--depth") && more) {
-            long d = culeak_parse_count(argv[++i]);
-            if (d < 1 || d > 4096) {
-                fprintf(stderr, "culeak report: --depth takes 1 to 4096\n");
-                return 2;
-            }
-            a->ro.depth = (int)d;
-        } else if (!strcmp(s, "--skip") && more) {
-            if (append_skip(a->skip, sizeof a->skip, argv[++i]) != 0)
-                return 2;
-        } else if (!strcmp(s, "--skip-function") && more) {
-            if (append_skip(a->skip_fn, sizeof a->skip_fn, argv[++i]) != 0)
-                return 2;
-        } else if ((!strcmp(s, "-o") || !strcmp(s, "--output")) && more) {
-            a->output = argv[++i];
-        } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "culeak report: unknown option %s\n", s);
-            return usage(stderr, 2);
-        } else {
-            a->files[a->nfiles++] = s;
-        }
-    }
-    if (!a->nfiles)
-        return usage(stderr, 2);
-    if (a->suspects && !strcmp(a->format, "folded")) {
-        fprintf(stderr, "culeak report: --suspects prints text or json\n");
-        return 2;
-    }
-    if (a->ro.what == REPORT_DIFF && !strcmp(a->format, "folded")) {
-        fprintf(stderr, "culeak report: --diff prints text or json\n");
-        return 2;
-    }
+    int diff = a->ro.what == REPORT_DIFF;
+    if (diff && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
+        return cli_error(&cli_report, "--diff prints text, json or html");
+    if (a->suspects && strcmp(a->format, "text") && strcmp(a->format, "json"))
+        return cli_error(&cli_report, "--suspects prints text or json");
+    if (a->error_exit >= 0 && a->ro.what != REPORT_LEAKS)
+        return cli_error(&cli_report, "--error-exitcode goes with the leak report (not --peak, --at or --diff)");
+    if (!strcmp(a->format, "suppressions") && a->ro.what != REPORT_LEAKS)
+        return cli_error(&cli_report, "--format suppressions writes blocks for leaks (not --peak or --at)");
     return 0;
+}
+
+static int no_mark(const char *name)
+{
+    cli_fail(&cli_report, "no mark '%s' (and no event with that seq) in the recordings", name);
+    return 1;
 }
 
 /* Was the snapshot taken in at least one process? */
@@ -151,20 +183,72 @@ static int snapshot_taken(struct model *m, const char *name)
     return 0;
 }
 
+/* The report in the --format to --output (or stdout), the text to --log-file. */
+static int write_reports(struct report_args *a, struct model *m)
+{
+    const struct model_process *p = model_process(m, 0);
+    char rank[32];
+    snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
+    struct cli_sink out = {stdout, 0}, log = {NULL, 0};
+    if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0)
+        return 1;
+    if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0) {
+        cli_sink_close(&out);
+        return 1;
+    }
+    int text = !strcmp(a->format, "text"), r = 0;
+    if (!text || !log.f || a->output) {
+        if (!strcmp(a->format, "html"))
+            r = report_html(out.f, m, &a->ro);
+        else if (!strcmp(a->format, "json"))
+            r = report_json(out.f, m, &a->ro, NULL);
+        else if (!strcmp(a->format, "folded"))
+            r = report_folded(out.f, m, &a->ro);
+        else if (!strcmp(a->format, "suppressions"))
+            r = report_suppressions(out.f, m, &a->ro);
+        else if (a->suspects)
+            r = report_suspects_text(out.f, m, &a->ro);
+        else
+            r = report_text(out.f, m, &a->ro, NULL);
+    }
+    if (r == 0 && log.f)
+        r = report_text(log.f, m, &a->ro, NULL);
+    int bad = cli_sink_close(&out) | cli_sink_close(&log);
+    if (r != 0)
+        cli_fail(&cli_report, "the report could not be made");
+    return r != 0 || bad ? 1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args a;
     memset(&a, 0, sizeof a);
-    int rc = parse(argc, argv, &a);
-    if (rc) {
-        free(a.files);
-        return rc < 0 ? 0 : rc;
+    report_options_init(&a.ro);
+    a.format = "text";
+    a.error_exit = -1;
+    int status;
+    int first = cli_parse(&cli_report, argc, argv, on_option, &a, &status);
+    if (first >= 0 && first >= argc) {
+        first = -1;
+        status = cli_error(&cli_report, "missing the recordings to read (culeak report FILE... [OPTIONS])");
     }
+    if (first >= 0 && (check_args(&a) || cli_check_output_dir(&cli_report, a.output) ||
+                       cli_check_output_dir(&cli_report, a.log_file))) {
+        first = -1;
+        status = 2;
+    }
+    if (first < 0) {
+        suppressions_free(a.supp);
+        return status;
+    }
+    a.ro.supp = a.supp;
+    const char **files = (const char **)argv + first;
+    int nfiles = argc - first;
     struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
                                .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL};
     struct model *m = model_new(&mo);
     if (!m) {
-        free(a.files);
+        suppressions_free(a.supp);
         return 1;
     }
     /* snapshots are taken as the marks go by; a diff stops each stream at B so that
@@ -181,10 +265,10 @@ int cmd_report(int argc, char **argv)
             model_stop_at_mark(m, a.ro.diff_b);
     }
     a.ro.snapshot = a.at;
-    int status = 0;
-    for (int i = 0; i < a.nfiles; i++) {
+    status = 0;
+    for (int i = 0; i < nfiles; i++) {
         char err[512];
-        int r = model_load_file(m, a.files[i], err, sizeof err);
+        int r = model_load_file(m, files[i], err, sizeof err);
         if (r == 1)
             fprintf(stderr, "culeak: warning: %s\n", err);
         else if (r < 0) {
@@ -193,55 +277,26 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (model_process_count(m) == 0) {
-        fprintf(stderr, "culeak: nothing to report\n");
-        model_free(m);
-        free(a.files);
-        return 1;
-    }
-    const char *missing = NULL;
-    if (a.at && !snapshot_taken(m, a.at))
-        missing = a.at;
-    else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a))
-        missing = a.ro.diff_a;
-    else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_b))
-        missing = a.ro.diff_b;
-    if (missing) {
-        fprintf(stderr, "culeak: no mark '%s' (and no event with that seq) in the recordings\n", missing);
-        model_free(m);
-        free(a.files);
-        return 1;
-    }
-    /* every stream stopped at mark B (or ended before it): the model's "now" is B */
-    if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
-        !model_label_is_seq(a.ro.diff_b))
-        a.ro.diff_b_is_now = 1;
-    FILE *out = stdout;
-    if (a.output && !(out = fopen(a.output, "w"))) {
-        perror(a.output);
-        model_free(m);
-        free(a.files);
-        return 1;
-    }
-    int r;
-    if (html)
-        r = report_html(out, m, &a.ro);
-    else if (!strcmp(a.format, "json"))
-        r = report_json(out, m, &a.ro, NULL);
-    else if (!strcmp(a.format, "folded"))
-        r = report_folded(out, m, &a.ro);
-    else if (a.suspects)
-        r = report_suspects_text(out, m, &a.ro);
-    else
-        r = report_text(out, m, &a.ro, NULL);
-    if (r != 0) {
-        fprintf(stderr, "culeak: the report could not be made\n");
+        cli_fail(&cli_report, "nothing to report");
         status = 1;
+    } else if (a.at && !snapshot_taken(m, a.at)) {
+        status = no_mark(a.at);
+    } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a)) {
+        status = no_mark(a.ro.diff_a);
+    } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_b)) {
+        status = no_mark(a.ro.diff_b);
+    } else {
+        /* every stream stopped at mark B (or ended before it): the model's "now" is B */
+        if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
+            !model_label_is_seq(a.ro.diff_b))
+            a.ro.diff_b_is_now = 1;
+        if (write_reports(&a, m) != 0)
+            status = 1;
+        struct report_summary sum;
+        if (a.error_exit >= 0 && report_summarize(m, &a.ro, &sum) == 0 && sum.allocations)
+            status = (int)a.error_exit;
     }
-    if (out != stdout)
-        fclose(out);
-    else
-        fflush(stdout);
     model_free(m);
-    free(a.files);
+    suppressions_free(a.supp);
     return status;
 }

@@ -13,7 +13,8 @@
  * Direction shim -> console:
  *   HELLO   u version, u pid, u ppid, u realtime_ns, u monotonic_ns (at start),
  *           s host, s exe, u argc, s argv[argc], u nenv, s env[nenv] ("KEY=VALUE",
- *           rank variables only), u depth_limit, u flags (bit0: output is a file)
+ *           rank variables only), u depth_limit, u flags (bit0: output is a file,
+ *           bit1: frees carry stack 0, device -1 and context 0)
  *   MODULES u generation, u count, count * { s path, u base, u nseg, nseg * { u vaddr, u memsz } }
  *           a complete map of loaded modules; later MODULES records add to what the
  *           reader knows (unloaded modules stay resolvable for old addresses).
@@ -71,6 +72,8 @@ enum culeak_record {
     CULEAK_CMD_RELEASE = 68,
 };
 
+#define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
+#define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
@@ -109,6 +112,27 @@ size_t culeak_put_s(uint8_t *p, const char *s, size_t len);
  * then culeak_rec_finish() writes type+length in front and returns the whole size. */
 #define CULEAK_REC_HEADROOM (1 + 5)
 size_t culeak_rec_finish(uint8_t *rec, uint8_t type, size_t payload_len);
+
+/* The same for records that are nearly always shorter than 128 bytes (events, frames):
+ * the payload is built after CULEAK_REC_SHORT bytes, where a one-byte length fits with
+ * no move; a longer payload moves forward (room for CULEAK_REC_HEADROOM was kept). */
+#define CULEAK_REC_SHORT 2
+static inline size_t culeak_rec_finish_short(uint8_t *rec, uint8_t type, size_t payload_len)
+{
+    if (payload_len < 0x80) {
+        rec[0] = type;
+        rec[1] = (uint8_t)payload_len;
+        return CULEAK_REC_SHORT + payload_len;
+    }
+    uint8_t hdr[CULEAK_REC_HEADROOM];
+    hdr[0] = type;
+    size_t hl = 1 + culeak_put_u(hdr + 1, payload_len);
+    for (size_t i = payload_len; i-- > 0;) /* forward by hl - 2: from the end */
+        rec[hl + i] = rec[CULEAK_REC_SHORT + i];
+    for (size_t i = 0; i < hl; i++)
+        rec[i] = hdr[i];
+    return hl + payload_len;
+}
 
 /* ---- decoding: a cursor over one record's payload ---- */
 

@@ -60,7 +60,9 @@ const struct cmd_spec cmd_specs[] = {
      "                   by each further SIZE (+SIZE, +2 SIZE, ...)\n"
      "  count > N        the site holds more than N live allocations\n"
      "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
-    {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots", "Describe breakpoints, processes or snapshots."},
+    {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots|marks",
+     "Describe breakpoints, processes, snapshots or the job's marks (label, pid, time, event,\n"
+     "device memory then)."},
     {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N)."},
     {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
@@ -68,9 +70,9 @@ const struct cmd_spec cmd_specs[] = {
     {"step", "s", ARG_NONE, "step", "Let the paused allocation return; pause again at the next allocation."},
     {"kill", NULL, ARG_NONE, "kill", "Stop the job, once confirmed with y: SIGTERM to its process group, SIGKILL 3 s\n"
      "later."},
-    {"sort", NULL, ARG_SORT, "sort FIELD",
-     "Sort the table by live, count, change, peak, allocs, kind, site, module or id\n"
-     "(largest first; the same field again reverses)."},
+    {"sort", NULL, ARG_SORT, "sort FIELD [asc]",
+     "Sort the table by live, count, change, peak, allocs, kind, site, module or id,\n"
+     "largest first (asc: smallest first). A diff sorts by change; diff off restores the order."},
     {"filter", NULL, ARG_TEXT, "filter [TEXT]", "Show only sites whose text contains TEXT; no TEXT shows all."},
     {"group", NULL, ARG_GROUP, "group site|function|file|module|stack",
      "Aggregate allocations by call site (first frame outside the CUDA libraries), function,\n"
@@ -99,6 +101,10 @@ const struct cmd_spec cmd_specs[] = {
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+    {"input", NULL, ARG_NONE, "input",
+     "Hand the keyboard to the job (also Ctrl-]): what you type goes to its standard input,\n"
+     "as in a terminal (Ctrl-C interrupts it), until Ctrl-]. Otherwise nothing reaches its\n"
+     "input, and a job that reads it waits."},
     {"search", "/", ARG_TEXT, "search [TEXT]",
      "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
      "highlight it; search alone finds the next older one. End in the output pane returns."},

@@ -3,8 +3,11 @@
 #include "cmdline.h"
 #include "console.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "json.h"
+#include "wire.h"
 #include "pane_cmds.h"
+#include "report.h"
 #include "stack_fold.h"
 
 #include <errno.h>
@@ -91,6 +94,53 @@ static void c_snapshots(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "%d snapshots listed in the output pane", n);
 }
 
+/* Leaves the diff view: the table's order goes back to what it was before the diff. */
+static void diff_end(struct console *c)
+{
+    if (!c->u.diff_active)
+        return;
+    c->u.diff_active = 0;
+    c->u.sort = c->u.sort_before_diff;
+    c->u.sort_reverse = c->u.sort_reverse_before_diff;
+}
+
+/* Joins words [from, to) with single blanks. */
+static void join_words(char **argv, int from, int to, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int w = from; w < to && n < len; w++) {
+        int k = snprintf(out + n, len - n, "%s%s", w > from ? " " : "", argv[w]);
+        if (k < 0)
+            break;
+        n += (size_t)k;
+    }
+}
+
+/* diff's words as snapshots A and B (B empty: now): as typed, or, for names of several
+ * words without quotes (diff iteration 5 iteration 10), the split of the words into
+ * two names that exist. 0, or -1 with the message set. */
+static int diff_names(struct console *c, int argc, char **argv, char *a, size_t alen, char *b, size_t blen)
+{
+    for (int k = 2; k <= argc; k++) {
+        join_words(argv, 1, k, a, alen);
+        join_words(argv, k, argc, b, blen);
+        if (strcmp(b, "now") == 0)
+            b[0] = 0;
+        if (model_snapshot_find(c->u.m, a) >= 0 && (!b[0] || model_snapshot_find(c->u.m, b) >= 0))
+            return 0;
+    }
+    if (argc == 2 || (argc == 3 && model_snapshot_find(c->u.m, argv[1]) < 0))
+        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[1]);
+    else if (argc == 3)
+        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[2]);
+    else {
+        join_words(argv, 1, argc, a, alen);
+        ui_message(&c->u, 1, "'%s' names no snapshots A [B] (snapshots lists them; quotes group words)", a);
+    }
+    return -1;
+}
+
 static void c_diff(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
@@ -98,16 +148,22 @@ static void c_diff(struct console *c, int argc, char **argv)
         return;
     }
     if (strcmp(argv[1], "off") == 0) {
-        c->u.diff_active = 0;
-        ui_message(&c->u, 0, "live table");
+        diff_end(c);
+        ui_message(&c->u, 0, "live table, sorted by %s%s", ui_sort_name(c->u.sort),
+                   c->u.sort_reverse ? ", smallest first" : "");
         return;
     }
-    int b_now = argc < 3 || strcmp(argv[2], "now") == 0;
-    const char *missing = model_snapshot_find(c->u.m, argv[1]) < 0 ? argv[1]
-                          : !b_now && model_snapshot_find(c->u.m, argv[2]) < 0 ? argv[2] : NULL;
-    if (missing || strlen(argv[1]) >= sizeof c->u.diff_a || (!b_now && strlen(argv[2]) >= sizeof c->u.diff_b)) {
-        ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", missing ? missing : argv[1]);
+    char a_name[sizeof c->u.diff_a], b_name[sizeof c->u.diff_b];
+    if (diff_names(c, argc, argv, a_name, sizeof a_name, b_name, sizeof b_name) != 0)
         return;
+    int b_now = !b_name[0];
+    argv[1] = a_name; /* the names as found, for the messages below */
+    argc = b_now ? 2 : 3;
+    if (!b_now)
+        argv[2] = b_name;
+    if (!c->u.diff_active) {
+        c->u.sort_before_diff = c->u.sort;
+        c->u.sort_reverse_before_diff = c->u.sort_reverse;
     }
     c->u.diff_active = 1;
     snprintf(c->u.diff_a, sizeof c->u.diff_a, "%s", argv[1]);
@@ -155,6 +211,10 @@ static void c_autosnapshot(struct console *c, int argc, char **argv)
 
 static void c_break(struct console *c, int argc, char **argv)
 {
+    if (c->live && c->job.exited) {
+        ui_message(&c->u, 1, "the job has exited: a breakpoint set now can never fire");
+        return;
+    }
     struct bp_spec spec;
     char err[256];
     if (bp_parse(argc - 1, argv + 1, &spec, err, sizeof err) != 0) {
@@ -186,6 +246,36 @@ static void c_break(struct console *c, int argc, char **argv)
         console_update_watches(c);
     else
         say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
+}
+
+/* Every mark of every process: label, pid, time since the process started, event, and
+ * the process's device memory then. */
+static void info_marks(struct console *c)
+{
+    size_t total = ui_mark_count(&c->u);
+    if (!total) {
+        ui_message(&c->u, 0, "no marks yet (culeak_mark(), culeak.mark() or NVTX ranges make them)");
+        return;
+    }
+    say(c, "  mark                          pid        time     event   device memory");
+    for (int p = 0; p < model_process_count(c->u.m); p++) {
+        const struct model_process *pr = model_process(c->u.m, p);
+        size_t n = 0;
+        const struct model_mark *v = model_marks(c->u.m, p, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].flags & CULEAK_MARK_POP)
+                continue;
+            char line[512], t[32], sz[32];
+            uint64_t t0 = pr->start_monotonic_ns;
+            fmt_duration(t, sizeof t, v[i].t_ns > t0 ? (double)(v[i].t_ns - t0) / 1e9 : 0);
+            snprintf(line, sizeof line, "  %-28s %-8llu %7s %9llu %15s", v[i].label ? v[i].label : "",
+                     (unsigned long long)pr->pid, t, (unsigned long long)v[i].seq,
+                     fmt_size(sz, sizeof sz, v[i].live_bytes));
+            say(c, line);
+        }
+    }
+    c->u.out_scroll = 0;
+    ui_message(&c->u, 0, "%zu mark%s listed in the output pane", total, total == 1 ? "" : "s");
 }
 
 static void c_info(struct console *c, int argc, char **argv)
@@ -227,8 +317,10 @@ static void c_info(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "%d processes listed in the output pane", n);
     } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
         c_snapshots(c, 1, argv);
+    } else if (strncmp(what, "marks", strlen(what)) == 0) {
+        info_marks(c);
     } else {
-        ui_message(&c->u, 1, "info breakpoints|processes|snapshots");
+        ui_message(&c->u, 1, "info breakpoints|processes|snapshots|marks");
     }
 }
 
@@ -319,14 +411,12 @@ static void names_resolved(struct console *c, int needed, char *buf, size_t len)
 static void c_sort(struct console *c, int argc, char **argv)
 {
     int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
-    if (f < 0) {
-        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module");
+    int asc = argc > 2 && (strcmp(argv[2], "asc") == 0 || strcmp(argv[2], "reverse") == 0);
+    if (f < 0 || argc > 3 || (argc > 2 && !asc && strcmp(argv[2], "desc") != 0)) {
+        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module [asc]");
         return;
     }
-    if ((int)c->u.sort == f)
-        c->u.sort_reverse = !c->u.sort_reverse;
-    else
-        c->u.sort_reverse = 0;
+    c->u.sort_reverse = asc; /* largest first unless asked */
     c->u.sort = (enum sort_field)f;
     char names[64] = "";
     names_resolved(c, f == SORT_SITE, names, sizeof names);
@@ -364,7 +454,7 @@ static void c_group(struct console *c, int argc, char **argv)
     c->u.group = (enum model_group)g;
     c->u.sel = 0;
     c->u.sel_valid = 0;
-    c->u.diff_active = 0;
+    diff_end(c);
     char names[64];
     names_resolved(c, g == MODEL_GROUP_FUNCTION || g == MODEL_GROUP_FILE, names, sizeof names);
     ui_rows(&c->u);
@@ -459,6 +549,61 @@ static void c_save(struct console *c, int argc, char **argv)
     ui_message(&c->u, rc != 0, "%s", msg);
 }
 
+/* The table as report JSON is: a version, the processes, then the rows with their
+ * process and stack (that of the member with the most bytes). */
+static void export_json(struct console *c, FILE *f)
+{
+    struct report_options o;
+    report_options_init(&o);
+    o.proc = c->u.proc_filter < 0 ? MODEL_ALL : c->u.proc_filter;
+    fprintf(f, "{\"version\":%d,\"source\":\"console\",\"group\":\"%s\",", REPORT_JSON_VERSION,
+            model_group_name(c->u.group));
+    report_json_processes(f, c->u.m, &o);
+    fputs(",\"sites\":[\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
+                   "\"allocs\":%llu,\"kind\":",
+                ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count, (long long)r->change,
+                (unsigned long long)r->peak, (unsigned long long)r->allocs);
+        json_write_str(f, kinds, strlen(kinds));
+        fputs(",\"module\":", f);
+        json_write_str(f, module, strlen(module));
+        fputs(",\"site\":", f);
+        json_write_str(f, label, strlen(label));
+        const struct model_process *p = r->stack_proc >= 0 ? model_process(c->u.m, r->stack_proc) : NULL;
+        if (p) {
+            fprintf(f, ",\"pid\":%llu,\"rank\":%d,", (unsigned long long)p->pid, p->rank);
+            report_json_stack(f, c->u.m, r->stack_proc, r->stack, 0);
+        }
+        fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
+    }
+    fputs("]}\n", f);
+}
+
+static void export_csv(struct console *c, FILE *f)
+{
+    fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        const struct row *r = &c->u.rows[i];
+        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
+        char kinds[128];
+        ui_kinds(r->kinds, kinds, sizeof kinds);
+        fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
+                (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
+                (unsigned long long)r->allocs, kinds, module);
+        for (const char *p = label; *p; p++) {
+            if (*p == '"')
+                fputc('"', f);
+            fputc(*p, f);
+        }
+        fputs("\"\n", f);
+    }
+}
+
 static void c_export(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
@@ -479,39 +624,9 @@ static void c_export(struct console *c, int argc, char **argv)
     ui_resolve_names(&c->u, 0); /* the file gets every row's name */
     ui_rows(&c->u);
     if (json)
-        fputs("[\n", f);
+        export_json(c, f);
     else
-        fputs("id,live_bytes,live_count,change_bytes,peak_bytes,allocs,kind,module,site\n", f);
-    for (size_t i = 0; i < c->u.nrows; i++) {
-        const struct row *r = &c->u.rows[i];
-        const char *label = r->text ? r->text : "?", *module = r->module ? r->module : "?";
-        char kinds[128];
-        ui_kinds(r->kinds, kinds, sizeof kinds);
-        if (json) {
-            fprintf(f, "  {\"id\":%u,\"live_bytes\":%llu,\"live_count\":%llu,\"change_bytes\":%lld,\"peak_bytes\":%llu,"
-                       "\"allocs\":%llu,\"kind\":",
-                    ui_site_id(r->id), (unsigned long long)r->live, (unsigned long long)r->count,
-                    (long long)r->change, (unsigned long long)r->peak, (unsigned long long)r->allocs);
-            json_write_str(f, kinds, strlen(kinds));
-            fputs(",\"module\":", f);
-            json_write_str(f, module, strlen(module));
-            fputs(",\"site\":", f);
-            json_write_str(f, label, strlen(label));
-            fprintf(f, "}%s\n", i + 1 < c->u.nrows ? "," : "");
-        } else {
-            fprintf(f, "%u,%llu,%llu,%lld,%llu,%llu,%s,\"%s\",\"", ui_site_id(r->id), (unsigned long long)r->live,
-                    (unsigned long long)r->count, (long long)r->change, (unsigned long long)r->peak,
-                    (unsigned long long)r->allocs, kinds, module);
-            for (const char *p = label; *p; p++) {
-                if (*p == '"')
-                    fputc('"', f);
-                fputc(*p, f);
-            }
-            fputs("\"\n", f);
-        }
-    }
-    if (json)
-        fputs("]\n", f);
+        export_csv(c, f);
     int bad = fclose(f) != 0;
     if (bad)
         ui_message(&c->u, 1, "cannot write %s", argv[1]);
@@ -537,7 +652,7 @@ static void c_goto(struct console *c, int argc, char **argv)
     }
     if (c->u.m != before) { /* reloaded: ids, snapshots and the process filter start over */
         c->u.base[0] = 0;
-        c->u.diff_active = 0;
+        diff_end(c);
         c->u.proc_filter = -1;
     }
     c->u.sel_valid = 0;
@@ -619,7 +734,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
-    {"suspects", c_suspects}, {"search", cmd_search},
+    {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input},
 };
 
 void console_exec(struct console *c, const char *line)
@@ -658,6 +773,14 @@ void console_exec(struct console *c, const char *line)
     if (i < 0) {
         ui_message(&c->u, 1, "unknown command '%s'; help lists the commands", argv[0]);
         return;
+    }
+    /* a command that takes one name or text takes the rest of the line: the words go
+     * back together, one blank apart (quotes keep blanks as typed) */
+    enum cmd_arg kind = cmd_specs[i].arg;
+    if ((kind == ARG_TEXT || kind == ARG_FILE || kind == ARG_GOTO) && argc > 2) {
+        for (int w = 1; w < argc - 1; w++)
+            argv[w][strlen(argv[w])] = ' ';
+        argc = 2;
     }
     for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
         if (strcmp(table[k].name, cmd_specs[i].name) == 0) {

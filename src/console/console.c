@@ -1,10 +1,12 @@
 /* The console session: poll loop over the terminal, the job's pty, the listening socket,
  * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
 #include "console.h"
+#include "outpath.h"
 #include "report.h"
 #include "view_support.h"
 #include "apis.h"
 #include "fmt.h"
+#include "job_input.h"
 #include "launch.h"
 #include "prompt.h"
 #include "screen.h"
@@ -215,16 +217,12 @@ static void o_mark(void *ctx, int proc, const struct culeak_mark *m)
     struct console *c = ctx;
     if (m->flags & CULEAK_MARK_POP) /* the end of an NVTX range: the push was the mark */
         return;
-    const struct model_process *p = proc_of(c, proc);
-    char line[400];
-    snprintf(line, sizeof line, "[culeak] mark '%.*s' in pid %llu", (int)m->label.n, m->label.p,
-             p ? (unsigned long long)p->pid : 0ull);
-    outbuf_add_line(&c->u.out, line);
+    (void)proc; /* marks stay out of the job's output and the status line: the header
+                 * counts them, info marks lists them */
     if (c->autosnap_marks) {
         char name[64], taken[64];
         snprintf(name, sizeof name, "%.*s", (int)(m->label.n < 40 ? m->label.n : 40), m->label.p ? m->label.p : "");
-        if (console_snapshot(c, name, taken, sizeof taken) == 0) /* a label seen before: numbered name */
-            ui_message(&c->u, 0, "snapshot %s taken at mark", taken);
+        console_snapshot(c, name, taken, sizeof taken); /* a label seen before: numbered name */
     }
     c->dirty = 1;
 }
@@ -391,11 +389,37 @@ void console_confirm(struct console *c, void (*yes)(struct console *c), const ch
     c->dirty = 1;
 }
 
+/* --log-file: the exit report goes to a file as well; %p, %h and %r are those of the
+ * job's first process. */
+static void write_log_file(struct console *c, const char *text, size_t len)
+{
+    const struct model_process *p = model_process_count(c->u.m) ? model_process(c->u.m, 0) : NULL;
+    char rank[32], path[4096], line[4400];
+    snprintf(rank, sizeof rank, "%d", p && p->rank >= 0 ? p->rank : 0);
+    FILE *f = NULL;
+    errno = ENAMETOOLONG;
+    if (culeak_expand_path(c->opt.log_file, p ? (long)p->pid : (long)getpid(), p ? p->host : NULL, rank, path,
+                           sizeof path) >= 0)
+        f = fopen(path, "w");
+    int bad = !f || fwrite(text, 1, len, f) != len;
+    int err = errno;
+    if (f && fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad)
+        snprintf(line, sizeof line, "[culeak] cannot write the leak report to %s: %s", path, strerror(err));
+    else
+        snprintf(line, sizeof line, "[culeak] leak report written to %s", path);
+    outbuf_add_line(&c->u.out, line);
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
     report_options_init(&o);
     o.depth = 8;
+    o.supp = c->opt.supp;
     struct report_summary sum;
     char *text = NULL;
     size_t len = 0;
@@ -416,6 +440,8 @@ void console_leak_report(struct console *c)
             snprintf(line, sizeof line, "[culeak]   %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
             outbuf_add_line(&c->u.out, line);
         }
+        if (c->opt.log_file)
+            write_log_file(c, text, len);
     }
     free(text);
 }
@@ -540,7 +566,7 @@ static void on_key(struct console *c)
     char buf[8];
     int nav = 0, k;
     while ((k = screen_key(buf, &nav)) != SK_NONE && !c->quit) {
-        if (help_key(&c->u, k, buf, prompt_empty())) {
+        if (job_input_key(c, k, buf, nav) || help_key(&c->u, k, buf, prompt_empty())) {
             c->dirty = 1;
             continue;
         }
@@ -588,6 +614,7 @@ static void on_signals(struct console *c)
         c->dirty = 1;
     }
     if (c->live && job_reap(&c->job)) {
+        job_input_end(c);
         c->u.state = JOB_EXITED;
         c->u.exit_status = c->job.status;
         c->kill_deadline = 0;
@@ -867,7 +894,7 @@ int console_main(const struct console_options *opt)
     sigaction(SIGPIPE, &ign, NULL);
 
     if (screen_open() != 0) {
-        fprintf(stderr, "culeak: the console needs a terminal\n");
+        fprintf(stderr, "culeak: %s\n", screen_why());
         server_close(&c->srv);
         ui_free(&c->u);
         return 2;

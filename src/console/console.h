@@ -16,6 +16,8 @@ struct console_options {
     int depth;
     double snapshot_every;   /* seconds; 0: off */
     int snapshot_at_marks;
+    const struct suppressions *supp; /* the exit leak report leaves out what these suppress */
+    const char *log_file;    /* the exit leak report is also written there (%p, %h, %r) */
 };
 
 struct pending_hold {

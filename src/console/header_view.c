@@ -39,11 +39,12 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         running += !model_process(u->m, (int)i)->exited && !(i < u->ngone && u->gone[i]);
     fmt_count(rate, sizeof rate, (uint64_t)(u->rate + 0.5));
     fmt_duration(up, sizeof up, u->now);
-    char right[320];
+    char right[320], marks[64];
+    ui_marks_text(u, marks, sizeof marks);
     if (u->state == JOB_NONE)
-        snprintf(right, sizeof right, " %zu proc  %s ", nprocs, u->timeline);
+        snprintf(right, sizeof right, "%s %zu proc  %s ", marks, nprocs, u->timeline);
     else
-        snprintf(right, sizeof right, " %zu proc (%zu live)  %s ev/s  %s ", nprocs, running, rate, up);
+        snprintf(right, sizeof right, "%s %zu proc (%zu live)  %s ev/s  %s ", marks, nprocs, running, rate, up);
     int rw = (int)strlen(right);
     int room = r.x + r.w - x - rw - 1;
     if (room > 4)

@@ -84,7 +84,8 @@ static const char *const keys[][2] = {
     {"Up/Down PgUp/PgDn Home/End", "move in the table; after Shift-Tab (or F6), scroll the output pane"},
     {"Tab", "complete commands, site ids, snapshot names and fields"},
     {"Ctrl-P/Ctrl-N", "recall earlier commands"},
-    {"Ctrl-C", "clear the prompt (the job is never interrupted)"},
+    {"Ctrl-C", "clear the prompt (the job is interrupted only while it has the keyboard)"},
+    {"Ctrl-]", "hand the keyboard to the job (its standard input), and back (input)"},
     {"Ctrl-L", "redraw the screen"},
     {"? or F1", "this help (? on an empty prompt); q, Esc or F1 closes it, typing a command too"},
 };

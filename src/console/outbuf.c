@@ -262,6 +262,15 @@ static int screen_used(const struct outbuf *o)
     return used;
 }
 
+void outbuf_cursor(const struct outbuf *o, size_t *row, int *col)
+{
+    VTermPos cur = {0, 0};
+    if (o->vt)
+        vterm_state_get_cursorpos(vterm_obtain_state(vt_of(o)), &cur);
+    *row = o->count + (size_t)cur.row;
+    *col = cur.col;
+}
+
 size_t outbuf_lines(const struct outbuf *o)
 {
     if (!o->vt)

@@ -50,6 +50,8 @@ size_t outbuf_lines(const struct outbuf *o);
 const char *outbuf_line(const struct outbuf *o, size_t i);
 /* Row i's cells into out (at most max); returns how many. */
 int outbuf_cells(const struct outbuf *o, size_t i, struct ocell *out, int max);
+/* Where the job's cursor is: its row (an index as above) and column. */
+void outbuf_cursor(const struct outbuf *o, size_t *row, int *col);
 /* The newest row before `before` (an index as above) whose text contains needle, case
  * ignored; -1 when none. */
 long outbuf_search(const struct outbuf *o, const char *needle, size_t before);

@@ -43,6 +43,13 @@ static void render(struct ui *u, struct grid *g, struct rect r)
                 *gc = (struct cell){ch, AT_NORMAL, c->fg, c->bg, c->style};
         }
     }
+    size_t crow;
+    int ccol;
+    outbuf_cursor(&u->out, &crow, &ccol);
+    if (u->keyboard_job && crow >= start && crow < end) { /* the terminal cursor is the job's */
+        g->cur_y = r.y + 1 + (int)(crow - start);
+        g->cur_x = r.x + (ccol < r.w ? ccol : r.w - 1);
+    }
 }
 
 static int key(struct ui *u, int k, struct rect r)

@@ -94,8 +94,8 @@ static const char *autosnap_item(size_t i)
 }
 static const char *info_item(size_t i)
 {
-    static const char *const v[] = {"breakpoints", "processes", "snapshots", NULL};
-    return i < 3 ? v[i] : NULL;
+    static const char *const v[] = {"breakpoints", "processes", "snapshots", "marks", NULL};
+    return i < 4 ? v[i] : NULL;
 }
 static char idbuf[32];
 static const char *site_item(size_t i)

@@ -6,6 +6,8 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <ncursesw/curses.h>
+#include <ncursesw/term.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,12 +16,45 @@
 static int use_color, utf8;
 static attr_t attrs[AT_COUNT];
 
+static char why[512];
+
+const char *screen_why(void) { return why; }
+
+/* Whether the terminal can draw the console: a terminfo entry that moves the cursor and
+ * clears the screen. ncurses' initscr would exit the program on an unknown terminal. */
+static int can_draw(void)
+{
+    const char *term = getenv("TERM");
+    const char *advice = "; run it with culeak record -o FILE -- PROGRAM or culeak check -- PROGRAM, "
+                         "or set TERM to your terminal (e.g. TERM=xterm-256color)";
+    int err = 0;
+    if (!term || !*term) {
+        snprintf(why, sizeof why, "TERM is not set, so the console cannot draw%s", advice);
+        return 0;
+    }
+    if (setupterm(NULL, STDOUT_FILENO, &err) != OK) {
+        snprintf(why, sizeof why, "the terminal '%s' is unknown here (no terminfo entry), so the console cannot draw%s",
+                 term, advice);
+        return 0;
+    }
+    const char *cup = tigetstr("cup"), *clear = tigetstr("clear");
+    int ok = cup && cup != (char *)-1 && clear && clear != (char *)-1;
+    del_curterm(cur_term);
+    if (!ok)
+        snprintf(why, sizeof why, "the terminal '%s' cannot move the cursor, so the console cannot draw%s", term,
+                 advice);
+    return ok;
+}
+
 int screen_open(void)
 {
+    snprintf(why, sizeof why, "the console needs a terminal (use culeak record or culeak check)");
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return -1;
     setlocale(LC_ALL, "");
     utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    if (!can_draw())
+        return -1;
     if (!initscr())
         return -1;
     raw(); /* Ctrl-C and Ctrl-Z are keys here, never signals */

@@ -4,7 +4,8 @@
 
 #include "grid.h"
 
-int screen_open(void);        /* 0, or -1 when stdin/stdout is not a terminal */
+int screen_open(void);        /* 0, or -1 when stdin/stdout is not a terminal that can draw */
+const char *screen_why(void); /* why screen_open failed, with what to do instead */
 void screen_close(void);
 void screen_size(int *rows, int *cols);
 void screen_resize(int rows, int cols);

@@ -11,6 +11,12 @@ static void render_status(struct ui *u, struct grid *g, struct rect r)
         grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " *** PAUSED *** %s", u->msg[0] ? u->msg : "continue | step | kill");
         return;
     }
+    if (u->keyboard_job) {
+        grid_fill(g, r, ' ', AT_SELECT);
+        grid_put(g, r.y, r.x, r.w, " KEYBOARD: THE JOB  what you type goes to its standard input;"
+                 " Ctrl-] gives the keyboard back to culeak", AT_SELECT);
+        return;
+    }
     if (u->completions[0]) {
         grid_put(g, r.y, r.x, r.w, u->completions, AT_BOLD);
         return;
@@ -25,6 +31,11 @@ static void render_status(struct ui *u, struct grid *g, struct rect r)
 
 static void render_prompt(struct ui *u, struct grid *g, struct rect r)
 {
+    if (u->keyboard_job) { /* the cursor stays where the job's terminal has it */
+        int x = r.x + grid_put(g, r.y, r.x, r.w, u->prompt, AT_DIM);
+        grid_put(g, r.y, x, r.x + r.w - x, "(the job has the keyboard: Ctrl-] returns)", AT_DIM);
+        return;
+    }
     int x = r.x + grid_put(g, r.y, r.x, r.w, u->prompt, AT_BOLD);
     int room = r.x + r.w - x - 1;
     if (room < 1)

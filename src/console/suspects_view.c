@@ -33,7 +33,7 @@ void ui_suspects_refresh(struct ui *u)
         return;
     h->n = s.n;
     for (size_t i = 0; i < s.n; i++) {
-        h->growth += s.v[i].per_mark;
+        h->growth += (double)s.v[i].per_mark;
         if (s.v[i].forecast && (!h->forecast || s.v[i].fill_s < h->fill_s)) {
             h->forecast = 1;
             h->device = s.v[i].device;
@@ -48,7 +48,7 @@ void ui_suspects_line(const struct ui *u, char *buf, size_t len)
 {
     const struct ui_suspects *h = &u->suspects;
     char per[32], when[48], dur[32];
-    model_format_size(per, sizeof per, (double)h->growth);
+    model_format_size(per, sizeof per, h->growth);
     int n = snprintf(buf, len, " suspects: %zu site%s grow%s +%s/iteration", h->n, h->n == 1 ? "" : "s",
                      h->n == 1 ? "s" : "", per);
     if (h->forecast && n > 0 && (size_t)n < len) {

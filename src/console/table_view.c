@@ -6,14 +6,25 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A snapshot's name as a column title: 10 columns, the end kept (marks differ there). */
+static const char *column_name(const char *name, char *buf)
+{
+    size_t n = strlen(name);
+    if (n <= 10)
+        return name;
+    snprintf(buf, 16, "..%s", name + n - 8);
+    return buf;
+}
+
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
     int wide = r.w >= 110;
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
     if (u->diff_active) {
         const char *an = u->diff_a, *bn = u->diff_b[0] ? u->diff_b : "now";
+        char ac[16], bc[16];
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)",
-                  "id", "change", "count+-", bn, an, "allocs", an, bn);
+                  "id", "change", "count+-", column_name(bn, bc), column_name(an, ac), "allocs", an, bn);
     } else if (wide) {
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %-8s %-15s %s", "id", "live",
                   "count", "change", "peak", "allocs", "kind", "module", "site");
@@ -70,7 +81,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         if (u->diff_active) {
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
-            x += grid_putf(g, y, x, 20, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
+            x += grid_putf(g, y, x, 40, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
             grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
             continue;
         }

@@ -3,6 +3,7 @@
 #include "apis.h"
 #include "fmt.h"
 #include "view_support.h"
+#include "wire.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -47,6 +48,32 @@ void ui_message(struct ui *u, int error, const char *fmt, ...)
     vsnprintf(u->msg, sizeof u->msg, fmt, ap);
     va_end(ap);
     u->msg_error = error;
+}
+
+size_t ui_mark_count(const struct ui *u)
+{
+    size_t total = 0;
+    for (int p = 0; p < model_process_count(u->m); p++) {
+        size_t n = 0;
+        const struct model_mark *v = model_marks(u->m, p, &n);
+        for (size_t i = 0; i < n; i++)
+            total += !(v[i].flags & CULEAK_MARK_POP);
+    }
+    return total;
+}
+
+char *ui_marks_text(const struct ui *u, char *buf, size_t len)
+{
+    size_t marks = ui_mark_count(u);
+    int snaps = model_snapshot_count(u->m);
+    buf[0] = 0;
+    if (marks && snaps)
+        snprintf(buf, len, " %zu mark%s, %d snapshot%s ", marks, marks == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s");
+    else if (marks)
+        snprintf(buf, len, " %zu mark%s ", marks, marks == 1 ? "" : "s");
+    else if (snaps)
+        snprintf(buf, len, " %d snapshot%s ", snaps, snaps == 1 ? "" : "s");
+    return buf;
 }
 
 char *ui_kinds(uint32_t kinds, char *buf, size_t len)

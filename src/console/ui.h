@@ -58,7 +58,7 @@ struct ui_suspects {
     int proc;
     uint64_t marks;
     size_t n;
-    int64_t growth;        /* bytes per iteration of them all */
+    double growth;         /* bytes per iteration of them all */
     int forecast, device;  /* the one that fills its device soonest: */
     double fill_marks, fill_s;
 };
@@ -89,6 +89,8 @@ struct ui {
     char filter[256];
     int proc_filter;       /* process index, -1: all */
     int diff_active;
+    enum sort_field sort_before_diff; /* diff off puts the order back */
+    int sort_reverse_before_diff;
     char diff_a[80], diff_b[80]; /* snapshot names; diff_b empty: now */
     struct row *rows;
     size_t nrows, caprows;
@@ -98,6 +100,7 @@ struct ui {
     int sel_valid;
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
+    int keyboard_job;      /* keys go to the job's terminal (input, Ctrl-]) */
     size_t out_scroll;     /* lines scrolled back from the newest */
     uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
     char out_search[128];  /* the text searched for last */
@@ -160,6 +163,10 @@ void ui_sample(struct ui *u);
  * stacks; their total in *bytes and *count. O(live allocations): commands only.
  * 0, or -1 when a snapshot does not exist. */
 int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count);
+/* Marks seen (the ends of NVTX ranges are no marks), over all processes. */
+size_t ui_mark_count(const struct ui *u);
+/* " 20 marks, 20 snapshots " for the header; empty when there are none. */
+char *ui_marks_text(const struct ui *u, char *buf, size_t len);
 /* Kind names of a mask: "device", "device+managed". */
 char *ui_kinds(uint32_t kinds, char *buf, size_t len);
 

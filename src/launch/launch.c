@@ -276,33 +276,15 @@ int culeak_check_program(const char *prog)
     return err == ENOENT || err == ENOTDIR || err == ENAMETOOLONG || err == ELOOP ? 127 : 126;
 }
 
-int culeak_output_path(const char *path, char *abs, size_t len)
+int culeak_absolute_path(const char *path, char *abs, size_t len)
 {
     char cwd[PATH_MAX];
     if (path[0] == '/')
         snprintf(abs, len, "%s", path);
     else if (getcwd(cwd, sizeof cwd))
         snprintf(abs, len, "%s/%s", cwd, path);
-    else {
-        fprintf(stderr, "culeak: cannot resolve %s: %s\n", path, strerror(errno));
+    else
         return -1;
-    }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", abs);
-    char *slash = strrchr(dir, '/');
-    if (!slash[1]) {
-        fprintf(stderr, "culeak: cannot write %s: %s\n", path, strerror(EISDIR));
-        return -1;
-    }
-    slash[slash == dir] = 0; /* "/x": the directory is "/" */
-    struct stat st;
-    if (strchr(dir, '%'))
-        return 0; /* expanded by each process */
-    int err = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) ? errno : 0;
-    if (err) {
-        fprintf(stderr, "culeak: cannot write %s: %s\n", path, strerror(err));
-        return -1;
-    }
     return 0;
 }
 

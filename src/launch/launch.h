@@ -33,9 +33,8 @@ int culeak_run_traced(char **argv, const char *output_file, int depth);
 int culeak_check_program(const char *prog);
 
 /* A recording's path made absolute here, before the job starts (the job may chdir before
- * its first CUDA call), into abs; its directory must exist and be writable (unless it
- * names a %-expansion). 0, or -1 with a message on stderr. */
-int culeak_output_path(const char *path, char *abs, size_t len);
+ * its first CUDA call), into abs. 0, or -1 (errno set). */
+int culeak_absolute_path(const char *path, char *abs, size_t len);
 
 /* 1 when prog (found as culeak_check_program finds it) is a statically linked ELF
  * program: no dynamic loader, so LD_PRELOAD, and the shim, never reach it. */

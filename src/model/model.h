@@ -251,6 +251,10 @@ struct model_query {
      * are the same. Ignored (names resolved) when the query needs names: grouping by
      * function or file, a filter, sorting by text. */
     int lazy_names;
+    /* Optional: a unit (a stack of a process, one kind) with something live in the source
+     * is left out when keep() returns 0 (suppressions). */
+    int (*keep)(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind);
+    void *keep_ctx;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);

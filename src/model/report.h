@@ -8,6 +8,12 @@
 
 #include <stdio.h>
 
+struct suppressions; /* suppress.h */
+
+/* The "version" of the JSON reports: raised when a key changes meaning or goes away
+ * (new keys may appear without it). culeak(1) documents the schema. */
+#define REPORT_JSON_VERSION 1
+
 enum report_what { REPORT_LEAKS, REPORT_PEAK, REPORT_SNAPSHOT, REPORT_NOW, REPORT_DIFF };
 
 struct report_options {
@@ -22,6 +28,8 @@ struct report_options {
     const char *diff_a, *diff_b; /* REPORT_DIFF: snapshot names (diff_b NULL: now) */
     int diff_b_is_now;       /* diff_b names the present state (streams stopped there) */
     const char *title;       /* text: what the snapshot/diff is called ("mark iter10") */
+    /* Leak reports: what these suppress is left out, and counted apart. NULL: none. */
+    const struct suppressions *supp;
 };
 void report_options_init(struct report_options *o); /* leaks, by site, all processes */
 
@@ -30,6 +38,7 @@ struct report_summary {
     uint64_t bytes, allocations, sites;            /* leaks (or live, for other sources) */
     uint64_t cache_bytes, cache_allocations, cache_sites;
     uint64_t reset_bytes, reset_allocations;       /* of bytes: ended by a context reset */
+    uint64_t suppressed_bytes, suppressed_allocations, suppressed_sites; /* report_options.supp */
 };
 
 /* Each returns 0, or -1 when the query could not be made (unknown snapshot, no memory). */
@@ -45,6 +54,16 @@ int report_html(FILE *f, struct model *m, const struct report_options *o);
  * member (key included) that JSON reports carry (report_suspects.c). */
 int report_suspects_text(FILE *f, struct model *m, const struct report_options *o);
 int report_suspects_json(FILE *f, struct model *m, const struct report_options *o);
+/* One suppression block per leak site (valgrind's syntax, culeak-suppressions(5)): the
+ * frames from the call site outward that every stack of the site shares, at most
+ * o->depth of them (default 12). Sites already suppressed get none. */
+int report_suppressions(FILE *f, struct model *m, const struct report_options *o);
+
+/* "stack":[frames...],"library_frames_hidden":N of a stack, as the JSON reports write it
+ * (for other JSON writers: the console's export). */
+void report_json_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth);
+/* "processes":[...] of the processes of o->proc, as the JSON reports write it. */
+void report_json_processes(FILE *f, struct model *m, const struct report_options *o);
 
 /* "4.0 MiB (4194304 bytes)", "100 bytes" */
 void report_format_bytes(char *buf, size_t len, uint64_t bytes);

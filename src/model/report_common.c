@@ -1,5 +1,6 @@
 /* What every report format shares: the query a report makes, sizes and kinds in words. */
 #include "report_internal.h"
+#include "suppress.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,10 +42,95 @@ void report_format_kinds(char *buf, size_t len, uint32_t kinds)
         snprintf(buf, len, "none");
 }
 
+static uint64_t count_distinct(uint32_t *ids, size_t n);
+
+/* keep() of a query: want 1 keeps what no suppression matches, 0 only what one does. */
+struct suppressed_filter {
+    const struct suppressions *supp;
+    int want;
+};
+
+int report_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
+                             unsigned kind)
+{
+    static struct model_frame frames[REPORT_MAX_FRAMES];
+    size_t n = model_stack_frames(m, proc, stack, frames, REPORT_MAX_FRAMES);
+    if (n > REPORT_MAX_FRAMES)
+        n = REPORT_MAX_FRAMES;
+    size_t site = 0;
+    while (site < n && frames[site].skipped)
+        site++;
+    return suppressions_match(supp, frames, n, site == n ? 0 : site, kind);
+}
+
+static int keep_unit(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind)
+{
+    const struct suppressed_filter *sf = ctx;
+    return (report_stack_suppression(m, sf->supp, proc, stack, kind) < 0) == sf->want;
+}
+
+int report_count_suppressed(struct model *m, const struct report_options *o, struct report_summary *s,
+                            uint64_t *used_bytes, uint64_t *used_count)
+{
+    s->suppressed_bytes = s->suppressed_allocations = s->suppressed_sites = 0;
+    if (!o->supp || o->what != REPORT_LEAKS || !suppressions_count(o->supp))
+        return 0;
+    struct suppressed_filter sf = {o->supp, 0};
+    struct model_query q;
+    model_query_init(&q);
+    q.proc = o->proc;
+    q.only_live = 1;
+    q.source = MODEL_SOURCE_LEAKS;
+    q.keep = keep_unit;
+    q.keep_ctx = &sf;
+    struct model_table t;
+    if (model_table_build(m, &q, &t) != 0)
+        return -1;
+    uint32_t *ids = malloc((t.n ? t.n : 1) * sizeof *ids);
+    if (!ids) {
+        model_table_free(&t);
+        return -1;
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        s->suppressed_bytes += t.rows[i].live_bytes;
+        s->suppressed_allocations += t.rows[i].live_count;
+        ids[i] = t.rows[i].id; /* a site held by a cache and not is one site */
+    }
+    s->suppressed_sites = count_distinct(ids, t.n);
+    free(ids);
+    model_table_free(&t);
+    if (!used_bytes)
+        return 0;
+    size_t nb = suppressions_count(o->supp);
+    memset(used_bytes, 0, nb * sizeof *used_bytes);
+    memset(used_count, 0, nb * sizeof *used_count);
+    q.group = MODEL_GROUP_STACK; /* each stack (and kind) is suppressed by one block */
+    if (model_table_build(m, &q, &t) != 0)
+        return -1;
+    for (size_t i = 0; i < t.n; i++) {
+        const struct model_row *r = &t.rows[i];
+        unsigned kind = 0;
+        while (kind < CULEAK_KIND_COUNT && !(r->kinds >> kind & 1))
+            kind++;
+        int b = report_stack_suppression(m, o->supp, r->proc, r->stack, kind);
+        if (b >= 0) {
+            used_bytes[b] += r->live_bytes;
+            used_count[b] += r->live_count;
+        }
+    }
+    model_table_free(&t);
+    return 0;
+}
+
 int report_query(struct model *m, const struct report_options *o, struct model_table *t)
 {
     struct model_query q;
     model_query_init(&q);
+    struct suppressed_filter sf = {o->supp, 1};
+    if (o->supp && o->what == REPORT_LEAKS && suppressions_count(o->supp)) {
+        q.keep = keep_unit;
+        q.keep_ctx = &sf;
+    }
     q.group = o->group;
     q.proc = o->proc;
     q.only_live = 1;
@@ -91,13 +177,13 @@ int report_summarize(struct model *m, const struct report_options *o, struct rep
             return -1;
         *s = ps.total;
         report_parts_free(&ps);
-        return 0;
+        return report_count_suppressed(m, o, s, NULL, NULL);
     }
     if (report_query(m, o, &t) != 0)
         return -1;
     summarize_table(&t, s);
     model_table_free(&t);
-    return 0;
+    return report_count_suppressed(m, o, s, NULL, NULL);
 }
 
 /* Frames of a stack from the site outward: the innermost frames inside looked-through

@@ -5,6 +5,7 @@
 #include "json.h"
 #include "picture.h"
 #include "report_internal.h"
+#include "suspects.h"
 #include "wire.h"
 
 #include <inttypes.h>
@@ -160,6 +161,36 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
     putc(']', f);
 }
 
+/* Growth suspects, their site an index into the picture's sites: drawn first in the table. */
+static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
+{
+    fputs(",\"suspects\":[", f);
+    struct model_suspects sus;
+    if (model_suspects(m, MODEL_ALL, 0, &sus) == 0) {
+        int first = 1;
+        for (size_t i = 0; i < sus.n; i++) {
+            const struct model_suspect *su = &sus.v[i];
+            size_t k = 0;
+            while (k < pc->nsites && pc->sites[k].id != su->site)
+                k++;
+            if (k == pc->nsites) /* a kind the picture does not draw (pinned host...) */
+                continue;
+            char forecast[256];
+            model_suspect_forecast(su, forecast, sizeof forecast);
+            fprintf(f, "%s{\"proc\":%d,\"site\":%zu,\"per_mark\":%" PRId64 ",\"rises\":%u,\"intervals\":%u,"
+                       "\"since\":",
+                    first ? "" : ",", su->proc, k, su->per_mark, su->rises, su->intervals);
+            json_write_cstr(f, su->since_label);
+            fputs(",\"forecast\":", f);
+            json_write_cstr(f, forecast);
+            putc('}', f);
+            first = 0;
+        }
+        model_suspects_free(&sus);
+    }
+    putc(']', f);
+}
+
 /* The page's data: JSON in which every '<' is escaped, so no string can end the script
  * element that holds it. */
 static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc)
@@ -174,6 +205,7 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
     write_series(f, m);
     write_marks(f, m);
     write_picture(f, m, pc);
+    write_suspects(f, m, pc);
     fputs(",\"diff\":", f);
     if (o && o->what == REPORT_DIFF && o->diff_a && o->diff_b) {
         fputs("{\"a\":", f);

@@ -12,6 +12,15 @@ void summarize_table(const struct model_table *t, struct report_summary *s);
 size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct model_frame *out, size_t max,
                     size_t *hidden);
 
+/* The suppression block (index) of a stack for an allocation of kind, or -1. */
+int report_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
+                             unsigned kind);
+/* Fills the suppressed_* fields of s (zeros without suppressions or outside leak
+ * reports); with used (room for suppressions_count() entries each), the bytes and
+ * allocations each block suppressed. 0, or -1 out of memory. */
+int report_count_suppressed(struct model *m, const struct report_options *o, struct report_summary *s,
+                            uint64_t *used_bytes, uint64_t *used_count);
+
 /* Several processes in the report and not merged: one section per process. */
 int report_split(const struct model *m, const struct report_options *o);
 /* Did process proc reach snapshot `name` armed at a mark (or after an event seq)? */

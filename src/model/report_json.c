@@ -3,9 +3,11 @@
  * "suspects": [...]}. */
 #include "json.h"
 #include "report_internal.h"
+#include "suppress.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void json_frame(FILE *f, const struct model_frame *fr)
@@ -24,7 +26,7 @@ static void json_frame(FILE *f, const struct model_frame *fr)
             fr->inlined ? "true" : "false");
 }
 
-static void json_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
+void report_json_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
 {
     static struct model_frame frames[REPORT_MAX_FRAMES];
     size_t hidden;
@@ -85,11 +87,11 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
     /* the row's process; merged over processes: that of the stack shown */
     const struct model_process *p = model_process(m, r->stack_proc);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
-    json_stack(f, m, r->stack_proc, r->stack, o->depth);
+    report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
     putc('}', f);
 }
 
-static void json_processes(FILE *f, struct model *m, const struct report_options *o)
+void report_json_processes(FILE *f, struct model *m, const struct report_options *o)
 {
     fputs("\"processes\":[", f);
     int first = 1;
@@ -132,7 +134,7 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
         fputs(",\"module\":", f);
         json_write_cstr(f, r->module);
         fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
-        json_stack(f, m, r->stack_proc, r->stack, o->depth);
+        report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
         putc('}', f);
     }
 }
@@ -146,7 +148,7 @@ static void json_diff_news(FILE *f, struct model *m, const struct report_options
                    ",\"first_seq\":%" PRIu64 ",",
                 *first ? "" : ",", p->pid, p->rank, d->news[i].bytes, d->news[i].count, d->news[i].first_seq);
         *first = 0;
-        json_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
+        report_json_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
         putc('}', f);
     }
 }
@@ -168,8 +170,8 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
             return -1;
         }
     }
-    fputs("{", f);
-    json_processes(f, m, o);
+    fprintf(f, "{\"version\":%d,", REPORT_JSON_VERSION);
+    report_json_processes(f, m, o);
     fputs(",\"diff\":{\"a\":", f);
     json_write_cstr(f, o->diff_a);
     fputs(",\"b\":", f);
@@ -227,6 +229,39 @@ static void json_summary(FILE *f, const struct report_summary *s)
             s->cache_allocations);
 }
 
+/* ,"suppressed":{"bytes","allocations","sites","used":[{"name","file","line","bytes",
+ * "allocations"}...]}: what the suppressions left out of a leak report (zeros without). */
+static int json_suppressed(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
+{
+    size_t nb = suppressions_count(o->supp);
+    uint64_t *bytes = calloc(nb ? nb : 1, sizeof *bytes), *count = calloc(nb ? nb : 1, sizeof *count);
+    if (!bytes || !count || report_count_suppressed(m, o, s, bytes, count) != 0) {
+        free(bytes);
+        free(count);
+        return -1;
+    }
+    fprintf(f, ",\"suppressed\":{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"used\":[",
+            s->suppressed_bytes, s->suppressed_allocations, s->suppressed_sites);
+    int first = 1;
+    for (size_t i = 0; i < nb; i++) {
+        if (!bytes[i] && !count[i])
+            continue;
+        const char *file;
+        unsigned line;
+        const char *name = suppressions_name(o->supp, i, &file, &line);
+        fputs(first ? "{\"name\":" : ",{\"name\":", f);
+        first = 0;
+        json_write_cstr(f, name);
+        fputs(",\"file\":", f);
+        json_write_cstr(f, file);
+        fprintf(f, ",\"line\":%u,\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 "}", line, bytes[i], count[i]);
+    }
+    fputs("]}", f);
+    free(bytes);
+    free(count);
+    return 0;
+}
+
 /* Kept apart, the rows are (process, site) in process order, each with its pid and rank;
  * merged, one row per site. The summary has the totals, then "per_process". */
 int report_json(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
@@ -257,8 +292,9 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
         summarize_table(&t, s);
     }
     static const char *const source[] = {"leaks", "peak", "snapshot", "now", "diff"};
-    fprintf(f, "{\"source\":\"%s\",\"group\":\"%s\",", source[o->what], model_group_name(o->group));
-    json_processes(f, m, o);
+    fprintf(f, "{\"version\":%d,\"source\":\"%s\",\"group\":\"%s\",", REPORT_JSON_VERSION, source[o->what],
+            model_group_name(o->group));
+    report_json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");
     for (int cache = 0; cache < 2; cache++) {
         if (cache)
@@ -274,6 +310,11 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
     report_suspects_json(f, m, o);
     fputs(",\"summary\":{", f);
     json_summary(f, s);
+    if (json_suppressed(f, m, o, s) != 0) {
+        model_table_free(&t);
+        report_parts_free(&ps);
+        return -1;
+    }
     fputs(",\"per_process\":[", f);
     for (int i = 0; i < ps.n; i++) {
         const struct model_process *p = model_process(m, ps.p[i].proc);

@@ -76,10 +76,10 @@ int report_suspects_text(FILE *f, struct model *m, const struct report_options *
     fputc('\n', f);
     if (s.n) {
         char per[32];
-        int64_t total = 0;
+        double total = 0;
         for (size_t i = 0; i < s.n; i++)
-            total += s.v[i].per_mark;
-        model_format_size(per, sizeof per, (double)total);
+            total += (double)s.v[i].per_mark;
+        model_format_size(per, sizeof per, total);
         fprintf(f, "SUSPECT SUMMARY: %zu call site%s grow%s, +%s per iteration in all\n", s.n, s.n == 1 ? "" : "s",
                 s.n == 1 ? "s" : "", per);
     } else {

@@ -1,9 +1,12 @@
 /* Human-readable reports: processes, then one entry per row with its stack, then a
  * compute-sanitizer-like summary line. */
 #include "report_internal.h"
+#include "stack_fold.h"
+#include "suppress.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void print_processes(FILE *f, struct model *m, const struct report_options *o)
@@ -44,15 +47,25 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
     }
 }
 
+/* From the call site outward; each run of looked-through frames after it (the Python
+ * interpreter between Python frames, a library calling back) folded into one line, as
+ * the console lists stacks. Frame numbers count every frame from the site. */
 static void print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
 {
     static struct model_frame frames[REPORT_MAX_FRAMES];
+    static struct stack_line lines[REPORT_MAX_FRAMES];
     size_t hidden;
     size_t n = report_stack(m, proc, stack, depth, frames, REPORT_MAX_FRAMES, &hidden);
-    for (size_t i = 0; i < n; i++) {
+    size_t nl = stack_lines(frames, n, 1, lines);
+    for (size_t i = 0; i < nl; i++) {
         char buf[1200];
-        model_frame_format(&frames[i], buf, sizeof buf);
-        fprintf(f, "    #%-2zu %s%s\n", i, buf, frames[i].inlined ? " (inlined)" : "");
+        if (lines[i].count) {
+            fprintf(f, "  %s\n", stack_line_text(&lines[i], frames, buf, sizeof buf));
+            continue;
+        }
+        const struct model_frame *fr = &frames[lines[i].frame];
+        model_frame_format(fr, buf, sizeof buf);
+        fprintf(f, "    #%-2zu %s%s\n", lines[i].frame, buf, fr->inlined ? " (inlined)" : "");
     }
     if (n == 0)
         fputs("    (no stack recorded)\n", f);
@@ -156,6 +169,31 @@ static void print_totals(FILE *f, const struct report_options *o, const struct r
                 s->allocations + s->cache_allocations, s->sites + s->cache_sites, group);
 }
 
+/* "suppressed: N bytes in M allocations from K sites", then each suppression that
+ * matched with what it suppressed (valgrind's used_suppression lines). */
+static void print_suppressed(FILE *f, struct model *m, const struct report_options *o)
+{
+    size_t nb = suppressions_count(o->supp);
+    if (o->what != REPORT_LEAKS || !o->supp)
+        return;
+    uint64_t *bytes = calloc(nb ? nb : 1, sizeof *bytes), *count = calloc(nb ? nb : 1, sizeof *count);
+    struct report_summary s;
+    if (bytes && count && report_count_suppressed(m, o, &s, bytes, count) == 0) {
+        fprintf(f, "suppressed: %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " sites\n",
+                s.suppressed_bytes, s.suppressed_allocations, s.suppressed_sites);
+        for (size_t i = 0; i < nb; i++) {
+            const char *file;
+            unsigned line;
+            const char *name = suppressions_name(o->supp, i, &file, &line);
+            if (count[i] || bytes[i])
+                fprintf(f, "  used suppression '%s' (%s:%u): %" PRIu64 " bytes in %" PRIu64 " allocations\n", name,
+                        file, line, bytes[i], count[i]);
+        }
+    }
+    free(bytes);
+    free(count);
+}
+
 /* The closing lines: the totals of the report (the line CI jobs look for), then with
  * several processes kept apart one line per process. */
 static void print_summary(FILE *f, struct model *m, const struct report_options *o, const struct report_summary *s,
@@ -183,6 +221,7 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
                     pt->s.cache_bytes, pt->s.cache_allocations);
         fputc('\n', f);
     }
+    print_suppressed(f, m, o);
     if (o->what == REPORT_LEAKS && s->cache_allocations)
         fprintf(f, "CACHE SUMMARY: %" PRIu64 " bytes in %" PRIu64
                    " allocations held by caching allocators at exit (not counted as leaks)\n",
@@ -208,6 +247,10 @@ static int report_text_split(FILE *f, struct model *m, const struct report_optio
     if (report_query_parts(m, o, &ps) != 0)
         return -1;
     *s = ps.total;
+    if (report_count_suppressed(m, o, s, NULL, NULL) != 0) {
+        report_parts_free(&ps);
+        return -1;
+    }
     print_processes(f, m, o);
     char name[512], b1[64], b2[64];
     for (int i = 0; i < ps.n; i++) {
@@ -253,6 +296,10 @@ int report_text(FILE *f, struct model *m, const struct report_options *o, struct
     if (report_query(m, o, &t) != 0)
         return -1;
     summarize_table(&t, s);
+    if (report_count_suppressed(m, o, s, NULL, NULL) != 0) {
+        model_table_free(&t);
+        return -1;
+    }
     print_processes(f, m, o);
     print_rows(f, m, o, &t);
     fputc('\n', f);

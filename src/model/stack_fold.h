@@ -1,6 +1,7 @@
 /* A stack as people read it (the console's stack pane, PAUSED view, show and diff; the
- * HTML report's flame graph): innermost first, each run of looked-through frames folded
- * into one line so that the call site and its callers fit in a few rows. */
+ * text reports; the HTML report's flame graph): innermost first, each run of
+ * looked-through frames (CUDA libraries, the Python interpreter between Python frames)
+ * folded into one line so that the call site and its callers fit in a few rows. */
 #ifndef CULEAK_STACK_FOLD_H
 #define CULEAK_STACK_FOLD_H
 

@@ -236,6 +236,8 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
         double per = median_i64(dv, w);
         if (per <= 0)
             continue;
+        if (per > 9e18) /* absurd input: keep the conversion below defined */
+            per = 9e18;
         struct model_suspect x = {
             .proc = p->pub.index, .site = r->site, .kind = r->slot, .stack = r->stack, .series = s->key,
             .intervals = w, .rises = rises, .marks = s->n, .last_label = s->s[last % RING].label,

@@ -42,6 +42,10 @@ void culeak_fill_ctx(struct culeak_ev *e)
 /* noinline keeps the unwinder's start inside the shim, whose frames are then dropped. */
 __attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
 {
+    if (e->op == CULEAK_OP_FREE && !culeak_free_stacks) {
+        culeak_stream_event(e, NULL, 0);
+        return;
+    }
     uintptr_t ips[CULEAK_MAX_DEPTH];
     int n;
     if (culeak_py_enabled()) /* the Python caller may sit deeper than the depth limit */

@@ -36,10 +36,12 @@ static CUresult free_end(struct culeak_ev *e, CUresult r)
     return r;
 }
 
-/* Starts recording a free: context first (it may be gone after the call). */
+/* Starts recording a free: context first (it may be gone after the call), when frees
+ * carry it (CULEAK_FREE_STACKS=1). */
 static void free_begin(struct culeak_ev *e)
 {
-    culeak_fill_ctx(e);
+    if (culeak_free_stacks)
+        culeak_fill_ctx(e);
     culeak_free_begin(e);
 }
 
@@ -483,7 +485,7 @@ CULEAK_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph g, const
     struct culeak_ev e = EV(FREE, CU_GRAPH_ADD_MEM_FREE_NODE, GRAPH);
     e.addr = dptr;
     e.aux = r == CUDA_SUCCESS && node ? U(*node) : 0;
-    return after_ctx(&e, r);
+    return culeak_free_stacks ? after_ctx(&e, r) : after(&e, r);
 }
 
 /* ---- contexts: creation, and the calls that free everything of a context ---- */

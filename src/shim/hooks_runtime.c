@@ -26,7 +26,8 @@ static cudaError_t after(struct culeak_ev *e, cudaError_t r)
 
 static void free_begin(struct culeak_ev *e)
 {
-    culeak_fill_ctx(e);
+    if (culeak_free_stacks)
+        culeak_fill_ctx(e);
     culeak_free_begin(e);
 }
 

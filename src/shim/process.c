@@ -12,7 +12,11 @@
  *                        with no %p in PATH, the first process of the job takes PATH and
  *                        every other one (an exec'd rank too) writes PATH.<pid>.
  *   CULEAK_DEPTH=N       stack frames kept per event, 1..256 (default 48)
+ *   CULEAK_FREE_STACKS=1 frees carry their stack, device and context too
+ *   CULEAK_UNWIND_CHECK=1 every stack is also taken by libunwind alone; a NOTE at exit
+ *                        says how many differed (for tests)
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
+#include "outpath.h"
 #include "shim.h"
 #include "wire.h"
 
@@ -31,6 +35,7 @@
 int culeak_state;
 unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
 unsigned culeak_fork_gen;
+int culeak_free_stacks;
 
 static const char *socket_path, *output_path;
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
@@ -42,13 +47,6 @@ static const char *const rank_vars[] = {
     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
     "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
 };
-
-uint64_t culeak_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 uint32_t culeak_tid(void)
 {
@@ -76,45 +74,15 @@ void culeak_stop(const char *why)
     }
 }
 
-static const char *rank(void)
-{
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return v;
-    }
-    return "0";
-}
-
-/* Returns whether the template names the pid (each process then has its own path). */
+/* Returns whether the path names the pid (each process then has its own path). */
 static int expand_path(const char *tmpl, char *out, size_t cap)
 {
-    size_t n = 0;
-    int has_pid = 0;
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    for (const char *t = tmpl; *t && n + 1 < cap; t++) {
-        char tmp[300];
-        const char *add = NULL;
-        if (t[0] == '%' && t[1]) {
-            switch (t[1]) {
-            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); add = tmp; has_pid = 1; break;
-            case 'h': add = host; break;
-            case 'r': add = rank(); break;
-            case '%': add = "%"; break;
-            }
-        }
-        if (add) {
-            n += (size_t)snprintf(out + n, cap - n, "%s", add);
-            if (n >= cap)
-                n = cap - 1;
-            t++;
-        } else {
-            out[n++] = *t;
-        }
+    int has_pid = culeak_expand_path(tmpl, (long)getpid(), NULL, NULL, out, cap);
+    if (has_pid < 0) { /* too long: no file rather than one under a cut name */
+        out[0] = 0;
+        return 1;
     }
-    out[n] = 0;
+    size_t n = strlen(out);
     if (forked_child && !has_pid)
         snprintf(out + n, cap - n, ".%d", (int)getpid());
     return has_pid || forked_child;
@@ -276,7 +244,7 @@ static uint8_t *hello_record(uint64_t t0, int is_file, size_t *len)
         hello_s(&h, kv, k < (int)sizeof kv ? (size_t)k : sizeof kv - 1);
     }
     hello_u(&h, culeak_depth_limit);
-    hello_u(&h, is_file ? 1 : 0);
+    hello_u(&h, (is_file ? CULEAK_HELLO_FILE : 0) | (culeak_free_stacks ? 0 : CULEAK_HELLO_BARE_FREES));
     if (h.failed) {
         free(h.p);
         return NULL;
@@ -349,6 +317,8 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
     socket_path = sp && *sp ? strdup(sp) : NULL;
     output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    const char *fs = getenv("CULEAK_FREE_STACKS");
+    culeak_free_stacks = fs && strcmp(fs, "1") == 0;
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     if (!socket_path && !output_path)
@@ -361,6 +331,7 @@ __attribute__((destructor)) static void culeak_fini(void)
 {
     if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) != CULEAK_ACTIVE)
         return;
+    culeak_unwind_check_note();
     culeak_stream_exit();
     culeak_stop(NULL);
 }

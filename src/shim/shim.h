@@ -25,13 +25,20 @@ enum culeak_state {
 extern int culeak_state;        /* atomic access */
 extern unsigned culeak_depth_limit;
 extern unsigned culeak_fork_gen; /* bumped in each forked child: invalidates thread caches */
+/* CULEAK_FREE_STACKS=1: frees carry their stack, device and context; by default they
+ * carry none (nothing reads them: a free ends the allocation at its address). */
+extern int culeak_free_stacks;
 
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
 void culeak_stop(const char *why);
-uint64_t culeak_now_ns(void);
 uint32_t culeak_tid(void);
+
+/* ---- clock.c: CLOCK_MONOTONIC ns, from the time-stamp counter where it is invariant ---- */
+uint64_t culeak_now_ns(void);
+/* The flush thread, at every tick: anchors the counter's scale to CLOCK_MONOTONIC. */
+void culeak_clock_calibrate(void);
 
 /* ---- event.c: one traced call = one event ---- */
 
@@ -60,8 +67,13 @@ void culeak_inflight_reset(void);
 /* ---- unwind.c ---- */
 void culeak_unwind_init(void);
 /* Return addresses (minus one) of the program's frames, innermost first, the shim's
- * own frames dropped. Returns the count (<= max). */
+ * own frames dropped: libunwind's stack, mostly found by a checked frame-pointer walk.
+ * Returns the count (<= max). */
 int culeak_unwind(uintptr_t *ips, int max);
+/* A library was unloaded: what was learnt about return addresses is forgotten. */
+void culeak_unwind_forget(void);
+/* With CULEAK_UNWIND_CHECK=1: a NOTE saying how many stacks differed from libunwind's. */
+void culeak_unwind_check_note(void);
 
 /* ---- pyframes.c: Python frames of the current thread (CPython 3.10-3.13) ---- */
 /* 1 when this is a Python process whose frames are captured (decided once; sends a NOTE

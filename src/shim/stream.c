@@ -49,6 +49,7 @@ struct stream {
 
 static struct stream *S;
 
+
 int culeak_stream_open(int fd, int is_socket, uint64_t t0)
 {
     struct stream *s = calloc(1, sizeof *s);
@@ -168,11 +169,11 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
 {
     struct stream *s = arg;
-    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
+    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
     size_t k = culeak_put_u(p, id);
     k += culeak_put_u(p + k, parent);
     k += culeak_put_u(p + k, ip);
-    s->len += culeak_rec_finish(rec, CULEAK_REC_FRAME, k);
+    s->len += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
 }
 
 /* With mu held: the next seq and the time since the previous timed record. */
@@ -221,7 +222,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
     held = s->is_socket && e->op == CULEAK_OP_ALLOC &&
            (s->hold_all || (s->hold_new && fresh) || watched(s, leaf));
-    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
+    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_seq_dt(s, p);
     k += culeak_put_u(p + k, culeak_tid());
     k += culeak_put_u(p + k, e->op);
@@ -235,7 +236,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     k += culeak_put_u(p + k, e->result);
     k += culeak_put_u(p + k, leaf);
     k += culeak_put_u(p + k, held ? CULEAK_EVENT_HELD : 0);
-    s->len += culeak_rec_finish(rec, CULEAK_REC_EVENT, k);
+    s->len += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
     if (held) {
         /* Registered before the event can reach the console, so no RELEASE is missed. */
         w.seq = s->seq;
@@ -451,6 +452,7 @@ static void *flusher(void *arg)
             struct timespec ts = {0, FLUSH_MS * 1000000L};
             nanosleep(&ts, NULL);
         }
+        culeak_clock_calibrate();
         culeak_modules_send_if_changed();
         culeak_stream_flush();
     }

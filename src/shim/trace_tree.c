@@ -1,10 +1,62 @@
-/* Stack interning: a trace tree whose nodes are (parent, ip) edges, kept in one
- * open-addressing hash table. A stack is sent once, node by node (FRAME records), and
- * every event then carries only its leaf id. The caller holds the stream lock. */
+/* Stack interning: a trace tree whose nodes are (parent, ip) edges with ids from 1. A
+ * stack is sent once, node by node (FRAME records), and every event then carries only
+ * its leaf id. The caller holds the stream lock.
+ *
+ * Three ways to a stack's leaf, cheapest first:
+ *   - the thread's previous stack, root first with its ids: a stack that is all of it or
+ *     a part of it from the root needs no lookup, and a new stack usually shares all but
+ *     its innermost frames with it;
+ *   - the table of whole stacks, by a hash of all the frames, checked against the nodes
+ *     from the leaf up (the nodes of a stack made at once are next to each other);
+ *   - frame by frame through the (parent, ip) index, creating the nodes it lacks.
+ * Nodes live in arrays by id; the index and the whole-stack table hold ids only, so the
+ * memory per node stays small, and big arrays ask for huge pages. */
 #include "shim.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
+/* ---- arrays: mmap'd (huge pages where the kernel gives them on request) ---- */
+
+static void *big_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (bytes >= (2u << 20))
+        madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+static void big_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+/* Grows *p from old_bytes to new_bytes (contents kept, the rest zero). -1: no memory. */
+static int big_grow(void **p, size_t old_bytes, size_t new_bytes)
+{
+    void *q = big_alloc(new_bytes);
+    if (!q)
+        return -1;
+    if (*p)
+        memcpy(q, *p, old_bytes);
+    big_free(*p, old_bytes);
+    *p = q;
+    return 0;
+}
+
+struct whole {
+    uint64_t hash;
+    uint32_t leaf; /* 0: empty */
+    uint32_t n;
+};
+
+/* An index slot: the node (parent, ip) is id. Its place comes from the hash of the
+ * node's whole path from the root, which a stack gives for all its frames at once: the
+ * slots of a stack's frames are asked for together and their cache misses overlap. */
 struct slot {
     uint64_t ip;
     uint32_t parent;
@@ -12,15 +64,33 @@ struct slot {
 };
 
 struct culeak_tree {
-    struct slot *slots;
-    size_t mask;  /* capacity - 1, capacity a power of two */
-    uint32_t next_id, used;
+    uint64_t *ip;        /* by node id (0 unused) */
+    uint32_t *parent;
+    uint32_t next_id, node_cap;
+    struct slot *index;  /* open addressing by path hash */
+    size_t mask;
+    uint32_t used;
+    struct whole *stacks; /* path hash of a whole stack -> leaf */
+    size_t smask, sused;
 };
 
-static size_t hash(uint32_t parent, uint64_t ip)
+#define ROOT_HASH UINT64_C(0x6a09e667f3bcc909)
+
+static uint64_t path_hash(uint64_t parent_hash, uint64_t ip)
 {
-    uint64_t h = (ip ^ ((uint64_t)parent << 40) ^ parent) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h ^ (h >> 29));
+    uint64_t h = (parent_hash ^ ip) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+}
+
+static void tree_free(struct culeak_tree *t)
+{
+    big_free(t->index, (t->mask + 1) * sizeof *t->index);
+    big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
+    big_free(t->ip, t->node_cap * sizeof *t->ip);
+    big_free(t->parent, t->node_cap * sizeof *t->parent);
+    free(t);
 }
 
 struct culeak_tree *culeak_tree_new(void)
@@ -29,43 +99,94 @@ struct culeak_tree *culeak_tree_new(void)
     if (!t)
         return NULL;
     t->mask = 4095;
-    t->slots = calloc(t->mask + 1, sizeof *t->slots);
-    if (!t->slots) {
-        free(t);
+    t->smask = 1023;
+    t->node_cap = 4096;
+    t->index = big_alloc((t->mask + 1) * sizeof *t->index);
+    t->stacks = big_alloc((t->smask + 1) * sizeof *t->stacks);
+    t->ip = big_alloc(t->node_cap * sizeof *t->ip);
+    t->parent = big_alloc(t->node_cap * sizeof *t->parent);
+    if (!t->index || !t->stacks || !t->ip || !t->parent) {
+        tree_free(t);
         return NULL;
     }
     t->next_id = 1;
     return t;
 }
 
-static int grow(struct culeak_tree *t)
+static int grow_index(struct culeak_tree *t)
 {
     size_t cap = (t->mask + 1) * 2;
-    struct slot *s = calloc(cap, sizeof *s);
-    if (!s)
+    struct slot *s = big_alloc(cap * sizeof *s);
+    uint64_t *h = malloc((size_t)t->next_id * sizeof *h); /* path hashes, parents first */
+    if (!s || !h) {
+        big_free(s, cap * sizeof *s);
+        free(h);
         return -1;
-    for (size_t i = 0; i <= t->mask; i++) {
-        struct slot *o = &t->slots[i];
-        if (!o->id)
-            continue;
-        size_t j = hash(o->parent, o->ip) & (cap - 1);
+    }
+    for (uint32_t id = 1; id < t->next_id; id++)
+        h[id] = path_hash(t->parent[id] ? h[t->parent[id]] : ROOT_HASH, t->ip[id]);
+    for (uint32_t id = 1; id < t->next_id; id++) {
+        if (id + 16 < t->next_id) /* the slots are random: ask for them ahead */
+            __builtin_prefetch(&s[h[id + 16] & (cap - 1)], 1);
+        size_t j = h[id] & (cap - 1);
         while (s[j].id)
             j = (j + 1) & (cap - 1);
-        s[j] = *o;
+        s[j] = (struct slot){t->ip[id], t->parent[id], id};
     }
-    free(t->slots);
-    t->slots = s;
+    free(h);
+    big_free(t->index, (t->mask + 1) * sizeof *t->index);
+    t->index = s;
     t->mask = cap - 1;
     return 0;
 }
 
-/* The thread's previous stack, root first, with the ids it was interned to: a new
- * stack usually shares all but its innermost frames with it, and those need no lookup. */
+static int grow_stacks(struct culeak_tree *t)
+{
+    size_t cap = (t->smask + 1) * 2;
+    struct whole *s = big_alloc(cap * sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i <= t->smask; i++) {
+        if (!t->stacks[i].leaf)
+            continue;
+        size_t j = (size_t)t->stacks[i].hash & (cap - 1);
+        while (s[j].leaf)
+            j = (j + 1) & (cap - 1);
+        s[j] = t->stacks[i];
+    }
+    big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
+    t->stacks = s;
+    t->smask = cap - 1;
+    return 0;
+}
+
+/* Room for `more` nodes without growing anything on the way; -1: no memory (then the
+ * nodes are made as far as memory goes). */
+static int reserve(struct culeak_tree *t, uint32_t more)
+{
+    while (t->next_id + more > t->node_cap) {
+        uint32_t cap = t->node_cap * 2;
+        if (cap < t->node_cap || big_grow((void **)&t->ip, t->node_cap * sizeof *t->ip, cap * sizeof *t->ip) < 0 ||
+            big_grow((void **)&t->parent, t->node_cap * sizeof *t->parent, cap * sizeof *t->parent) < 0)
+            return -1;
+        t->node_cap = cap;
+    }
+    /* the index stays under half full */
+    while ((t->used + more) * 2 > t->mask + 1)
+        if (grow_index(t) < 0)
+            return -1;
+    return 0;
+}
+
+/* The thread's previous stack, root first, with the ids it was interned to; and as it
+ * came, leaf first, with its leaf: the same stack again is one memcmp. */
 struct prefix {
     const struct culeak_tree *tree;
     int n;
     uintptr_t ip[CULEAK_MAX_DEPTH];
     uint32_t id[CULEAK_MAX_DEPTH];
+    uintptr_t last[CULEAK_MAX_DEPTH];
+    uint32_t last_leaf;
 };
 
 static pthread_key_t prefix_key;
@@ -85,58 +206,143 @@ static struct prefix *thread_prefix(void)
     return prefix;
 }
 
-static uint32_t lookup_or_add(struct culeak_tree *t, uint32_t parent, uint64_t ip,
-                              void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg, int *added)
+/* The node (parent, ip) whose path hashes to h, or 0. */
+static uint32_t find(const struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_t ip)
 {
-    size_t j = hash(parent, ip) & t->mask;
-    while (t->slots[j].id && (t->slots[j].ip != ip || t->slots[j].parent != parent))
-        j = (j + 1) & t->mask;
-    if (t->slots[j].id)
-        return t->slots[j].id;
-    /* Keep the load under one half; a failed grow just fills the table further. */
-    if ((t->used + 1) * 2 > t->mask + 1 && grow(t) == 0) {
-        j = hash(parent, ip) & t->mask;
-        while (t->slots[j].id)
-            j = (j + 1) & t->mask;
-    }
-    if (t->used == t->mask) /* full and cannot grow */
-        return 0;
-    t->slots[j] = (struct slot){ip, parent, t->next_id};
-    t->used++;
-    emit(arg, t->next_id, parent, (uintptr_t)ip);
-    *added = 1;
-    return t->next_id++;
+    for (size_t j = h & t->mask; t->index[j].id; j = (j + 1) & t->mask)
+        if (t->index[j].ip == ip && t->index[j].parent == parent)
+            return t->index[j].id;
+    return 0;
 }
 
-uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
-                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
-                            int *fresh)
+/* A new node (parent, ip) whose path hashes to h; 0 when out of memory. */
+static uint32_t make(struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_t ip,
+                     void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg)
 {
-    struct prefix *c = thread_prefix();
+    if (reserve(t, 1) < 0 && (t->next_id == t->node_cap || t->used == t->mask))
+        return 0; /* full and cannot grow */
+    uint32_t id = t->next_id++;
+    t->ip[id] = ip;
+    t->parent[id] = parent;
+    size_t j = h & t->mask;
+    while (t->index[j].id)
+        j = (j + 1) & t->mask;
+    t->index[j] = (struct slot){ip, parent, id};
+    t->used++;
+    emit(arg, id, parent, (uintptr_t)ip);
+    return id;
+}
+
+/* The leaf of ips[0..n) from the whole-stack table, its ids written root first into c
+ * (when not NULL); 0 when not there. */
+static uint32_t whole_lookup(const struct culeak_tree *t, const uintptr_t *ips, int n, uint64_t h, struct prefix *c)
+{
+    for (size_t j = (size_t)h & t->smask; t->stacks[j].leaf; j = (j + 1) & t->smask) {
+        const struct whole *w = &t->stacks[j];
+        if (w->hash != h || w->n != (uint32_t)n)
+            continue;
+        uint32_t id = w->leaf;
+        int k = 0;
+        for (; k < n && id && t->ip[id] == ips[k]; k++)
+            id = t->parent[id];
+        if (k < n || id != 0)
+            continue;
+        id = w->leaf;
+        for (k = 0; c && k < n; k++, id = t->parent[id]) {
+            c->ip[n - 1 - k] = ips[k];
+            c->id[n - 1 - k] = id;
+        }
+        return w->leaf;
+    }
+    return 0;
+}
+
+static void whole_add(struct culeak_tree *t, uint64_t h, uint32_t leaf, int n)
+{
+    if ((t->sused + 1) * 2 > t->smask + 1 && grow_stacks(t) < 0)
+        return; /* such stacks are found frame by frame */
+    size_t j = (size_t)h & t->smask;
+    while (t->stacks[j].leaf)
+        j = (j + 1) & t->smask;
+    t->stacks[j] = (struct whole){h, leaf, (uint32_t)n};
+    t->sused++;
+}
+
+static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                       void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg, int *fresh,
+                       struct prefix *c)
+{
     int same = 0;
-    if (c && c->tree == t)
+    if (c && c->tree == t) {
         while (same < n && same < c->n && c->ip[same] == ips[n - 1 - same])
             same++;
+        if (same == n)
+            return c->id[n - 1];
+    } else if (c) {
+        c->n = 0;
+    }
+    /* the path hash of every frame, root first */
+    uint64_t hk[CULEAK_MAX_DEPTH], h = ROOT_HASH;
+    for (int k = 0; k < n; k++)
+        hk[k] = h = path_hash(h, ips[n - 1 - k]);
+    uint32_t leaf = whole_lookup(t, ips, n, h, c);
+    if (leaf) {
+        if (c) {
+            c->tree = t;
+            c->n = n;
+        }
+        return leaf;
+    }
+    reserve(t, (uint32_t)(n - same)); /* no growth below: the slots asked for stay */
+    for (int k = same; k < n; k++)
+        __builtin_prefetch(&t->index[hk[k] & t->mask]);
     uint32_t parent = same ? c->id[same - 1] : 0;
-    *fresh = 0;
+    int complete = 1, made = 0;
     for (int k = same; k < n; k++) {
         uintptr_t ip = ips[n - 1 - k];
-        int added = 0;
-        uint32_t id = lookup_or_add(t, parent, ip, emit, arg, &added);
+        /* below a node just made there is nothing to find */
+        uint32_t id = made ? 0 : find(t, hk[k], parent, ip);
+        if (!id) {
+            id = make(t, hk[k], parent, ip, emit, arg);
+            made = id != 0;
+        }
         if (!id) { /* out of memory: stop at the deepest known node */
             n = k;
+            complete = 0;
             break;
         }
-        *fresh = added;
         parent = id;
         if (c) {
             c->ip[k] = ip;
             c->id[k] = id;
         }
     }
+    *fresh = made;
     if (c) {
         c->tree = t;
         c->n = n;
     }
+    if (complete)
+        whole_add(t, h, parent, n);
     return parent;
+}
+
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+                            void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
+                            int *fresh)
+{
+    *fresh = 0;
+    if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
+        return 0;
+    struct prefix *c = thread_prefix();
+    if (c && c->tree == t && c->n == n && c->last_leaf && memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)
+        return c->last_leaf;
+    uint32_t leaf = intern(t, ips, n, emit, arg, fresh, c);
+    if (c && leaf && c->n == n) {
+        memcpy(c->last, ips, (size_t)n * sizeof *ips);
+        c->last_leaf = leaf;
+    } else if (c) {
+        c->last_leaf = 0;
+    }
+    return leaf;
 }

@@ -1,25 +1,326 @@
-/* The caller's stack: libunwind's fast local trace with its per-thread cache, called
- * before any lock of the shim is taken (it may take the loader lock). */
+/* The caller's stack, called before any lock of the shim is taken (libunwind may take the
+ * loader lock).
+ *
+ * Fast path: a frame-pointer walk, each step checked against what libunwind (DWARF CFI)
+ * says about the code it leaves. Following the saved rbp from a frame record to the
+ * caller's is right exactly when, at the return address, the caller's rbp is its frame
+ * record (rbp == its CFA - 16): a property of that instruction, so it is learnt once
+ * per return address, from one libunwind walk, and kept in a table shared by the
+ * threads. A return address learnt to lack a frame record (code built without frame
+ * pointers, glibc's start-up frames) ends the walk there; the frames above it come from
+ * the thread's cache of such tails, taken from libunwind, used only while every return
+ * address of the tail is still in its stack slot. Anything else (an address not learnt
+ * yet, a frame record outside the thread's stack, a tail not cached) takes libunwind's
+ * stack for the event. The result is libunwind's stack, frame for frame
+ * (CULEAK_UNWIND_CHECK=1 compares the two on every event and says how many differed).
+ *
+ * The table forgets everything when a library is unloaded (culeak_unwind_forget, from
+ * the shim's dlclose): another library may later sit at the same addresses. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "shim.h"
+#include "wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { UNKNOWN = 0, WALK = 1, STOP = 2 };
+
+/* ---- the table of return addresses: state per address, for one generation ---- */
+
+#define TABLE_SIZE (1u << 15)
+#define TABLE_PROBES 32
+
+struct entry {
+    uintptr_t ra;   /* 0: free */
+    uint64_t word;  /* generation << 2 | state */
+};
+
+static struct entry table[TABLE_SIZE];
+static uint64_t generation = 1;
+
+void culeak_unwind_forget(void) { __atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL); }
+
+static unsigned slot_of(uintptr_t ra) { return (unsigned)((ra * 0x9e3779b97f4a7c15ull) >> 49) & (TABLE_SIZE - 1); }
+
+static int table_get(uintptr_t ra, uint64_t gen)
+{
+    unsigned j = slot_of(ra);
+    for (int i = 0; i < TABLE_PROBES; i++, j = (j + 1) & (TABLE_SIZE - 1)) {
+        uintptr_t k = __atomic_load_n(&table[j].ra, __ATOMIC_ACQUIRE);
+        if (k == ra) {
+            uint64_t w = __atomic_load_n(&table[j].word, __ATOMIC_ACQUIRE);
+            return w >> 2 == gen ? (int)(w & 3) : UNKNOWN;
+        }
+        if (!k)
+            return UNKNOWN;
+    }
+    return UNKNOWN;
+}
+
+static void table_put(uintptr_t ra, uint64_t gen, int state)
+{
+    unsigned j = slot_of(ra);
+    for (int i = 0; i < TABLE_PROBES; i++, j = (j + 1) & (TABLE_SIZE - 1)) {
+        uintptr_t k = __atomic_load_n(&table[j].ra, __ATOMIC_ACQUIRE);
+        if (!k && __atomic_compare_exchange_n(&table[j].ra, &k, ra, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            k = ra;
+        if (k == ra) {
+            __atomic_store_n(&table[j].word, gen << 2 | (uint64_t)state, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+    /* full around here: the address stays unknown (libunwind takes such stacks) */
+}
+
+/* ---- per thread: its stack's top, the last walk, and the tails above STOP frames ---- */
+
+#define TAILS 8
+#define TAIL_MAX 64
+
+struct tail {
+    uint64_t gen;
+    uintptr_t key_slot, key_ra; /* the STOP return address and where it was read */
+    int n, complete;            /* complete: the stack ends after these n frames */
+    uintptr_t slot[TAIL_MAX], ra[TAIL_MAX];
+};
+
+struct walker {
+    uintptr_t stack_hi;   /* 0: unknown (libunwind only) */
+    int stack_known;
+    int n;                /* the last fast walk: frame records and return addresses */
+    uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
+    unsigned char state[CULEAK_MAX_DEPTH];
+    uint64_t gen;
+    unsigned next_tail;
+    struct tail tails[TAILS];
+};
+
+static pthread_key_t walker_key;
+static pthread_once_t walker_once = PTHREAD_ONCE_INIT;
+static CULEAK_TLS struct walker *walker;
+static int check_mode;
+static unsigned long checked, differed;
+
+static void walker_key_init(void) { pthread_key_create(&walker_key, free); }
+
+static struct walker *thread_walker(void)
+{
+    if (!walker) {
+        pthread_once(&walker_once, walker_key_init);
+        walker = calloc(1, sizeof *walker);
+        if (!walker)
+            return NULL;
+        pthread_setspecific(walker_key, walker); /* freed when the thread ends */
+    }
+    if (!walker->stack_known) {
+        walker->stack_known = 1;
+        pthread_attr_t a;
+        void *lo;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &lo, &size) == 0)
+                walker->stack_hi = (uintptr_t)lo + size;
+            pthread_attr_destroy(&a);
+        }
+    }
+    return walker;
+}
 
 void culeak_unwind_init(void)
 {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    const char *c = getenv("CULEAK_UNWIND_CHECK");
+    check_mode = c && strcmp(c, "1") == 0;
 }
 
-int culeak_unwind(uintptr_t *ips, int max)
+static int in_self(uintptr_t ip) { return ip >= culeak_self_lo && ip < culeak_self_hi; }
+
+/* libunwind's fast trace (its own cache per thread), the shim's frames dropped. */
+static int libunwind_trace(uintptr_t *ips, int max)
 {
-    /* Room for the shim's own frames on top of the program's `max`. */
     void *raw[CULEAK_MAX_DEPTH + 8];
     int n = unw_backtrace(raw, max + 8 <= CULEAK_MAX_DEPTH + 8 ? max + 8 : CULEAK_MAX_DEPTH + 8);
     int skip = 0;
-    while (skip < n && (uintptr_t)raw[skip] >= culeak_self_lo && (uintptr_t)raw[skip] < culeak_self_hi)
+    while (skip < n && in_self((uintptr_t)raw[skip]))
         skip++;
     int out = 0;
     for (int i = skip; i < n && out < max; i++)
         ips[out++] = (uintptr_t)raw[i] - 1; /* the call, not the return address */
     return out;
+}
+
+/* libunwind frame by frame: the stack for the event, and what each return address says
+ * about the frame-pointer walk; the tail above the first STOP goes to the thread's cache. */
+__attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+{
+    unw_context_t uc;
+    unw_cursor_t cur;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0)
+        return libunwind_trace(ips, max);
+    /* frame i: ip, sp (the CFA of frame i-1) and rbp, for the frames from the first
+     * return address outside the shim */
+    uintptr_t ip[CULEAK_MAX_DEPTH + 2], sp[CULEAK_MAX_DEPTH + 2], bp[CULEAK_MAX_DEPTH + 2];
+    int n = 0, ended = 0, first = 1;
+    for (;;) {
+        int r = first ? 1 : unw_step(&cur);
+        first = 0;
+        if (r <= 0) {
+            ended = 1;
+            break;
+        }
+        unw_word_t vip, vsp, vbp;
+        if (unw_get_reg(&cur, UNW_REG_IP, &vip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &vsp) < 0 ||
+            unw_get_reg(&cur, UNW_X86_64_RBP, &vbp) < 0) {
+            ended = 1;
+            break;
+        }
+        if (n == 0 && (in_self(vip) || vip == 0))
+            continue; /* frame 0 (here) and the shim's frames */
+        if (vip == 0) {
+            ended = 1;
+            break;
+        }
+        ip[n] = vip;
+        sp[n] = vsp;
+        bp[n] = vbp;
+        if (++n == max + 1 || n == CULEAK_MAX_DEPTH + 2)
+            break; /* one more than needed: it decides the last one's state */
+    }
+    int out = n < max ? n : max;
+    for (int i = 0; i < out; i++)
+        ips[i] = ip[i] - 1;
+    /* frame i's caller is frame i+1: following rbp is right iff rbp_i == CFA_i - 16 */
+    int stop = -1;
+    for (int i = 0; i < n; i++) {
+        int state;
+        if (i + 1 < n)
+            state = bp[i] + 16 == sp[i + 1] ? WALK : STOP;
+        else if (ended)
+            state = STOP;
+        else
+            break; /* cut at max: not known */
+        table_put(ip[i], gen, state);
+        if (state == STOP && stop < 0)
+            stop = i;
+    }
+    if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0)) {
+        struct tail *t = &w->tails[w->next_tail++ % TAILS];
+        t->gen = gen;
+        t->key_ra = ip[stop];
+        t->key_slot = sp[stop] - 8; /* the return address sits under its caller's CFA */
+        t->n = n - 1 - stop;
+        t->complete = ended;
+        for (int k = 0; k < t->n; k++) {
+            t->ra[k] = ip[stop + 1 + k];
+            t->slot[k] = sp[stop + 1 + k] - 8;
+        }
+    }
+    return out;
+}
+
+/* The cached tail above a STOP return address read from `slot`, when every return
+ * address of it is still in place; appended to ips[n..max). -1: none. */
+static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra, uintptr_t *ips, int n, int max)
+{
+    for (int i = 0; i < TAILS; i++) {
+        struct tail *t = &w->tails[i];
+        if (t->gen != gen || t->key_slot != slot || t->key_ra != ra)
+            continue;
+        if (!t->complete && n + t->n < max)
+            return -1; /* cut shorter than needed now */
+        int k = 0;
+        for (; k < t->n; k++)
+            if (t->slot[k] <= slot || t->slot[k] + 8 > w->stack_hi || *(const uintptr_t *)t->slot[k] != t->ra[k])
+                break;
+        if (k < t->n)
+            continue;
+        for (k = 0; k < t->n && n < max; k++)
+            ips[n++] = t->ra[k] - 1;
+        return n;
+    }
+    return -1;
+}
+
+/* The frame-pointer walk; -1 when libunwind must decide. */
+static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+{
+    uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
+    uintptr_t rec = lo;
+    int n = 0, k = 0, same = w->gen == gen;
+    if (!hi)
+        return -1;
+    for (;;) {
+        if (rec < lo || rec + 16 > hi || (rec & 7))
+            return -1;
+        const uintptr_t *r = (const uintptr_t *)rec;
+        uintptr_t ra = r[1], next = r[0];
+        if (n == 0 && in_self(ra)) { /* the shim's own frames: built with frame pointers */
+            lo = rec + 16;
+            rec = next;
+            continue;
+        }
+        if (n == max)
+            break;
+        int state;
+        if (same && k < w->n && w->rec[k] == rec && w->ra[k] == ra) {
+            state = w->state[k];
+        } else {
+            same = 0;
+            state = table_get(ra, gen);
+            if (state == UNKNOWN)
+                return -1;
+            w->rec[k] = rec;
+            w->ra[k] = ra;
+            w->state[k] = (unsigned char)state;
+        }
+        k++;
+        ips[n++] = ra - 1;
+        if (state == STOP) {
+            w->n = k;
+            w->gen = gen;
+            return use_tail(w, gen, rec + 8, ra, ips, n, max);
+        }
+        if (next <= rec)
+            return -1;
+        lo = rec + 16;
+        rec = next;
+    }
+    w->n = k;
+    w->gen = gen;
+    return n;
+}
+
+__attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max)
+{
+    uint64_t gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+    struct walker *w = thread_walker();
+    int n = w ? fast_walk(w, gen, ips, max) : -1;
+    if (n < 0) {
+        if (w)
+            w->n = 0;
+        n = learn(w, gen, ips, max);
+    }
+    if (check_mode) {
+        uintptr_t ref[CULEAK_MAX_DEPTH];
+        int m = libunwind_trace(ref, max);
+        __atomic_add_fetch(&checked, 1, __ATOMIC_RELAXED);
+        if (m != n || memcmp(ref, ips, (size_t)n * sizeof *ips) != 0)
+            __atomic_add_fetch(&differed, 1, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+void culeak_unwind_check_note(void)
+{
+    if (!check_mode)
+        return;
+    char text[160];
+    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof text];
+    int len = snprintf(text, sizeof text, "unwind check: %lu stacks compared with libunwind's, %lu differed",
+                       __atomic_load_n(&checked, __ATOMIC_RELAXED), __atomic_load_n(&differed, __ATOMIC_RELAXED));
+    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
+    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
 }

@@ -39,7 +39,7 @@ done
 [ -e "$T/r.culeak" ] && fail "a recording was made for a program that does not exist"
 
 # a recording that cannot be created: culeak fails and the job never runs
-expect 1 "culeak: cannot write /nonexistent/dir/x: No such file or directory" \
+expect 1 "culeak record: cannot write /nonexistent/dir/x: No such file or directory" \
     record -o /nonexistent/dir/x -- sh -c "touch $T/ran"
 [ -e "$T/ran" ] && fail "the job ran though its recording could not be written"
 

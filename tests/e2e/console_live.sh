@@ -16,11 +16,9 @@ type_expect "info breakpoints" "any allocation"
 screen | grep -qE "^1 +y +1  any allocation +client_run" || fail "info breakpoints: not 1 hit"
 type_expect "continue" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 2)" # the next allocation
 type_expect "delete" "deleted every breakpoint"
-type_line "continue"
-wait_for "EXITED (status 0)"
+type_expect "continue" "EXITED (status 0)"
 wait_for "leak report"
-type_line "diff a"
-wait_for "diff a -> now"
+type_expect "diff a" "diff a -> now"
 # diff's second half in the output pane: every allocation after a was freed again
 wait_for "no allocation made after a and still live now"
 type_expect "frobnicate" "unknown command 'frobnicate'"
@@ -51,10 +49,8 @@ grep -q ",3145728,3," "$T/table.csv" || fail "export lacks the leaking site's by
 # 3. culeak open on the saved recording: goto peak / start
 start open "$T/saved.culeak"
 wait_for "RECORDING"
-type_line "goto start"
-wait_for "event 0/"
-type_line "goto peak"
-wait_for "3.00 MiB live"
+type_expect "goto start" "event 0/"
+type_expect "goto peak" "3.00 MiB live"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 

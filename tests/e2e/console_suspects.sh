@@ -26,7 +26,8 @@ screen | grep -q "480 KiB live at 'iteration 29', rose at 10 of the last 10 mark
 screen | grep -q "at +16.0 KiB per iteration (.* each), this site fills device 0 in ~65,000 iterations" ||
     fail "no forecast in the list"
 type_line "help suspects"
-wait_for "usage: suspects"
+wait_for " help suspects  lines"
+wait_for "List the growth suspects in the output pane"
 wait_for "is not one. The header shows a line while there are any."
 # Tab completes the command's name
 tmux send-keys -t "$S" -l "susp"

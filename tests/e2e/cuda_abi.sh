@@ -2,7 +2,8 @@
 # culeak's own CUDA declarations (src/cuda, used instead of the toolkit's headers) agree
 # with the CUDA toolkit's, where one is installed (CUDA_HOME, default /usr/local/cuda):
 # - typedefs and prototypes: tests/cuda_abi/declarations.c declares them again after the
-#   toolkit's own, which compiles only if each is the same;
+#   toolkit's own, which compiles only if each is the same, and every function declared
+#   is one the toolkit declares;
 # - enumerator and macro values, struct and union sizes, alignments, member offsets and
 #   sizes, and the versioned name each unversioned one maps to: the program that
 #   tests/cuda_abi/layout.py writes prints the same built against either set of headers.
@@ -20,6 +21,17 @@ fail() { echo "cuda_abi: $*" >&2; exit 1; }
 
 cc -std=c11 -Wall -Werror -fsyntax-only -I"$inc" -Isrc/cuda tests/cuda_abi/declarations.c ||
     fail "a typedef or prototype of src/cuda differs from $inc (compiler errors above)"
+# ... and each function it declares is one the toolkit declares too (no misspelt export).
+functions=$(sed -nE 's/^(CUresult CUDAAPI|cudaError_t|const char \*) *(cu[A-Za-z0-9_]+)\(.*/\2/p' src/cuda/*.h)
+[ "$(wc -w <<<"$functions")" -gt 50 ] || fail "too few functions found in src/cuda: $functions"
+{
+    printf '#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n#include <cuda_runtime_api.h>\n'
+    printf 'void (*const declared[])(void) = {\n'
+    printf '    (void (*)(void))%s,\n' $functions
+    printf '};\n'
+} >"$tmp/functions.c"
+cc -std=c11 -w -fsyntax-only -I"$inc" "$tmp/functions.c" ||
+    fail "src/cuda declares a function that $inc does not (errors above)"
 
 python3 tests/cuda_abi/layout.py src/cuda/*.h >"$tmp/layout.c"
 mkdir "$tmp/ours" "$tmp/toolkit"
@@ -34,4 +46,4 @@ cc -std=c11 -w -I"$tmp/toolkit" -I"$inc" -o "$tmp/toolkit.bin" "$tmp/layout.c" |
 diff "$tmp/ours.txt" "$tmp/toolkit.txt" >"$tmp/diff" || { cat "$tmp/diff"; fail "src/cuda (<) differs from $inc (>)"; }
 n() { grep -c "^$1 " "$tmp/ours.txt" || true; }
 [ "$(n value)" -gt 50 ] && [ "$(n size)" -gt 10 ] && [ "$(n maps)" -gt 10 ] || fail "too little compared: $(wc -l <"$tmp/ours.txt") lines"
-echo "cuda_abi: $(n value) values, $(n size) structs and unions ($(n member) members), $(n maps) name mappings agree with $inc"
+echo "cuda_abi: $(wc -w <<<"$functions") functions, $(n value) values, $(n size) structs and unions ($(n member) members), $(n maps) name mappings agree with $inc"

@@ -21,7 +21,8 @@ check_page() { # FILE WHAT
     local dom=$T/$(basename "$1").dom
     render "$1" >"$dom" || { cat "$T/browser.err"; fail "$2: the browser could not render the page"; }
     grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "$2: the page's script failed"
-    grep -q '<td class="site">main at [^<]*loop_leak_sim.c:39</td>' "$dom" || fail "$2: the rendered page does not name the leaking site"
+    grep -qE '<td class="site">main at [^<]*loop_leak_sim.c:39(</td>|<div)' "$dom" ||
+        fail "$2: the rendered page does not name the leaking site"
     grep -q '<polyline[^>]*class="series"' "$dom" || fail "$2: no timeline drawn"
     [ "$(grep -o '<rect' "$dom" | wc -l)" -ge 4 ] || fail "$2: no flame graph drawn"
     grep -qE '(src|href)=|url\(|@import' "$1" && fail "$2: the page refers to something outside itself"
@@ -31,8 +32,53 @@ check_page() { # FILE WHAT
 DEMO_DELAY_MS=0 demo/run.sh --sim record -o "$T/sim.culeak" >"$T/out" 2>&1 || { cat "$T/out"; fail "record failed"; }
 "$B/culeak" report --format html -o "$T/report.html" "$T/sim.culeak" || fail "report --format html failed"
 check_page "$T/report.html" "report"
+# the site that grows at every iteration is a growth suspect: first, with its growth and forecast
+grep -qE '<tr class="suspect"[^>]*><td class="site">main at [^<]*loop_leak_sim.c:39<div class="why">\+4.00 MiB per mark' \
+    "$T/report.html.dom" || fail "report: the growing site is not shown as a suspect"
 # the data is aggregated: one moment per mark, not one per event
 grep -q '"label":"iteration 19"' "$T/report.html" || fail "the marks are not in the page"
+
+# what a person does on the page, played by a script added to a copy of it: hover the
+# timeline, click the marks of iterations 5 and 15, search a site, zoom into it
+cat >"$T/play.js" <<'JS'
+<script>
+(function () {
+  const say = (k, v) => document.body.setAttribute("data-" + k, v);
+  const svg = document.getElementById("timeline"), r = svg.getBoundingClientRect();
+  svg.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width * 0.6, clientY: r.top + 50, bubbles: true}));
+  say("tip", document.getElementById("tip").innerText);
+  const tick = label => [...document.querySelectorAll("#timeline line.mark")].find(l => l.dataset.label === label);
+  tick("iteration 5").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  tick("iteration 15").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  say("diff", document.getElementById("diff-note").innerText);
+  const search = document.getElementById("search");
+  search.value = "loop_leak_sim.c:39";
+  search.dispatchEvent(new Event("input"));
+  const hits = document.querySelectorAll("#flame rect.hit");
+  say("hits", hits.length);
+  hits[0].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  say("zoom", document.getElementById("flame-note").innerText);
+})();
+</script>
+JS
+python3 - "$T/report.html" "$T/play.js" "$T/played.html" <<'PY'
+import sys
+page, play = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(page.replace("</body>", play + "</body>"))
+PY
+render "$T/played.html" >"$T/played.dom" || fail "played: the browser could not render the page"
+grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "played: the page's script failed"
+python3 - "$T/played.dom" <<'PY' || fail "the page does not answer hover, clicks on marks, search and zoom"
+import html, re, sys
+body = re.search(r"<body([^>]*)>", open(sys.argv[1]).read(), re.S).group(1)
+got = {k: html.unescape(v) for k, v in re.findall(r'data-(\w+)="([^"]*)"', body)}
+print(got)
+assert re.search(r"all devices: [0-9.]+ MiB", got["tip"]), "hover: bytes"
+assert re.search(r"top sites mark iteration \d+ .*\n[0-9.]+ MiB main at .*loop_leak_sim.c:39", got["tip"]), "hover: sites"
+assert re.search(r"comparing mark iteration 5 .* mark iteration 15 .*: \+40.0 MiB", got["diff"]), "two marks"
+assert int(got["hits"]) >= 1, "search"
+assert "matching: 56.0 MiB" in got["zoom"] and "zoom out" in got["zoom"], "zoom"
+PY
 
 "$B/culeak" report --format html --diff 'iteration 5' 'iteration 15' -o "$T/diff.html" "$T/sim.culeak" ||
     fail "report --format html --diff failed"

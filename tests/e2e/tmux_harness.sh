@@ -1,5 +1,5 @@
-# The console driven in tmux, for the e2e scripts that source it (not a test itself: it is
-# not executable, so tests/run.sh passes it over):
+# The console driven in tmux, for the e2e scripts that source it (not a test itself: it has
+# no #! line, so tests/run.sh passes it over):
 #     . "$(dirname "$0")/tmux_harness.sh" CLIENT...
 # checks that the fake driver's CLIENTs are built and tmux is there, gives the script a
 # private tmux server and temporary directory $T (both gone at exit), and defines

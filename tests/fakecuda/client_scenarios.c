@@ -286,6 +286,29 @@ static int leak(int n, size_t size)
     return 0;
 }
 
+/* Leaks at two call sites of their own: two blocks of 1000 bytes, one of 2000. */
+static __attribute__((noinline)) void leak_site_a(size_t size)
+{
+    CUdeviceptr d;
+    CK(D.cuMemAlloc_v2(&d, size));
+}
+
+static __attribute__((noinline)) void leak_site_b(size_t size)
+{
+    CUdeviceptr d;
+    CK(D.cuMemAlloc_v2(&d, size));
+}
+
+static int sites(void)
+{
+    setup();
+    leak_site_a(1000);
+    leak_site_a(1000);
+    leak_site_b(2000);
+    finish("sites", 0);
+    return 0;
+}
+
 static int oom(void)
 {
     CUdeviceptr d;
@@ -453,6 +476,8 @@ int client_run(int argc, char **argv)
         return leak(argc > 2 ? a : 5, argc > 3 ? (size_t)strtoull(argv[3], NULL, 0) : 1 << 20);
     if (!strcmp(s, "oom"))
         return oom();
+    if (!strcmp(s, "sites"))
+        return sites();
     if (!strcmp(s, "free0"))
         return free0();
     if (!strcmp(s, "ctxdestroy"))
@@ -467,7 +492,7 @@ int client_run(int argc, char **argv)
         return v1();
     if (!strcmp(s, "growth"))
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1|growth N USEC\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1|growth N USEC\n",
             argv[0]);
     return 2;
 }

@@ -5,7 +5,7 @@
 FAKE          := $(BUILD)/fakecuda
 FAKE_LIB_SRC  := $(wildcard tests/fakecuda/fake_*.c)
 FAKE_LIB_OBJ  := $(patsubst %.c,$(BUILD)/fakepic/%.o,$(FAKE_LIB_SRC))
-FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime client_hostile)
+FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime client_mixed_fp client_hostile)
 FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
@@ -57,6 +57,16 @@ $(FAKE)/client_hostile: tests/fakecuda/client_hostile.c tests/fakecuda/scenarios
 $(FAKE)/client_runtime: tests/fakecuda/client_runtime.c $(FAKE_CLIENT_HDRS) $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) \
 		-L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# Stacks through levels built with and without frame pointers (the stack walker's test).
+$(BUILD)/fakecuda/mixed_fp_levels.o: tests/fakecuda/mixed_fp_levels.c tests/fakecuda/mixed_fp.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -fomit-frame-pointer -mno-red-zone -c $< -o $@
+
+$(FAKE)/client_mixed_fp: tests/fakecuda/client_mixed_fp.c $(BUILD)/fakecuda/mixed_fp_levels.o tests/fakecuda/mixed_fp.h \
+		$(FAKE)/libcuda.so
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/fakecuda/mixed_fp_levels.o $(LDFLAGS) \
+		-L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -lpthread
 
 # The unit tests of the fake and of the shim under it need all of the above.
 $(BUILD)/tests/test_fakecuda: | fakecuda $(BUILD)/libculeak.so

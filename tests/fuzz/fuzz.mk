@@ -4,22 +4,25 @@
 FUZZ_CC  ?= clang
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
 
-FUZZ_GEN := $(BUILD)/gen/report_html_page.c
+# The model's HTML report links the page the build generates from report_html.html.
+FUZZ_SRC := tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(BUILD)/gen/report_html_page.c
 
-$(FUZZ_BIN): tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(FUZZ_GEN) $(wildcard src/model/*.h src/common/*.h)
+$(FUZZ_BIN): $(FUZZ_SRC) $(wildcard src/model/*.h src/common/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ tests/fuzz/fuzz_model.c $(COMMON_SRC) $(MODEL_SRC) $(FUZZ_GEN) $(DW_LIBS) -lm -ldl
+		-o $@ $(FUZZ_SRC) $(DW_LIBS) -lm -ldl
 
 FUZZ_CONSOLE_BIN := $(BUILD)/fuzz/fuzz_console
 
-$(FUZZ_CONSOLE_BIN): tests/fuzz/fuzz_console.c $(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CONSOLE_SRC) $(FUZZ_GEN) \
+FUZZ_CONSOLE_SRC := tests/fuzz/fuzz_console.c $(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CONSOLE_SRC) \
+	$(BUILD)/gen/report_html_page.c
+
+$(FUZZ_CONSOLE_BIN): $(FUZZ_CONSOLE_SRC) \
 		$(wildcard src/model/*.h src/common/*.h src/console/*.h src/launch/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ tests/fuzz/fuzz_console.c $(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CONSOLE_SRC) $(FUZZ_GEN) \
-		$(CONSOLE_LIBS) -ldl
+		-o $@ $(FUZZ_CONSOLE_SRC) $(CONSOLE_LIBS) -ldl
 
 fuzz: $(FUZZ_BIN) $(FUZZ_CONSOLE_BIN)

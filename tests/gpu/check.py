@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Matches a program's ledger (LEDGER lines on its stderr) against what culeak recorded
-(`culeak dump` JSON Lines). Exit 0 when every ledger entry was seen, 1 otherwise.
+(`culeak dump` JSON Lines). Exit 0 when the ledger has entries and every one was seen,
+1 otherwise.
 
 usage: check.py NAME LEDGER DUMP.jsonl [--exact]
   --exact  also require that culeak saw no successful allocation beyond the ledger
@@ -38,6 +39,8 @@ def main():
         return None
 
     entries = [l.split()[1:] for l in open(ledger_path) if l.startswith("LEDGER ")]
+    if not entries:  # the program wrote no ledger: nothing was checked
+        problems.append("no LEDGER lines in %s" % ledger_path)
     for w in entries:
         what = w[0]
         if what == "alloc":

@@ -6,7 +6,8 @@ usage: check_ddp.py LEDGER REPORT.json DUMP.jsonl...
 Both ranks were recorded, each file carries its rank, every allocation of a rank is on
 that rank's device, the leak planted on rank 1 (one 1 MiB block per iteration, at the
 `kept.append` line) grows on rank 1 between iterations 2 and 8 and not on rank 0, and
-`culeak report` over the two files lists both processes with their ranks."""
+`culeak report` over the two files lists both processes with their ranks. "Did not grow"
+needs evidence: the rank's recording has both marks and allocations between them."""
 import collections
 import json
 import os
@@ -22,13 +23,29 @@ leak_site = "ddp_leak.py:%d" % next(i for i, l in enumerate(open(src), 1) if "pl
 ranks = {}  # pid -> (rank, device), as each rank printed it
 for rank, pid, dev in re.findall(r"LEDGER rank (\d+) (\d+) (\d+)", open(ledger_path).read()):
     ranks[int(pid)] = (int(rank), int(dev))
-problems, seen, grew = [], {}, {}
+problems, seen, grew, between = [], {}, {}, {}
+
+
+def allocations_between(path, mark_a, mark_b):
+    """Successful allocations between the first marks A and B of a dump (None: a mark is missing)."""
+    seq, n, recs = {}, 0, [json.loads(l) for l in open(path)]
+    for r in recs:
+        if r["type"] == "mark" and r["label"] in (mark_a, mark_b):
+            seq.setdefault(r["label"], r["seq"])
+    if len(seq) < 2:
+        return None
+    for r in recs:
+        n += r["type"] == "alloc" and r["result"] == 0 and seq[mark_a] < r["seq"] < seq[mark_b]
+    return n
+
+
 if sorted(r for r, _ in ranks.values()) != [0, 1]:
     problems.append("the job's ledger names ranks %s, expected 0 and 1" % sorted(ranks.values()))
 for path in dumps:
     pid, env, sites = growth(path, "iteration 2", "iteration 8")
     seen[pid] = env.get("RANK")
-    grew[pid] = (sites or {}).get(leak_site, [0, 0])
+    grew[pid] = None if sites is None else sites.get(leak_site, [0, 0])
+    between[pid] = allocations_between(path, "iteration 2", "iteration 8")
     devices = collections.Counter(json.loads(l)["device"] for l in open(path)
                                   if '"type":"alloc"' in l and '"kind":"device"' in l)
     if pid in ranks and set(devices) - {ranks[pid][1]}:
@@ -39,6 +56,12 @@ for pid, (rank, _) in ranks.items():
         continue
     if seen[pid] != str(rank):
         problems.append("pid %d recorded with RANK=%s, expected %d" % (pid, seen[pid], rank))
+    if grew[pid] is None:
+        problems.append("rank %d: no marks 'iteration 2' and 'iteration 8' in its recording" % rank)
+        continue
+    if not between[pid]:
+        problems.append("rank %d: no allocation recorded between 'iteration 2' and 'iteration 8'" % rank)
+        continue
     blocks = grew[pid][0]
     if rank == 1 and blocks < 6:
         problems.append("rank 1 did not grow at %s: %s" % (leak_site, grew[pid]))

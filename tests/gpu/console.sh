@@ -1,33 +1,65 @@
 #!/usr/bin/env bash
 # The console on a real GPU: the loop-leak demo under `culeak --` in tmux, a breakpoint
-# that pauses the job inside cudaMalloc, continue to EXITED. Screens go to $OUT.
+# `live > 32MiB` that pauses the job inside cudaMalloc at loop_leak.cu:23 past 32 MiB,
+# continue to EXITED with the leak report; then demo/train_leak.py, its leaking Python line
+# in the table, a diff between iterations, a breakpoint on that line. Screens go to $OUT;
+# a check that fails prints the screen it failed on and the script exits 1.
 #   tests/gpu/console.sh WORKDIR OUT     (WORKDIR holds the built demos; BUILD as run.sh)
+# Without a GPU, the first half runs on the simulated demo:
+#   LOOP_DEMO=build/demo/loop_leak_sim LOOP_SITE=loop_leak_sim.c:39 LOOP_ONLY=1 \
+#       LD_LIBRARY_PATH=build/fakecuda tests/gpu/console.sh DIR OUT
 set -u
 W=$1 OUT=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CULEAK=$ROOT/${BUILD:-build}/culeak
-[ -x "$W/loop_leak" ] || { echo "console: loop_leak demo not built"; exit 1; }
-export TMUX_TMPDIR=$(mktemp -d)
+LOOP_DEMO=${LOOP_DEMO:-$W/loop_leak}
+LOOP_SITE=${LOOP_SITE:-loop_leak.cu:23}
+[ -x "$LOOP_DEMO" ] || { echo "console: $LOOP_DEMO not built"; exit 1; }
+TMUX_TMPDIR=$(mktemp -d)
+export TMUX_TMPDIR
+trap 'tmux kill-server 2>/dev/null; rm -rf "$TMUX_TMPDIR"' EXIT
 S=gpu-console
 screen() { tmux capture-pane -p -t "$S"; }
+fail() {
+    echo "console: FAIL $*"
+    echo "---- screen ----"
+    screen | tee "$OUT/console-failed.txt"
+    exit 1
+}
 wait_for() {
     for _ in $(seq 1 600); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
-    echo "console: never saw '$1'"; screen >"$OUT/console-failed.txt"; tmux kill-server; exit 1
+    fail "never saw '$1'"
 }
 type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
-tmux new-session -d -s "$S" -x 120 -y 40 "env TERM=xterm-256color $CULEAK -- $W/loop_leak --delay-ms 200; sleep 600"
+# types LINE and waits for TEXT, which must not be on the screen before (no stale match)
+type_expect() {
+    ! screen | grep -qF -- "$2" || fail "'$2' is on the screen before '$1'"
+    type_line "$1"
+    wait_for "$2"
+}
+# the held allocation's stack: the lines between the PAUSED banner and the output pane
+held_stack() { screen | sed -n '/ PAUSED in /,/^ output /p'; }
+
+tmux new-session -d -s "$S" -x 120 -y 40 \
+    "env TERM=xterm-256color LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} $CULEAK -- $LOOP_DEMO --delay-ms 200; sleep 600"
 wait_for "RUNNING"
-wait_for "loop_leak.cu:"
-type_line "break loop_leak.cu:23 live > 32MiB"
-wait_for "PAUSED"
+wait_for "$LOOP_SITE"
+type_expect "break $LOOP_SITE live > 32MiB" "breakpoint 1 at $LOOP_SITE when live > 32.0 MiB"
+wait_for "(4.00 MiB) - breakpoint 1 (hit 1)"
 screen >"$OUT/console-paused.txt"
-type_line "delete"
-type_line "continue"
-wait_for "EXITED (status 0)"
-wait_for "leak report"
+held_stack | grep -qF "$LOOP_SITE" || fail "the job is not paused at $LOOP_SITE"
+live=$(held_stack | sed -n 's/.*; site \([0-9.]*\) MiB live,.*/\1/p')
+[ -n "$live" ] || fail "no 'site N MiB live' on the PAUSED banner"
+awk -v l="$live" 'BEGIN { exit !(l > 32) }' || fail "paused with the site at $live MiB, not past 32 MiB"
+type_expect "delete" "deleted every breakpoint"
+type_expect "continue" "EXITED (status 0)"
+wait_for "LEAK SUMMARY: 79691776 bytes leaked in 19 allocations from 1 call sites"
 screen >"$OUT/console-exited.txt"
 type_line "quit"
 tmux kill-session -t "$S"
+echo "console: ok   a breakpoint live > 32MiB paused the job at $LOOP_SITE with the site at $live MiB; EXITED with the leak report"
+grep -E "PAUSED|$LOOP_SITE" "$OUT/console-paused.txt" | head -n 4
+[ -n "${LOOP_ONLY:-}" ] && exit 0
 
 # A PyTorch training loop: the Python line that leaks shows as a site; a breakpoint on
 # that line pauses the job inside the allocation; snapshots at the NVTX iterations diff.
@@ -37,18 +69,14 @@ tmux new-session -d -s "$S" -x 120 -y 40 \
 wait_for "RUNNING"
 wait_for "train_leak.py:$LEAK_LINE"
 wait_for "iteration 8"
-type_line 'diff "iteration 5"'
-wait_for "diff iteration 5 -> now"
+type_expect 'diff "iteration 5"' "diff iteration 5 -> now"
 screen >"$OUT/console-train-diff.txt"
-type_line "break train_leak.py:$LEAK_LINE"
-wait_for "PAUSED"
+type_expect "break train_leak.py:$LEAK_LINE" "breakpoint 1 at train_leak.py:$LEAK_LINE"
+wait_for "- breakpoint 1 (hit 1)"
 screen >"$OUT/console-train-paused.txt"
-type_line "delete"
-type_line "continue"
-wait_for "EXITED (status 0)"
+held_stack | grep -qF "train_leak.py:$LEAK_LINE" || fail "the job is not paused at train_leak.py:$LEAK_LINE"
+type_expect "delete" "deleted every breakpoint"
+type_expect "continue" "EXITED (status 0)"
 type_line "quit"
-tmux kill-server
-echo "console: train_leak.py:$LEAK_LINE grows in the table; a breakpoint on it paused the job"
+echo "console: ok   train_leak.py:$LEAK_LINE grows in the table; a breakpoint on it paused the job there"
 grep -E "PAUSED|train_leak.py" "$OUT/console-train-paused.txt" | head -n 4
-echo "console: live sites, a breakpoint paused the job at loop_leak.cu:23 past 32 MiB, EXITED with the leak report"
-grep -E "PAUSED|loop_leak.cu" "$OUT/console-paused.txt" | head -n 4

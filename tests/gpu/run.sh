@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2094 # checked reads its ERRFILE only after the command wrote it
 # Verifies culeak on a real GPU in one call, from the repository root of a machine with
 # an NVIDIA GPU, nvcc, compute-sanitizer and python3 (torch, cupy, jax):
 #   tests/gpu/run.sh            build/ (made with `make`) and .gpulibs/ (libunwind, libdw:
 #                               tests/gpu/carry-libs.sh fills it) must be present
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
-# check passed.
+# check passed. Every check counts: a command whose status is not what it should be is a
+# failure, with its output's tail (a console check, the screen it failed on).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 OUT=${OUT:-/tmp/culeak-gpu}
 mkdir -p "$OUT"
@@ -18,7 +20,22 @@ W=$(mktemp -d)
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 fails=0
-say() { echo "$*" | tee -a "$SUMMARY"; }
+exec 3>&1 # say writes here even inside a redirected call
+say() { echo "$*" | tee -a "$SUMMARY" >&3; }
+# checked WHAT ERRFILE CMD...: runs CMD (its redirections are the caller's); a non-zero exit
+# is a failure, said with the tail of ERRFILE
+checked() {
+    local what=$1 err=$2
+    shift 2
+    "$@"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        say "$what: exit $rc"
+        [ -s "$err" ] && tail -n 8 "$err" | tee -a "$SUMMARY" >&3
+        fails=$((fails + 1))
+    fi
+    return $rc
+}
 
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$SUMMARY"
@@ -46,8 +63,11 @@ record() {
     "$CULEAK" record -o "$W/$name.%p.culeak" -- "$@" >"$W/$name.out" 2>"$W/$name.err"
     local rc=$?
     : >"$W/$name.jsonl"
+    local f
     for f in "$W/$name".*.culeak; do
-        [ -e "$f" ] && "$CULEAK" dump "$f" >>"$W/$name.jsonl"
+        [ -e "$f" ] || { say "$name: no recording"; fails=$((fails + 1)); return; }
+        checked "$name: culeak dump $f" "$W/$name.dump.err" "$CULEAK" dump "$f" >>"$W/$name.jsonl" \
+            2>"$W/$name.dump.err" || return
     done
     if [ $rc -ne 0 ]; then
         say "$name: program exited $rc"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"
@@ -68,19 +88,25 @@ record cupy -- python3 tests/gpu/cupy_ledger.py
 XLA_PYTHON_CLIENT_PREALLOCATE=false record jax -- python3 tests/gpu/jax_ledger.py
 
 say "== leaks: culeak check vs compute-sanitizer --leak-check full"
+# the same leaked bytes and allocations, and culeak's exit status 1 exactly when it found leaks
 for prog in rt_static drv loop_leak early_return ctor_leak double_alloc raii_ok; do
-    [ -x "$W/$prog" ] || continue
-    "$CULEAK" check -- "$W/$prog" >/dev/null 2>"$W/$prog.check"
+    [ -x "$W/$prog" ] || { say "$prog: not built"; fails=$((fails + 1)); continue; }
+    "$CULEAK" check -- "$W/$prog" >/dev/null 2>"$W/check-$prog.txt"
     crc=$?
-    cs=$(compute-sanitizer --leak-check full "$W/$prog" 2>&1 | grep -E 'LEAK SUMMARY' | sed 's/=* *//')
-    say "$prog: culeak exit $crc: $(grep -E 'LEAK SUMMARY' "$W/$prog.check" | head -n 1) | compute-sanitizer: ${cs:-no leaks}"
-    cp "$W/$prog.check" "$W/check-$prog.txt" 2>/dev/null
+    compute-sanitizer --leak-check full "$W/$prog" >"$W/sanitizer-$prog.txt" 2>&1
+    python3 tests/gpu/compare_leaks.py "$prog" "$W/check-$prog.txt" $crc "$W/sanitizer-$prog.txt" | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
 done
 
 say "== cost on the real driver (cudaMalloc+cudaFree of 4 KiB)"
 for depth in 8 32 64; do
-    base=$("$W/alloc_loop" 100000 $depth | sed 's/.*ns_per_pair=//')
-    traced=$(CULEAK_DEPTH=$depth "$CULEAK" record -o "$W/loop.culeak" -- "$W/alloc_loop" 100000 $depth | sed 's/.*ns_per_pair=//')
+    base=$("$W/alloc_loop" 100000 $depth | sed -n 's/.*ns_per_pair=//p')
+    traced=$(CULEAK_DEPTH=$depth "$CULEAK" record -o "$W/loop.culeak" -- "$W/alloc_loop" 100000 $depth |
+        sed -n 's/.*ns_per_pair=//p')
+    if ! [[ "$base" =~ ^[0-9.]+$ && "$traced" =~ ^[0-9.]+$ ]]; then
+        say "depth $depth: alloc_loop gave no figure ('$base' without culeak, '$traced' with)"; fails=$((fails + 1))
+        continue
+    fi
     say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
 done
 
@@ -93,16 +119,17 @@ ddp_rc=$?
 ddp_dumps=()
 for f in "$W"/ddp.*.culeak; do
     [ -e "$f" ] || continue
-    "$CULEAK" dump "$f" >"$f.jsonl" && ddp_dumps+=("$f.jsonl")
+    checked "ddp: culeak dump $f" "$f.err" "$CULEAK" dump "$f" >"$f.jsonl" 2>"$f.err" && ddp_dumps+=("$f.jsonl")
 done
-"$CULEAK" report --format json "$W"/ddp.*.culeak >"$W/ddp-report.json" 2>"$W/ddp-report.err"
+checked "ddp: culeak report --format json" "$W/ddp-report.err" \
+    "$CULEAK" report --format json "$W"/ddp.*.culeak >"$W/ddp-report.json" 2>"$W/ddp-report.err"
 if [ $ddp_rc -ne 0 ]; then
     say "ddp: torchrun exited $ddp_rc"; tail -n 8 "$W/ddp.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
 else
     python3 tests/gpu/check_ddp.py "$W/ddp.err" "$W/ddp-report.json" "${ddp_dumps[@]}" | tee -a "$SUMMARY"
     [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
 fi
-"$CULEAK" report "$W"/ddp.*.culeak >"$W/ddp-report.txt" 2>&1
+checked "ddp: culeak report" "$W/ddp-report.txt" "$CULEAK" report "$W"/ddp.*.culeak >"$W/ddp-report.txt" 2>&1
 
 say "== python frames and NVTX marks: demo/train_leak.py under culeak record --no-pool"
 # --no-pool sets PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is its own cudaMalloc, so
@@ -112,9 +139,13 @@ for variant in leaky fixed; do
     "$CULEAK" record --no-pool -o "$W/train-$variant.culeak" -- python3 demo/train_leak.py --iterations 20 $flag \
         >"$W/train-$variant.out" 2>"$W/train-$variant.err"
     rc=$?
-    "$CULEAK" dump "$W/train-$variant.culeak" >"$W/train-$variant.jsonl"
-    "$CULEAK" report --format json "$W/train-$variant.culeak" >"$W/train-$variant-report.json" 2>>"$W/train-$variant.err"
-    "$CULEAK" report "$W/train-$variant.culeak" >"$W/train-$variant-report.txt" 2>&1
+    checked "train_leak $variant: culeak dump" "$W/train-$variant.dump.err" \
+        "$CULEAK" dump "$W/train-$variant.culeak" >"$W/train-$variant.jsonl" 2>"$W/train-$variant.dump.err"
+    checked "train_leak $variant: culeak report --format json" "$W/train-$variant-report.err" \
+        "$CULEAK" report --format json "$W/train-$variant.culeak" >"$W/train-$variant-report.json" \
+        2>"$W/train-$variant-report.err"
+    checked "train_leak $variant: culeak report" "$W/train-$variant-report.txt" \
+        "$CULEAK" report "$W/train-$variant.culeak" >"$W/train-$variant-report.txt" 2>&1
     if [ $rc -ne 0 ]; then
         say "train_leak $variant: program exited $rc"; tail -n 8 "$W/train-$variant.err" | tee -a "$SUMMARY"
         fails=$((fails + 1))
@@ -124,12 +155,25 @@ say "train_leak: $(grep -c '"type":"pyframe"' "$W/train-leaky.jsonl") python fra
 grep '"type":"note"' "$W/train-leaky.jsonl" | tee -a "$SUMMARY"
 python3 tests/gpu/check_train_leak.py "$W/train-leaky.jsonl" "$W/train-fixed.jsonl" | tee -a "$SUMMARY"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
-"$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/train-leaky.culeak" 2>&1 | head -n 40 >"$OUT/train-leak-diff.txt"
-
-if [ -x tests/gpu/console.sh ]; then
-    say "== console on a real demo"
-    tests/gpu/console.sh "$W" "$OUT" | tee -a "$SUMMARY" || fails=$((fails + 1))
+# culeak's own report of the growth between two iterations names the leaking line
+LEAK_LINE=$(grep -n "# LEAK" demo/train_leak.py | cut -d: -f1)
+if checked "train_leak: culeak report --diff" "$W/train-leak-diff.txt" \
+    "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/train-leaky.culeak" >"$W/train-leak-diff.txt" 2>&1; then
+    head -n 40 "$W/train-leak-diff.txt" >"$OUT/train-leak-diff.txt"
+    if grep -q "^  +[0-9]* bytes .* at .*train_leak.py:$LEAK_LINE$" "$W/train-leak-diff.txt"; then
+        say "train_leak: ok   report --diff 'iteration 5' 'iteration 15' names train_leak.py:$LEAK_LINE"
+    else
+        say "train_leak: FAIL report --diff 'iteration 5' 'iteration 15' does not name train_leak.py:$LEAK_LINE"
+        head -n 5 "$W/train-leak-diff.txt" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
 fi
+
+say "== console on a real demo"
+bash tests/gpu/console.sh "$W" "$OUT" >"$W/console.txt" 2>&1
+console_rc=$?
+tee -a "$SUMMARY" <"$W/console.txt"
+[ $console_rc -eq 0 ] || { say "console: exit $console_rc"; fails=$((fails + 1)); }
 # the details travel as one archive: the device tool brings back only a few files
 tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)
 say "== $fails failures"

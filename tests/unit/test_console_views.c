@@ -609,6 +609,114 @@ static void test_site_fit(void **state)
     assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
 }
 
+/* sort FIELD is largest first every time (asc: smallest first); a diff sorts by change
+ * and diff off puts the earlier order back. */
+static void test_sort_and_diff_order(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    console_exec(&c, "sort live");
+    assert_int_equal(c.u.sort, SORT_LIVE);
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort live");
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort peak asc");
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    assert_true(c.u.sort_reverse);
+    console_exec(&c, "sort peak sideways");
+    assert_int_equal(c.u.msg_error, 1);
+    console_exec(&c, "snapshot a");
+    console_exec(&c, "diff a");
+    assert_true(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_CHANGE);
+    console_exec(&c, "diff a now"); /* a second diff keeps the order from before the first */
+    console_exec(&c, "diff off");
+    assert_false(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by peak, smallest first"));
+    console_exec(&c, "diff a");
+    console_exec(&c, "group file");
+    assert_false(c.u.diff_active);
+    assert_int_equal(c.u.sort, SORT_PEAK);
+    ui_free(&c.u);
+}
+
+/* A command that takes one name takes the rest of the line; diff splits its words into
+ * two names that exist; quotes still group. */
+static void test_rest_of_line(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    console_exec(&c, "snapshot iteration 10");
+    assert_true(model_snapshot_find(c.u.m, "iteration 10") >= 0);
+    console_exec(&c, "snapshot 'iteration  20'");
+    assert_true(model_snapshot_find(c.u.m, "iteration  20") >= 0);
+    console_exec(&c, "diff iteration 10");
+    assert_int_equal(c.u.msg_error, 0);
+    assert_string_equal(c.u.diff_a, "iteration 10");
+    assert_string_equal(c.u.diff_b, "");
+    console_exec(&c, "diff iteration 10 'iteration  20'");
+    assert_int_equal(c.u.msg_error, 0);
+    assert_string_equal(c.u.diff_a, "iteration 10");
+    assert_string_equal(c.u.diff_b, "iteration  20");
+    console_exec(&c, "diff \"iteration 10\" now");
+    assert_string_equal(c.u.diff_b, "");
+    console_exec(&c, "diff iteration 10 iteration 99");
+    assert_int_equal(c.u.msg_error, 1);
+    assert_non_null(strstr(c.u.msg, "'iteration 10 iteration 99' names no snapshots"));
+    console_exec(&c, "diff nope");
+    assert_non_null(strstr(c.u.msg, "no snapshot named 'nope'"));
+    console_exec(&c, "filter a  b");
+    assert_string_equal(c.u.filter, "a b");
+    ui_free(&c.u);
+}
+
+/* The diff view's rows line up with its header: each column ends where its title ends,
+ * at 80 and 120 columns; a long snapshot name keeps its end in the column title. */
+static void test_diff_columns(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&c.u, &b); /* stack 2: 3 x 1 MiB live */
+    console_exec(&c, "snapshot iteration 5");
+    sb_alloc(b, 6, 2, 0xB000, 1 << 20);
+    feed_bytes(&c.u, s, b);
+    console_exec(&c, "diff iteration 5");
+    assert_true(c.u.diff_active);
+    for (int w = 80; w <= 120; w += 40) {
+        struct grid g;
+        assert_int_equal(grid_init(&g, 6, w), 0);
+        table_view.render(&c.u, &g, (struct rect){0, 0, 6, w});
+        char head[512], row[512];
+        grid_row_text(&g, 0, head, sizeof head);
+        grid_row_text(&g, 1, row, sizeof row);
+        /* id change count+- now A allocs site: the row's values end under the titles */
+        const char *t_allocs = strstr(head, "allocs"), *t_a = strstr(head, "..ration 5"), *t_site = strstr(head, "site");
+        assert_non_null(t_allocs);
+        assert_non_null(t_a);
+        assert_non_null(t_site);
+        assert_non_null(strstr(row, "+1.00 MiB"));
+        assert_int_equal(strstr(row, "+1.00 MiB") + 9 - row, strstr(head, "change") + 6 - head);
+        assert_int_equal(strstr(row, "4.00 MiB") + 8 - row, strstr(head, "now") + 3 - head);
+        assert_int_equal(strstr(row, "3.00 MiB") + 8 - row, t_a + 10 - head);
+        assert_int_equal(row[t_allocs + 5 - head], '4');          /* 4 allocations made */
+        assert_int_equal(row[t_site - head - 1], ' ');
+        assert_true(row[t_site - head] != ' ');                    /* the site starts under "site" */
+        grid_free(&g);
+    }
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&c.u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -703,7 +811,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -319,7 +319,8 @@ static void test_json_summary_every_field(void **state)
     const char *p1 = "{\"pid\":101,\"rank\":1,\"bytes\":20150,\"allocations\":15,\"sites\":1,\"reset_bytes\":150,"
                      "\"reset_allocations\":5,\"cache_bytes\":393216,\"cache_allocations\":6}";
     const char *total = "\"summary\":{\"bytes\":25450,\"allocations\":23,\"sites\":2,\"reset_bytes\":450,"
-                        "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,\"per_process\":[";
+                        "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,"
+                        "\"suppressed\":{\"bytes\":0,\"allocations\":0,\"sites\":0,\"used\":[]},\"per_process\":[";
     struct report_options o;
     report_options_init(&o);
     for (int merge = 0; merge < 2; merge++) {

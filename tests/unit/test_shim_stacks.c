@@ -1,6 +1,8 @@
-/* Stacks and modules: every event has a stack; FRAME ids grow by one from 1 and each
- * names a parent already known (0 = root); events reference known frames; the MODULES
- * map covers the client executable and every allocation's stack passes through it. */
+/* Stacks and modules: every event but a free has a stack (a free has one with
+ * CULEAK_FREE_STACKS=1, and none, with no device or context, by default: HELLO says
+ * which); FRAME ids grow by one from 1 and each names a parent already known (0 = root);
+ * events reference known frames; the MODULES map covers the client executable and every
+ * stack passes through it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
+#include "wire.h"
 
 /* The module whose segments hold ip, or NULL. */
 static const struct th_module *module_of(const struct th_rec *r, uint64_t ip)
@@ -32,18 +35,20 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-static void check(const char *client)
+static void check(const char *client, int free_stacks)
 {
     char dir[64];
     struct th_rec rec;
     struct th_run run;
     const char *args[] = {"families", NULL};
     assert_non_null(th_mkdtemp(dir, sizeof dir));
-    assert_int_equal(th_record(&rec, &run, dir, client, args, NULL, 0), 0);
+    const char *env[] = {"CULEAK_FREE_STACKS=1", NULL};
+    assert_int_equal(th_record(&rec, &run, dir, client, args, free_stacks ? env : NULL, 0), 0);
     assert_int_equal(rec.rc, 0);
     assert_true(rec.nev > 0);
     assert_true(rec.modules_records > 0);
     assert_true(rec.nframe > 0);
+    assert_int_equal(rec.hello.flags & CULEAK_HELLO_BARE_FREES, free_stacks ? 0 : CULEAK_HELLO_BARE_FREES);
 
     for (size_t i = 0; i < rec.nframe; i++) {
         assert_int_equal(rec.frame[i].id, i + 1);
@@ -59,8 +64,17 @@ static void check(const char *client)
     if (!have_exe)
         fail_msg("%s: no MODULES entry for the executable", client);
 
+    size_t frees = 0;
     for (size_t i = 0; i < rec.nev; i++) {
         const struct culeak_event *e = &rec.ev[i];
+        if (e->op == CULEAK_OP_FREE && !free_stacks) {
+            if (e->stack || e->device != -1 || e->ctx)
+                fail_msg("%s event %zu (%s): a bare free with stack %llu, device %d", client, i,
+                         culeak_api_name(e->api), (unsigned long long)e->stack, (int)e->device);
+            frees++;
+            continue;
+        }
+        frees += e->op == CULEAK_OP_FREE;
         if (!e->stack || !frame(&rec, e->stack))
             fail_msg("%s event %zu (%s): stack %llu unknown", client, i, culeak_api_name(e->api),
                      (unsigned long long)e->stack);
@@ -73,18 +87,23 @@ static void check(const char *client)
         if (!in_exe)
             fail_msg("%s event %zu (%s): no frame in the executable", client, i, culeak_api_name(e->api));
     }
+    assert_true(frees > 0);
     th_rec_free(&rec);
     th_rmdir(dir);
 }
 
-static void test_static_stacks(void **s) { check("client_static"); }
-static void test_runtime_stacks(void **s) { check("client_runtime"); }
+static void test_static_stacks(void **s) { check("client_static", 0); }
+static void test_runtime_stacks(void **s) { check("client_runtime", 0); }
+static void test_static_free_stacks(void **s) { check("client_static", 1); }
+static void test_runtime_free_stacks(void **s) { check("client_runtime", 1); }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_stacks),
         cmocka_unit_test(test_runtime_stacks),
+        cmocka_unit_test(test_static_free_stacks),
+        cmocka_unit_test(test_runtime_free_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

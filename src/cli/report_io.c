@@ -1,0 +1,83 @@
+/* Report outputs, suppression files and glob lists of the commands (report_io.h). */
+#include "report_io.h"
+#include "outpath.h"
+#include "suppress.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_sink_open(const struct cli_command *c, struct cli_sink *s, const char *path, long pid, const char *host,
+                  const char *rank)
+{
+    if (!path)
+        return 0;
+    char name[4096];
+    if (culeak_expand_path(path, pid, host, rank, name, sizeof name) < 0) {
+        cli_fail(c, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+        return -1;
+    }
+    FILE *f = fopen(name, "w");
+    if (!f) {
+        cli_fail(c, "cannot write %s: %s", name, strerror(errno));
+        return -1;
+    }
+    s->f = f;
+    s->owned = 1;
+    return 0;
+}
+
+int cli_sink_close(struct cli_sink *s)
+{
+    if (!s->f)
+        return 0;
+    int bad = ferror(s->f);
+    if (s->owned)
+        bad |= fclose(s->f) != 0;
+    else
+        bad |= fflush(s->f) != 0;
+    s->f = NULL;
+    if (bad)
+        fprintf(stderr, "culeak: cannot write the report: %s\n", strerror(errno ? errno : EIO));
+    return bad ? -1 : 0;
+}
+
+int cli_check_output_dir(const struct cli_command *c, const char *path)
+{
+    if (!path)
+        return 0;
+    char name[4096];
+    int r = culeak_expand_path(path, (long)getpid(), NULL, NULL, name, sizeof name);
+    if (r < 0)
+        errno = ENAMETOOLONG;
+    if (r < 0 || culeak_output_dir_exists(name) != 0) {
+        cli_fail(c, "cannot write %s: %s", path, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+int cli_load_suppressions(const struct cli_command *c, struct suppressions **supp, const char *path)
+{
+    if (!*supp && !(*supp = suppressions_new())) {
+        cli_fail(c, "out of memory");
+        return 2;
+    }
+    char err[1024];
+    if (suppressions_load(*supp, path, err, sizeof err) != 0) {
+        cli_fail(c, "%s", err);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_append_glob(const struct cli_command *c, char *list, size_t len, const char *glob)
+{
+    size_t n = strlen(list);
+    int w = snprintf(list + n, len - n, "%s%s", n ? "," : "", glob);
+    if (w < 0 || (size_t)w >= len - n) {
+        list[n] = 0;
+        return cli_error(c, "too many globs to look through");
+    }
+    return 0;
+}

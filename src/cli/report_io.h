@@ -1,0 +1,36 @@
+/* What the commands that write reports share (check, report, the console): output files
+ * with %p/%h/%r, suppression files, glob lists. */
+#ifndef CULEAK_CLI_REPORT_IO_H
+#define CULEAK_CLI_REPORT_IO_H
+
+#include "options.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct suppressions;
+
+/* A report's destination: a stream given (stdout, stderr), or a file opened for it. */
+struct cli_sink {
+    FILE *f;
+    int owned; /* f was opened here */
+};
+/* path NULL: s keeps its stream. Otherwise path, with %p, %h and %r expanded from pid,
+ * host and rank (NULL: this machine's), is created: 0, or -1 after an error message. */
+int cli_sink_open(const struct cli_command *c, struct cli_sink *s, const char *path, long pid, const char *host,
+                  const char *rank);
+/* Closes a file opened by cli_sink_open: 0, or -1 after "cannot write" (disk full...). */
+int cli_sink_close(struct cli_sink *s);
+
+/* Before a job starts: could the file path (NULL: none) be created, its directory there?
+ * 0, or 2 after an error message. */
+int cli_check_output_dir(const struct cli_command *c, const char *path);
+
+/* --suppressions FILE: adds FILE's blocks to *supp (made on first use): 0, or 2 after
+ * "culeak CMD: FILE:LINE: what is wrong". */
+int cli_load_suppressions(const struct cli_command *c, struct suppressions **supp, const char *path);
+
+/* Appends ",glob" to a comma-separated list: 0, or 2 when it does not fit. */
+int cli_append_glob(const struct cli_command *c, char *list, size_t len, const char *glob);
+
+#endif

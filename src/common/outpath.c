@@ -1,0 +1,78 @@
+/* Output paths (outpath.h). */
+#include "outpath.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *culeak_env_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return "0";
+}
+
+int culeak_expand_path(const char *tmpl, long pid, const char *host, const char *rank, char *out, size_t cap)
+{
+    char here[256] = "";
+    if (!host) {
+        gethostname(here, sizeof here - 1);
+        host = here;
+    }
+    if (cap == 0)
+        return -1;
+    size_t n = 0;
+    int has_pid = 0, full = 0;
+    for (const char *t = tmpl; *t && !full; t++) {
+        char num[32];
+        const char *add = NULL;
+        if (t[0] == '%') {
+            switch (t[1]) {
+            case 'p': snprintf(num, sizeof num, "%ld", pid); add = num; has_pid = 1; break;
+            case 'h': add = host; break;
+            case 'r': add = rank ? rank : culeak_env_rank(); break;
+            case '%': add = "%"; break;
+            }
+        }
+        size_t len = add ? strlen(add) : 1;
+        if (n + len >= cap) {
+            len = cap - 1 - n;
+            full = 1;
+        }
+        memcpy(out + n, add ? add : t, len);
+        n += len;
+        t += add != NULL;
+    }
+    out[n] = 0;
+    return full ? -1 : has_pid;
+}
+
+int culeak_output_dir_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 0; /* the working directory */
+    char dir[4096];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}

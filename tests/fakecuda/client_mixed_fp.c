@@ -1,0 +1,63 @@
+/* client_mixed_fp: allocates through the driver API from call paths that mix functions
+ * built with frame pointers (this file) and without (mixed_fp_levels.c), each path many
+ * times, in two threads, so that a stack walker that trusts frame pointers blindly, or
+ * caches what it learnt without checking, gets some stacks wrong.
+ *   client_mixed_fp [ROUNDS]          (default 200) */
+#include "mixed_fp.h"
+
+#include "culeak_cuda.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+volatile int mixed_fp_sink;
+static __thread unsigned shape; /* the round's path: two bits per level */
+
+__attribute__((noinline)) int level_fp(int depth)
+{
+    if (depth <= 0) {
+        CUdeviceptr p;
+        if (cuMemAlloc(&p, 4096) != CUDA_SUCCESS || cuMemFree(p) != CUDA_SUCCESS)
+            return -1000;
+        return 1;
+    }
+    /* the path below this level: with frame pointers, or through one level without */
+    unsigned pick = (shape >> (depth * 2)) & 3;
+    int r = pick == 1 ? level_nofp_quiet(depth) : pick == 2 ? level_nofp_clobber(depth) : level_fp(depth - 1);
+    mixed_fp_sink += r;
+    return r;
+}
+
+static CUcontext ctx;
+
+static void *rounds(void *arg)
+{
+    long n = (long)arg;
+    int bad = cuCtxSetCurrent(ctx) != CUDA_SUCCESS;
+    for (long i = 0; i < n; i++) {
+        shape = (unsigned)(i * 2654435761u) ^ (unsigned)(i >> 3);
+        bad |= level_fp(1 + (int)(i % 7)) < 0;
+    }
+    return bad ? (void *)1 : NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 200;
+    CUdevice dev;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
+        fprintf(stderr, "client_mixed_fp: no context\n");
+        return 1;
+    }
+    pthread_t t;
+    void *other = NULL;
+    if (pthread_create(&t, NULL, rounds, (void *)n) != 0)
+        return 1;
+    void *mine = rounds((void *)n);
+    pthread_join(t, &other);
+    if (mine || other) {
+        fprintf(stderr, "client_mixed_fp: an allocation failed\n");
+        return 1;
+    }
+    return 0;
+}
