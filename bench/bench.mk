@@ -35,3 +35,17 @@ bench-console: $(CONSOLE_BENCH_BIN)
 	$(CONSOLE_BENCH_BIN)
 
 bench: bench-console
+
+# make bench also runs bench/suspects_bench.c: what a mark costs the model (growth
+# suspects) at 1k and 10k live sites, with a few changes between marks.
+SUSPECTS_BENCH_BIN := $(BUILD)/bench/suspects_bench
+
+$(SUSPECTS_BENCH_BIN): bench/suspects_bench.c $(BUILD)/culeak-lib.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CONSOLE_LIBS) -ldl
+
+.PHONY: bench-suspects
+bench-suspects: $(SUSPECTS_BENCH_BIN)
+	$(SUSPECTS_BENCH_BIN)
+
+bench: bench-suspects

@@ -63,4 +63,14 @@ if [ $# -eq 0 ] && [ -t 2 ]; then
     echo "the demo: 20 iterations, one every $((DELAY_MS / 1000)).$((DELAY_MS % 1000 / 100)) s; try help, break, snapshot, diff; quit ends it" >&2
     sleep 1
 fi
-exec "$build/culeak" "$@" -- "${program[@]}"
+if [ $# -gt 0 ]; then
+    exec "$build/culeak" "$@" -- "${program[@]}"
+fi
+# The console exits with the job's status: quit + y or kill (SIGTERM, SIGKILL after 3 s)
+# is how the demo is ended before its last iteration, no failure of `make run`.
+rc=0
+"$build/culeak" -- "${program[@]}" || rc=$?
+case $rc in
+143 | 137) exit 0 ;;
+*) exit "$rc" ;;
+esac

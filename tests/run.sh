@@ -6,14 +6,25 @@ BUILD=${BUILD:-build}
 export BUILD
 cd "$(dirname "$0")/.." || exit 1
 passed=0 failed=0 failures=()
+# A test that hangs is stopped after TEST_TIMEOUT seconds (SIGTERM: the tmux harness then
+# shows what it waited for and the screen); a failure always says how the test ended.
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 run_one() {
     local name=$1; shift
-    local log
+    local log rc start=$SECONDS
     log=$(mktemp)
-    if timeout 300 "$@" >"$log" 2>&1; then
-        passed=$((passed + 1)); echo "ok   $name"
+    timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        passed=$((passed + 1)); echo "ok   $name ($((SECONDS - start)) s)"
     else
-        failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name"; sed 's/^/    /' "$log" | tail -n 60
+        failed=$((failed + 1)); failures+=("$name")
+        case $rc in
+        124 | 137) echo "FAIL $name (stopped after ${TEST_TIMEOUT} s: it hung)" ;;
+        *) echo "FAIL $name (exit status $rc after $((SECONDS - start)) s)" ;;
+        esac
+        sed 's/^/    /' "$log" | tail -n 60
+        [ -s "$log" ] || echo "    (it printed nothing)"
     fi
     rm -f "$log"
 }

@@ -127,5 +127,9 @@ int cmd_record(int argc, char **argv)
         return 1;
     setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */
     int st = culeak_run_traced(argv + i, a.out, (int)a.depth);
+    /* a process starts its recording at its first CUDA call: say so when none came, rather
+     * than leave a later `culeak report FILE` to find no file */
+    if (!strchr(a.out, '%') && access(a.out, F_OK) != 0)
+        cli_fail(&cli_record, "no recording was written to %s: %s made no CUDA calls culeak saw", a.out, argv[i]);
     return st < 0 ? 127 : culeak_exit_code(st);
 }

@@ -63,7 +63,7 @@ const struct cmd_spec cmd_specs[] = {
     {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots|marks",
      "Describe breakpoints, processes, snapshots or the job's marks (label, pid, time, event,\n"
      "device memory then)."},
-    {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N)."},
+    {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N, once confirmed: y or n)."},
     {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
     {"continue", "c", ARG_NONE, "continue", "Let the paused allocation return and the job run on."},
@@ -100,7 +100,9 @@ const struct cmd_spec cmd_specs[] = {
      "page with a timeline, a flame graph and the sites, to open in a browser."},
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
-     "start (12.5s, 2m), to the peak of live bytes, to the first failed allocation, or to an end."},
+     "start (12.5s, 2m; not past the end), to the peak of live bytes, to the first failed\n"
+     "allocation, or to an end. The table shows the state there, snapshot takes it and\n"
+     "diff A compares A with it. Each mark is a snapshot named by its label."},
     {"input", NULL, ARG_NONE, "input",
      "Hand the keyboard to the job (also Ctrl-]): what you type goes to its standard input,\n"
      "as in a terminal (Ctrl-C interrupts it), until Ctrl-]. Otherwise nothing reaches its\n"

@@ -61,15 +61,32 @@ static void c_snapshot(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "there is already a snapshot named '%s'", want);
         return;
     }
-    if (console_snapshot(c, want, name, sizeof name) != 0) {
+    enum model_source at = c->u.src.kind;
+    if (at == MODEL_SOURCE_PEAK || at == MODEL_SOURCE_FAILURE) {
+        ui_message(&c->u, 1, "a snapshot is taken at a mark, a time, the start or the end: goto one first");
+        return;
+    }
+    if (at == MODEL_SOURCE_SNAPSHOT) { /* recordings at a mark, a time or the start: the state there */
+        if (!want) {
+            do
+                snprintf(name, sizeof name, "s%u", ++c->u.auto_snap);
+            while (model_snapshot_find(c->u.m, name) >= 0);
+        } else {
+            snprintf(name, sizeof name, "%s", want);
+        }
+        if (model_snapshot_copy(c->u.m, c->u.src.snapshot, name) != 0) {
+            ui_message(&c->u, 1, "out of memory");
+            return;
+        }
+        snprintf(c->u.base, sizeof c->u.base, "%s", name);
+    } else if (console_snapshot(c, want, name, sizeof name) != 0) {
         ui_message(&c->u, 1, "out of memory");
         return;
     }
     uint64_t bytes, count;
     snapshot_totals(c, name, &bytes, &count);
-    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocations%s", name, fmt_size(sz, sizeof sz, bytes),
-               (unsigned long long)count,
-               c->u.src.kind != MODEL_SOURCE_NOW ? " (the end of the recordings)" : "");
+    ui_message(&c->u, 0, "snapshot %s: %s live in %llu allocation%s%s%s", name, fmt_size(sz, sizeof sz, bytes),
+               (unsigned long long)count, plural(count), c->live ? "" : ", ", c->live ? "" : c->tl.where);
 }
 
 static void c_snapshots(struct console *c, int argc, char **argv)
@@ -87,8 +104,8 @@ static void c_snapshots(struct console *c, int argc, char **argv)
         const char *name = model_snapshot_name(c->u.m, i);
         uint64_t bytes, count;
         snapshot_totals(c, name, &bytes, &count);
-        snprintf(line, sizeof line, "  %-16s %10s live in %llu allocations%s", name, fmt_size(sz, sizeof sz, bytes),
-                 (unsigned long long)count, strcmp(name, c->u.base) == 0 ? "  (base of the change column)" : "");
+        snprintf(line, sizeof line, "  %-16s %10s live in %llu allocation%s%s", name, fmt_size(sz, sizeof sz, bytes),
+                 (unsigned long long)count, plural(count), strcmp(name, c->u.base) == 0 ? "  (base of the change column)" : "");
         say(c, line);
     }
     ui_message(&c->u, 0, "%d snapshots listed in the output pane", n);
@@ -156,6 +173,14 @@ static void c_diff(struct console *c, int argc, char **argv)
     char a_name[sizeof c->u.diff_a], b_name[sizeof c->u.diff_b];
     if (diff_names(c, argc, argv, a_name, sizeof a_name, b_name, sizeof b_name) != 0)
         return;
+    if (!b_name[0] && !c->live) { /* recordings: "now" is where goto stands */
+        if (c->u.src.kind == MODEL_SOURCE_PEAK || c->u.src.kind == MODEL_SOURCE_FAILURE) {
+            ui_message(&c->u, 1, "diff compares snapshots: goto a mark, a time, the start or the end, or name B");
+            return;
+        }
+        if (c->u.src.kind == MODEL_SOURCE_SNAPSHOT)
+            snprintf(b_name, sizeof b_name, "%s", c->u.src.snapshot);
+    }
     int b_now = !b_name[0];
     argv[1] = a_name; /* the names as found, for the messages below */
     argc = b_now ? 2 : 3;
@@ -180,9 +205,10 @@ static void c_diff(struct console *c, int argc, char **argv)
     uint64_t new_bytes = 0, new_count = 0;
     ui_diff_new(&c->u, argv[1], b_now ? NULL : argv[2], &new_bytes, &new_count);
     c->u.out_scroll = 0;
-    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu sites; %s in %llu allocations made after %s still live "
+    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu site%s; %s in %llu allocation%s made after %s still live "
                "(output pane; diff off: live table)", argv[1], b_now ? "now" : argv[2], fmt_delta(d, sizeof d, total),
-               c->u.nrows, fmt_size(nb, sizeof nb, new_bytes), (unsigned long long)new_count, argv[1]);
+               c->u.nrows, plural(c->u.nrows), fmt_size(nb, sizeof nb, new_bytes), (unsigned long long)new_count,
+               plural(new_count), argv[1]);
 }
 
 static void c_autosnapshot(struct console *c, int argc, char **argv)
@@ -248,6 +274,17 @@ static void c_break(struct console *c, int argc, char **argv)
         say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
 }
 
+/* Whether a thread of process i is held at a breakpoint or a step, or waits its turn. */
+static int proc_paused(const struct console *c, int i)
+{
+    if (c->u.state == JOB_PAUSED && c->u.held.proc == i)
+        return 1;
+    for (size_t k = 0; k < c->npending; k++)
+        if (c->pending[k].h.proc == i)
+            return 1;
+    return 0;
+}
+
 /* Every mark of every process: label, pid, time since the process started, event, and
  * the process's device memory then. */
 static void info_marks(struct console *c)
@@ -296,7 +333,7 @@ static void c_info(struct console *c, int argc, char **argv)
                      b->by_row && b->group != (int)c->u.group ? " (by an earlier grouping)" : "");
             say(c, line);
         }
-        ui_message(&c->u, 0, "%zu breakpoints listed in the output pane", c->u.bps.n);
+        ui_message(&c->u, 0, "%zu breakpoint%s listed in the output pane", c->u.bps.n, plural(c->u.bps.n));
     } else if (strncmp(what, "processes", strlen(what)) == 0) {
         int n = model_process_count(c->u.m);
         for (int i = 0; i < n; i++) {
@@ -306,7 +343,8 @@ static void c_info(struct console *c, int argc, char **argv)
             int gone = (size_t)i < c->u.ngone && c->u.gone[i];
             size_t k = (size_t)snprintf(line, sizeof line, "  pid %-8llu ppid %-8llu %-8s %10s live %8llu events ",
                                         (unsigned long long)p->pid, (unsigned long long)p->ppid,
-                                        p->exited ? "exited" : gone || !c->live ? "gone" : "running",
+                                        p->exited ? "exited" : gone || !c->live ? "gone"
+                                                       : proc_paused(c, i)         ? "paused" : "running",
                                         fmt_size(sz, sizeof sz, dm.live_bytes), (unsigned long long)p->events);
             for (size_t a = 0; a < p->argc && k < sizeof line; a++)
                 k += (size_t)snprintf(line + k, sizeof line - k, " %s", p->argv[a]);
@@ -314,7 +352,7 @@ static void c_info(struct console *c, int argc, char **argv)
                 snprintf(line + k, sizeof line - k, " %s", p->exe);
             say(c, line);
         }
-        ui_message(&c->u, 0, "%d processes listed in the output pane", n);
+        ui_message(&c->u, 0, "%d process%s listed in the output pane", n, n == 1 ? "" : "es");
     } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
         c_snapshots(c, 1, argv);
     } else if (strncmp(what, "marks", strlen(what)) == 0) {
@@ -339,16 +377,28 @@ static int bp_arg(struct console *c, int argc, char **argv, int *id)
     return 0;
 }
 
+static void delete_all(struct console *c)
+{
+    bp_clear(&c->u.bps);
+    ui_message(&c->u, 0, "deleted every breakpoint");
+    if (c->live)
+        console_update_watches(c);
+}
+
 static void c_delete(struct console *c, int argc, char **argv)
 {
     int id;
     if (bp_arg(c, argc, argv, &id) != 0)
         return;
-    if (id)
-        bp_delete(&c->u.bps, id);
-    else
-        bp_clear(&c->u.bps);
-    ui_message(&c->u, 0, id ? "deleted breakpoint %d" : "deleted every breakpoint", id);
+    if (!id) { /* as gdb: all of them only when confirmed */
+        if (!c->u.bps.n)
+            ui_message(&c->u, 0, "no breakpoints to delete");
+        else
+            console_confirm(c, delete_all, "Delete all breakpoints? (y or n) ");
+        return;
+    }
+    bp_delete(&c->u.bps, id);
+    ui_message(&c->u, 0, "deleted breakpoint %d", id);
     if (c->live)
         console_update_watches(c);
 }
@@ -439,9 +489,9 @@ static void c_filter(struct console *c, int argc, char **argv)
     names_resolved(c, c->u.filter[0] != 0, names, sizeof names);
     ui_rows(&c->u);
     if (c->u.filter[0])
-        ui_message(&c->u, 0, "filter '%s': %zu sites%s", c->u.filter, c->u.nrows, names);
+        ui_message(&c->u, 0, "filter '%s': %zu site%s%s", c->u.filter, c->u.nrows, plural(c->u.nrows), names);
     else
-        ui_message(&c->u, 0, "no filter: %zu sites", c->u.nrows);
+        ui_message(&c->u, 0, "no filter: %zu site%s", c->u.nrows, plural(c->u.nrows));
 }
 
 static void c_group(struct console *c, int argc, char **argv)
@@ -458,8 +508,8 @@ static void c_group(struct console *c, int argc, char **argv)
     char names[64];
     names_resolved(c, g == MODEL_GROUP_FUNCTION || g == MODEL_GROUP_FILE, names, sizeof names);
     ui_rows(&c->u);
-    ui_message(&c->u, 0, "grouped by %s: %zu rows (ids changed; breakpoints keep their sites)%s", group_names[g],
-               c->u.nrows, names);
+    ui_message(&c->u, 0, "grouped by %s: %zu row%s (ids changed; breakpoints keep their sites)%s", group_names[g],
+               c->u.nrows, plural(c->u.nrows), names);
 }
 
 #define SHOW_FRAMES 256
@@ -487,9 +537,10 @@ static void c_show(struct console *c, int argc, char **argv)
     c->u.sel_valid = 1;
     ui_rows(&c->u);
     char line[1300], a[32], b[32];
-    snprintf(line, sizeof line, "site #%u %s: %s live in %llu allocations, peak %s, %llu allocations made",
+    snprintf(line, sizeof line, "site #%u %s: %s live in %llu allocation%s, peak %s, %llu allocation%s made",
              ui_site_id(st.id), st.text ? st.text : "?", fmt_size(a, sizeof a, st.live),
-             (unsigned long long)st.count, fmt_size(b, sizeof b, st.peak), (unsigned long long)st.allocs);
+             (unsigned long long)st.count, plural(st.count), fmt_size(b, sizeof b, st.peak),
+             (unsigned long long)st.allocs, plural(st.allocs));
     say(c, line);
     struct model_frame f[SHOW_FRAMES];
     struct stack_line l[SHOW_FRAMES];
@@ -519,7 +570,7 @@ static void c_process(struct console *c, int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "all") == 0) {
         c->u.proc_filter = -1;
         c->u.sel_valid = 0;
-        ui_message(&c->u, 0, "all %d processes together", n);
+        ui_message(&c->u, 0, n == 1 ? "every process (there is %d)" : "all %d processes together", n);
         return;
     }
     if (parse_u64(argv[1], &pid) != 0) {
@@ -618,7 +669,7 @@ static void c_export(struct console *c, int argc, char **argv)
     int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
     FILE *f = fopen(argv[1], "w");
     if (!f) {
-        ui_message(&c->u, 1, "cannot write %s", argv[1]);
+        ui_message(&c->u, 1, "cannot write %s: %s", argv[1], strerror(errno));
         return;
     }
     ui_resolve_names(&c->u, 0); /* the file gets every row's name */
@@ -627,11 +678,13 @@ static void c_export(struct console *c, int argc, char **argv)
         export_json(c, f);
     else
         export_csv(c, f);
-    int bad = fclose(f) != 0;
-    if (bad)
-        ui_message(&c->u, 1, "cannot write %s", argv[1]);
+    int werr = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !werr)
+        werr = errno;
+    if (werr)
+        ui_message(&c->u, 1, "cannot write %s: %s", argv[1], strerror(werr));
     else
-        ui_message(&c->u, 0, "exported %zu rows to %s", c->u.nrows, argv[1]);
+        ui_message(&c->u, 0, "exported %zu row%s to %s", c->u.nrows, plural(c->u.nrows), argv[1]);
 }
 
 static void c_goto(struct console *c, int argc, char **argv)

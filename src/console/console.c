@@ -430,8 +430,8 @@ void console_leak_report(struct console *c)
     fclose(f);
     char line[1200], a[32];
     if (rc == 0) {
-        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocations still live ====",
-                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations);
+        snprintf(line, sizeof line, "[culeak] ==== leak report: %s in %llu allocation%s still live ====",
+                 fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations, plural(sum.allocations));
         outbuf_add_line(&c->u.out, line);
         if (!sum.allocations && !sum.cache_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
@@ -578,7 +578,10 @@ static void on_key(struct console *c)
                 c->u.msg[0] = 0;
             prompt_feed(buf);
             break;
-        case SK_NAV: ui_key(&c->u, nav, &c->lay); break;
+        case SK_NAV:
+            if ((nav != UK_UP && nav != UK_DOWN) || c->u.help_open || !prompt_recall(nav == UK_UP))
+                ui_key(&c->u, nav, &c->lay);
+            break;
         case SK_LEFT: prompt_move(-1); break;
         case SK_RIGHT: prompt_move(1); break;
         case SK_BACKSPACE: prompt_feed("\x7f"); break;
@@ -912,6 +915,9 @@ int console_main(const struct console_options *opt)
     int rows, cols;
     screen_size(&rows, &cols);
     layout_compute(rows, cols, &c->lay);
+    /* the emulated terminal is the pane's size before the job can write to it: libvterm does
+     * not rewrap on a resize, so what the job wrote at another width would be cut */
+    outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             c->u.state = JOB_EXITED;
@@ -942,8 +948,9 @@ int console_main(const struct console_options *opt)
             outbuf_add_line(&c->u.out, line);
             ui_message(&c->u, 1, "a recording is corrupt: read up to the damage (see the output pane)");
         } else
-            ui_message(&c->u, 0, "%llu events in %d processes; goto peak|oom|MARK|TIME|start|end",
-                       (unsigned long long)c->tl.nevents, model_process_count(c->u.m));
+            ui_message(&c->u, 0, "%llu event%s in %d process%s; goto peak|oom|MARK|TIME|start|end",
+                       (unsigned long long)c->tl.nevents, plural(c->tl.nevents), model_process_count(c->u.m),
+                       model_process_count(c->u.m) == 1 ? "" : "es");
     }
     c->dirty = 1;
     run_loop(c);

@@ -34,8 +34,8 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
         snprintf(line, sizeof line, "no allocation %s", when);
         say(u, line);
     } else {
-        snprintf(line, sizeof line, "%llu allocations %s: %s in %zu stacks", (unsigned long long)d.new_count, when,
-                 fmt_size(sz, sizeof sz, d.new_bytes), d.nnew);
+        snprintf(line, sizeof line, "%llu allocation%s %s: %s in %zu stack%s", (unsigned long long)d.new_count,
+                 plural(d.new_count), when, fmt_size(sz, sizeof sz, d.new_bytes), d.nnew, plural(d.nnew));
         say(u, line);
     }
     uint64_t rest_bytes = 0, rest_count = 0;
@@ -47,8 +47,8 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
             continue;
         }
         const struct model_process *p = model_process(u->m, n->proc);
-        snprintf(line, sizeof line, "  %s in %llu allocations, pid %llu, first at event %llu:",
-                 fmt_size(sz, sizeof sz, n->bytes), (unsigned long long)n->count,
+        snprintf(line, sizeof line, "  %s in %llu allocation%s, pid %llu, first at event %llu:",
+                 fmt_size(sz, sizeof sz, n->bytes), (unsigned long long)n->count, plural(n->count),
                  p ? (unsigned long long)p->pid : 0ull, (unsigned long long)n->first_seq);
         say(u, line);
         struct model_frame f[DIFF_FRAMES];
@@ -68,8 +68,8 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
         }
     }
     if (d.nnew > NEW_STACKS) {
-        snprintf(line, sizeof line, "  ... %zu more stacks: %s in %llu allocations", d.nnew - NEW_STACKS,
-                 fmt_size(sz, sizeof sz, rest_bytes), (unsigned long long)rest_count);
+        snprintf(line, sizeof line, "  ... %zu more stacks: %s in %llu allocation%s", d.nnew - NEW_STACKS,
+                 fmt_size(sz, sizeof sz, rest_bytes), (unsigned long long)rest_count, plural(rest_count));
         say(u, line);
     }
     model_diff_free(&d);

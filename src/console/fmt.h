@@ -14,6 +14,9 @@ char *fmt_count(char *buf, size_t len, uint64_t n);
 /* Seconds as "12.3s", "4m05s", "1h02m". */
 char *fmt_duration(char *buf, size_t len, double seconds);
 
+/* The plural ending of a count: "" for 1, "s" otherwise ("1 site", "2 sites"). */
+static inline const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* "64MiB", "64 MiB", "1.5G", "4096", "10kb" (units are powers of 1024). 0 on success. */
 int parse_size(const char *s, uint64_t *out);
 /* "12", "12.5s", "250ms", "3m", "1h": seconds. 0 on success. */

@@ -63,6 +63,11 @@ int job_input_key(struct console *c, int sk, const char *utf8, int nav)
         }
         return 1;
     }
+    if (sk == SK_CHAR && utf8[0] == 0x1a && !utf8[1]) { /* Ctrl-Z */
+        ui_message(&c->u, 0, "Ctrl-Z suspends neither culeak nor the job here (a stopped job would wait on a "
+                   "console that cannot resume it): kill stops the job, quit or detach leaves");
+        return 1;
+    }
     if (!c->u.keyboard_job)
         return 0;
     if (!can_type(c)) {

@@ -276,6 +276,18 @@ void prompt_clear(void)
 
 int prompt_empty(void) { return rl_end == 0; }
 
+int prompt_recall(int up)
+{
+    if (rl_end == 0)
+        return 0; /* an empty prompt: the arrows move in the table */
+    if (up)
+        rl_get_previous_history(1, 0);
+    else
+        rl_get_next_history(1, 0);
+    con->dirty = 1;
+    return 1;
+}
+
 void prompt_sync(struct console *c)
 {
     c->u.line = rl_line_buffer ? rl_line_buffer : "";

@@ -26,7 +26,8 @@ static void render_status(struct ui *u, struct grid *g, struct rect r)
         return;
     }
     grid_put(g, r.y, r.x, r.w,
-             " Up/Down PgUp/PgDn Home/End: table  Shift-Tab: output pane  Tab: complete  ? or F1: help", AT_DIM);
+             " Up/Down PgUp/PgDn Home/End: table (Up/Down after text: history)  Shift-Tab: output pane  Tab: complete"
+             "  ? or F1: help", AT_DIM);
 }
 
 static void render_prompt(struct ui *u, struct grid *g, struct rect r)

@@ -16,6 +16,33 @@ static const char *column_name(const char *name, char *buf)
     return buf;
 }
 
+/* Grouped by stack, rows with the same call site differ below it: the text names the
+ * site's caller (the next frame that is not looked through). */
+static const char *stack_row_text(struct ui *u, const struct row *row, const char *text, char *buf, size_t len)
+{
+    struct model_frame f[64];
+    size_t n = model_stack_frames(u->m, row->stack_proc, row->stack, f, 64);
+    if (n > 64)
+        n = 64;
+    size_t site = 0;
+    while (site < n && f[site].skipped)
+        site++;
+    if (site == n)
+        site = 0;
+    size_t k = site + 1;
+    while (k < n && f[k].skipped)
+        k++;
+    if (k >= n)
+        return text;
+    char caller[512];
+    if (f[k].function)
+        snprintf(caller, sizeof caller, "%s", f[k].function);
+    else
+        model_frame_format(&f[k], caller, sizeof caller);
+    snprintf(buf, len, "%s < %s", text, caller);
+    return buf;
+}
+
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
     int wide = r.w >= 110;
@@ -64,6 +91,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         ui_name_row(u, &u->rows[ri]); /* rows on screen always show names */
         const struct row *row = &u->rows[ri];
         const char *text = row->text ? row->text : "?", *module = row->module ? row->module : "?";
+        char with_caller[1100];
+        if (u->group == MODEL_GROUP_STACK)
+            text = stack_row_text(u, row, text, with_caller, sizeof with_caller);
         const char *slash = strrchr(module, '/');
         if (slash)
             module = slash + 1;

@@ -11,25 +11,40 @@
 
 struct scan {
     struct timeline *tl;
+    uint64_t real0, mono0; /* the stream's process start */
 };
+
+static void scan_time(struct scan *sc, uint64_t t_ns)
+{
+    uint64_t wall = sc->real0 + (t_ns - sc->mono0);
+    if (wall > sc->tl->t_end_real)
+        sc->tl->t_end_real = wall;
+}
 
 static int scan_hello(void *ctx, const struct culeak_hello *h)
 {
-    struct timeline *tl = ((struct scan *)ctx)->tl;
+    struct scan *sc = ctx;
+    struct timeline *tl = sc->tl;
     if (!tl->t0_real || h->realtime_ns < tl->t0_real)
         tl->t0_real = h->realtime_ns;
+    sc->real0 = h->realtime_ns;
+    sc->mono0 = h->monotonic_ns;
+    if (h->realtime_ns > tl->t_end_real)
+        tl->t_end_real = h->realtime_ns;
     return 0;
 }
 
 static int scan_event(void *ctx, const struct culeak_event *e)
 {
-    (void)e;
-    ((struct scan *)ctx)->tl->nevents++;
+    struct scan *sc = ctx;
+    sc->tl->nevents++;
+    scan_time(sc, e->t_ns);
     return 0;
 }
 
 static int scan_mark(void *ctx, const struct culeak_mark *mk)
 {
+    scan_time(ctx, mk->t_ns);
     struct timeline *tl = ((struct scan *)ctx)->tl;
     if (tl->nlabels >= 256 || !mk->label.n)
         return 0; /* beyond that many labels, goto MARK finds the first ones only */
@@ -114,9 +129,7 @@ static void arm(const struct timeline *tl, struct model *m)
     for (size_t i = 0; i < tl->nlabels; i++) {
         if (strspn(tl->labels[i], "0123456789") == strlen(tl->labels[i]))
             continue; /* the model reads an all-digit label as an event number */
-        char name[300];
-        snprintf(name, sizeof name, "@%s", tl->labels[i]);
-        model_snapshot_at_mark(m, tl->labels[i], name);
+        model_snapshot_at_mark(m, tl->labels[i], tl->labels[i]); /* named as live --snapshot-at-marks names */
     }
 }
 
@@ -152,7 +165,7 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
     memset(tl, 0, sizeof *tl);
     tl->paths = files;
     tl->npaths = nfiles;
-    struct scan sc = {tl};
+    struct scan sc = {.tl = tl};
     struct culeak_sink k = {.ctx = &sc, .hello = scan_hello, .event = scan_event, .mark = scan_mark};
     for (int i = 0; i < nfiles; i++) {
         char e[256];
@@ -170,73 +183,83 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
     return 0;
 }
 
-/* Replaces *m with the recordings loaded up to cut_ns (0: all). */
-static int reload(struct timeline *tl, struct model **m, uint64_t cut_ns, long long *events, char *err, size_t errlen)
+static int is_label(const struct timeline *tl, const char *what)
 {
-    struct model *nm = model_new(NULL);
-    if (!nm) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    model_keep_moments(nm, UI_HTML_MOMENTS, 0);
-    long long n = load(tl, nm, cut_ns, err, errlen);
-    if (n < 0) {
-        model_free(nm);
-        return -1;
-    }
-    model_free(*m);
-    *m = nm;
-    tl->cut = cut_ns != 0;
-    *events = n;
+    for (size_t i = 0; i < tl->nlabels; i++)
+        if (strcmp(tl->labels[i], what) == 0)
+            return 1;
     return 0;
 }
 
-int timeline_goto(struct timeline *tl, struct model **m, const char *what, struct view_source *src, char *err,
+/* The state at a time since the start, as snapshot `name` of m: the recordings loaded
+ * up to then into a model of their own, whose state m takes over. */
+static int snapshot_at_time(struct timeline *tl, struct model *m, uint64_t cut_ns, const char *name, long long *events,
+                            char *err, size_t errlen)
+{
+    struct model *cut = model_new(NULL);
+    if (!cut) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    long long n = load(tl, cut, cut_ns, err, errlen);
+    int rc = n < 0 ? -1 : model_snapshot_import(m, name, cut);
+    if (n >= 0 && rc != 0)
+        snprintf(err, errlen, "cannot take the state at that time (out of memory)");
+    model_free(cut);
+    *events = n;
+    return rc;
+}
+
+int timeline_goto(struct timeline *tl, struct model **mp, const char *what, struct view_source *src, char *err,
                   size_t errlen)
 {
+    struct model *m = *mp; /* the whole recordings stay loaded: positions are sources of it */
     unsigned long long total = (unsigned long long)tl->nevents;
     double s;
-    long long n = 0;
     struct view_source to = {.kind = MODEL_SOURCE_NOW};
-    char where[160], mark[sizeof src->snapshot];
-    if (snprintf(mark, sizeof mark, "@%s", what) >= (int)sizeof mark)
-        mark[0] = 0; /* too long to be a label we armed */
-    if (strcmp(what, "end") == 0 || strcmp(what, "peak") == 0 || strcmp(what, "oom") == 0 ||
-        strcmp(what, "start") == 0 || model_snapshot_find(*m, mark) >= 0) {
-        if (tl->cut && reload(tl, m, 0, &n, err, errlen) != 0)
+    char where[160];
+    if (strcmp(what, "end") == 0) {
+        snprintf(where, sizeof where, "at end: event %llu/%llu", total, total);
+    } else if (strcmp(what, "peak") == 0) {
+        to.kind = MODEL_SOURCE_PEAK;
+        snprintf(where, sizeof where, "at peak (each process at its own) of %llu events", total);
+    } else if (strcmp(what, "oom") == 0) {
+        size_t nf;
+        const struct model_failure *f = model_failures(m, &nf);
+        size_t i = 0;
+        while (i < nf && !f[i].has_state)
+            i++;
+        if (i == nf) {
+            snprintf(err, errlen, "no allocation failed in these recordings");
             return -1;
-        if (strcmp(what, "end") == 0) {
-            snprintf(where, sizeof where, "at end: event %llu/%llu", total, total);
-        } else if (strcmp(what, "peak") == 0) {
-            to.kind = MODEL_SOURCE_PEAK;
-            snprintf(where, sizeof where, "at peak (each process at its own) of %llu events", total);
-        } else if (strcmp(what, "oom") == 0) {
-            size_t nf;
-            const struct model_failure *f = model_failures(*m, &nf);
-            size_t i = 0;
-            while (i < nf && !f[i].has_state)
-                i++;
-            if (i == nf) {
-                snprintf(err, errlen, "no allocation failed in these recordings");
-                return -1;
-            }
-            to.kind = MODEL_SOURCE_FAILURE;
-            to.failure = (int)i;
-            snprintf(where, sizeof where, "at oom: pid %llu event %llu of %llu",
-                     (unsigned long long)model_process(*m, f[i].proc)->pid, (unsigned long long)f[i].seq, total);
-        } else {
-            to.kind = MODEL_SOURCE_SNAPSHOT;
-            memcpy(to.snapshot, mark, sizeof mark);
-            if (strcmp(what, "start") == 0)
-                snprintf(where, sizeof where, "at start: event 0/%llu", total);
-            else
-                snprintf(where, sizeof where, "at mark %.60s of %llu events", what, total);
         }
+        to.kind = MODEL_SOURCE_FAILURE;
+        to.failure = (int)i;
+        snprintf(where, sizeof where, "at oom: pid %llu event %llu of %llu",
+                 (unsigned long long)model_process(m, f[i].proc)->pid, (unsigned long long)f[i].seq, total);
+    } else if (strcmp(what, "start") == 0 || model_snapshot_find(m, what) >= 0) {
+        to.kind = MODEL_SOURCE_SNAPSHOT;
+        snprintf(to.snapshot, sizeof to.snapshot, "%s", strcmp(what, "start") == 0 ? "@start" : what);
+        if (strcmp(what, "start") == 0)
+            snprintf(where, sizeof where, "at start: event 0/%llu", total);
+        else
+            snprintf(where, sizeof where, "at %s %.60s of %llu events", is_label(tl, what) ? "mark" : "snapshot",
+                     what, total);
     } else if (parse_seconds(what, &s) == 0) {
-        if (reload(tl, m, tl->t0_real + (uint64_t)(s * 1e9) + 1, &n, err, errlen) != 0)
+        double length = tl->t_end_real > tl->t0_real ? (double)(tl->t_end_real - tl->t0_real) / 1e9 : 0;
+        char d[32], l[32];
+        fmt_duration(d, sizeof d, s);
+        if (s > length) {
+            snprintf(err, errlen, "%s is past the end: the recordings last %s (goto end)", d,
+                     fmt_duration(l, sizeof l, length));
             return -1;
-        char d[32];
-        snprintf(where, sizeof where, "at %s: event %lld/%llu", fmt_duration(d, sizeof d, s), n, total);
+        }
+        to.kind = MODEL_SOURCE_SNAPSHOT;
+        snprintf(to.snapshot, sizeof to.snapshot, "@%s", d);
+        long long n = 0;
+        if (snapshot_at_time(tl, m, tl->t0_real + (uint64_t)(s * 1e9) + 1, to.snapshot, &n, err, errlen) != 0)
+            return -1;
+        snprintf(where, sizeof where, "at %s: event %lld/%llu", d, n, total);
     } else {
         snprintf(err, errlen, "no mark named '%s' (goto MARK|TIME|peak|oom|start|end)", what);
         return -1;

@@ -1,7 +1,10 @@
-/* Recordings opened with `culeak open`: loaded into the model, and the positions `goto`
- * moves to. The end, the peak and the first failed allocation are sources of the model;
- * marks and the start are snapshots armed before loading; a time reloads the recordings
- * up to that moment (wall clock, from the earliest process's start). */
+/* Recordings opened with `culeak open`: loaded into the model, whole, and the positions
+ * `goto` moves to, each a source of that model: the end (now), the peak and the first
+ * failed allocation; marks (a snapshot named by the label, as live --snapshot-at-marks
+ * names it) and the start ("@start") armed before loading; a time ("@12.5s"), the state
+ * of the recordings loaded up to then (wall clock, from the earliest process's start)
+ * taken over as a snapshot. The model is never replaced, so snapshots, ids and
+ * breakpoints outlive every goto. */
 #ifndef CULEAK_CONSOLE_TIMELINE_H
 #define CULEAK_CONSOLE_TIMELINE_H
 
@@ -18,17 +21,17 @@ struct timeline {
     size_t nlabels;
     uint64_t nevents;       /* events in the recordings */
     uint64_t t0_real;       /* earliest process start (wall ns) */
-    int cut;                /* the model holds the recordings up to a time only */
+    uint64_t t_end_real;    /* the latest record (wall ns) */
     char where[160];        /* the position, in words */
     char damage[400];       /* the first recording found corrupt: read up to the damage */
 };
 
-/* Loads files into m (marks and the start armed as snapshots "@LABEL", "@start");
+/* Loads files into m (marks and the start armed as snapshots "LABEL", "@start");
  * positions at the end. A corrupt recording is read up to the damage, as culeak report
  * does (damage says where). 0, or -1 with err when nothing could be read. */
 int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles, char *err, size_t errlen);
-/* Moves to "peak", "oom", "end", "start", a mark label or a time ("12.5s"): sets src,
- * and for a time (or back from one) replaces *m with a reloaded model. 0, or -1 (err set). */
+/* Moves to "peak", "oom", "end", "start", a mark label (or a snapshot's name) or a time
+ * ("12.5s", not past the end): sets src. *m stays. 0, or -1 (err set). */
 int timeline_goto(struct timeline *tl, struct model **m, const char *what, struct view_source *src, char *err,
                   size_t errlen);
 void timeline_free(struct timeline *tl);

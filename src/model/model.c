@@ -94,6 +94,8 @@ void model_free(struct model *m)
     strpool_free(&m->module_paths);
     strpool_free(&m->strings);
     free(m->stop_label);
+    free(m->supp_frames);
+    u64map_free(&m->frame_skips);
     free(m);
 }
 
@@ -119,6 +121,7 @@ struct process *model_add_process(struct model *m)
     p->ip[0] = 0;
     p->nframes = 1;
     p->peak_epoch = 1;
+    p->supp_epoch = 1;
     p->pub.index = m->nprocs;
     p->pub.rank = -1;
     p->pub.exit_status = -1;

@@ -33,6 +33,7 @@
 
 struct model;
 struct model_stream;
+struct suppressions; /* suppress.h */
 
 #define MODEL_ALL (-1)                           /* any process / any device */
 #define MODEL_KIND_DEVICE_MEMORY CULEAK_KIND_COUNT /* pseudo kind: device-resident memory */
@@ -252,9 +253,15 @@ struct model_query {
      * function or file, a filter, sorting by text. */
     int lazy_names;
     /* Optional: a unit (a stack of a process, one kind) with something live in the source
-     * is left out when keep() returns 0 (suppressions). */
+     * is left out when keep() returns 0. */
     int (*keep)(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind);
     void *keep_ctx;
+    /* Optional leak suppressions: a unit with something live in the source is left out
+     * when a block suppresses it (suppressed 0), or when none does (suppressed 1). The
+     * verdicts are the model's (model_stack_suppression): a table build symbolizes and
+     * matches only the stacks it has not judged yet. */
+    const struct suppressions *supp;
+    int suppressed;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);
@@ -311,6 +318,12 @@ int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *p
 /* Stacks of proc (or all) matching; returns how many exist (copies up to max). */
 size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
                          int *out_proc, size_t max);
+/* The first block of supp (suppress.h) that suppresses an allocation of kind with this
+ * stack, or -1. Verdicts are cached per (process, stack, kind), for the suppressions last
+ * asked about: a stack's frames never change, so a verdict holds until blocks are added
+ * to supp, other suppressions are asked about, or the process's module map changes. */
+int model_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
+                            unsigned kind);
 /* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
 uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
 
@@ -327,6 +340,13 @@ int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
 void model_snapshot_drop(struct model *m, const char *name);
+/* Snapshot `to` as a copy of snapshot `from` (replacing one named `to`). 0, or -1 when
+ * `from` does not exist or memory runs out. */
+int model_snapshot_copy(struct model *m, const char *from, const char *to);
+/* Snapshot `name` of m from the state now of src, a model of the same recordings loaded
+ * in the same order up to an earlier point (so its processes and their stacks are a
+ * prefix of m's). 0, or -1 when src is not such a prefix or memory runs out. */
+int model_snapshot_import(struct model *m, const char *name, const struct model *src);
 
 struct model_diff_row {
     uint32_t id;

@@ -29,6 +29,10 @@ struct unit {
     uint64_t first_t, last_t;
     /* live at the process's latest device-memory peak (see process_touch_unit) */
     uint64_t at_peak_bytes, at_peak_count, at_peak_epoch;
+    /* suppressed.c: the suppression block of this unit (-1: none), valid while supp_epoch
+     * is the process's */
+    int32_t supp_block;
+    uint32_t supp_epoch;
 };
 
 struct range {
@@ -82,6 +86,7 @@ struct process {
     struct model_mark *marks;
     size_t nmarks, marks_cap;
     struct growth *growth;     /* suspects.c: live bytes per site at the latest marks */
+    uint32_t supp_epoch;       /* suppressed.c: bumped when cached verdicts go stale (>= 1) */
     /* moments.c: states kept at marks and at regular times (model_keep_moments) */
     struct moment *moments;
     size_t nmoments;
@@ -164,6 +169,9 @@ struct model {
     unsigned moments_max;          /* moments kept per process; 0: none (model_keep_moments) */
     uint64_t moments_tick0;        /* first tick interval */
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
+    uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
+    struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
+    struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
 };
 
 /* model.c */
@@ -213,6 +221,16 @@ void moments_free(struct process *p);
 /* suspects.c */
 void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);
 void growth_free(struct growth *g);
+
+/* suppressed.c */
+/* The cached suppression block of a unit of p (model_stack_suppression), or -1. */
+int unit_suppression(struct model *m, struct process *p, struct unit *u, const struct suppressions *supp);
+/* The module map of p changed: its stacks' frames, and so their verdicts, may differ. */
+static inline void suppressions_stale(struct process *p)
+{
+    if (++p->supp_epoch == 0) /* 0 is a new unit's: never judged */
+        p->supp_epoch = 1;
+}
 
 /* table.c */
 /* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */

@@ -181,6 +181,7 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
                 same = p->ranges[r].start == start && p->ranges[r].end == end && p->ranges[r].module == id;
             if (same)
                 continue; /* MODULES repeats what is still loaded */
+            suppressions_stale(p); /* ips may be in other modules now */
             drop_overlaps(p, start, end);
             if (p->nranges >= MODEL_MAX_RANGES)
                 return;

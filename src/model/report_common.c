@@ -44,29 +44,10 @@ void report_format_kinds(char *buf, size_t len, uint32_t kinds)
 
 static uint64_t count_distinct(uint32_t *ids, size_t n);
 
-/* keep() of a query: want 1 keeps what no suppression matches, 0 only what one does. */
-struct suppressed_filter {
-    const struct suppressions *supp;
-    int want;
-};
-
 int report_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
                              unsigned kind)
 {
-    static struct model_frame frames[REPORT_MAX_FRAMES];
-    size_t n = model_stack_frames(m, proc, stack, frames, REPORT_MAX_FRAMES);
-    if (n > REPORT_MAX_FRAMES)
-        n = REPORT_MAX_FRAMES;
-    size_t site = 0;
-    while (site < n && frames[site].skipped)
-        site++;
-    return suppressions_match(supp, frames, n, site == n ? 0 : site, kind);
-}
-
-static int keep_unit(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind)
-{
-    const struct suppressed_filter *sf = ctx;
-    return (report_stack_suppression(m, sf->supp, proc, stack, kind) < 0) == sf->want;
+    return model_stack_suppression(m, supp, proc, stack, kind);
 }
 
 int report_count_suppressed(struct model *m, const struct report_options *o, struct report_summary *s,
@@ -75,14 +56,13 @@ int report_count_suppressed(struct model *m, const struct report_options *o, str
     s->suppressed_bytes = s->suppressed_allocations = s->suppressed_sites = 0;
     if (!o->supp || o->what != REPORT_LEAKS || !suppressions_count(o->supp))
         return 0;
-    struct suppressed_filter sf = {o->supp, 0};
     struct model_query q;
     model_query_init(&q);
     q.proc = o->proc;
     q.only_live = 1;
     q.source = MODEL_SOURCE_LEAKS;
-    q.keep = keep_unit;
-    q.keep_ctx = &sf;
+    q.supp = o->supp;
+    q.suppressed = 1;
     struct model_table t;
     if (model_table_build(m, &q, &t) != 0)
         return -1;
@@ -126,11 +106,8 @@ int report_query(struct model *m, const struct report_options *o, struct model_t
 {
     struct model_query q;
     model_query_init(&q);
-    struct suppressed_filter sf = {o->supp, 1};
-    if (o->supp && o->what == REPORT_LEAKS && suppressions_count(o->supp)) {
-        q.keep = keep_unit;
-        q.keep_ctx = &sf;
-    }
+    if (o->supp && o->what == REPORT_LEAKS && suppressions_count(o->supp))
+        q.supp = o->supp; /* what they suppress is left out */
     q.group = o->group;
     q.proc = o->proc;
     q.only_live = 1;

@@ -24,7 +24,24 @@ void model_frame_format(const struct model_frame *f, char *buf, size_t len)
         snprintf(buf, len, "0x%" PRIx64, f->ip);
 }
 
-static void frame_from_sym(const struct model *m, struct model_frame *out, const struct module_info *mi,
+/* modules_skips_frame() of a symbolized frame, kept per frame: the globs cost ~14
+ * fnmatch calls a frame, which symbolizing every stack of a table (suppressions) paid
+ * again and again. The symbolizer's results stay where they are for the model's life,
+ * so the frame's address names it. */
+static int frame_skipped(struct model *m, const struct sym_frame *sf)
+{
+    if (!sf || m->nskip_fn == 0)
+        return 0;
+    uint64_t key = (uint64_t)(uintptr_t)sf;
+    uint32_t v = u64map_get(&m->frame_skips, key);
+    if (v != UINT32_MAX)
+        return (int)v;
+    int skip = modules_skips_frame(m, sf);
+    u64map_put(&m->frame_skips, key, (uint32_t)skip); /* out of memory: asked again next time */
+    return skip;
+}
+
+static void frame_from_sym(struct model *m, struct model_frame *out, const struct module_info *mi,
                            uint64_t ip, uint64_t offset, const struct sym_frame *sf)
 {
     out->ip = ip;
@@ -35,7 +52,7 @@ static void frame_from_sym(const struct model *m, struct model_frame *out, const
     out->file = sf ? sf->file : NULL;
     out->line = sf ? sf->line : 0;
     out->inlined = sf ? sf->inlined : 0;
-    out->skipped = mi->skip || modules_skips_frame(m, sf) || pyframes_skipped(m, ip);
+    out->skipped = mi->skip || frame_skipped(m, sf) || pyframes_skipped(m, ip);
 }
 
 void site_symbolize(struct model *m, struct site *s)

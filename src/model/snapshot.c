@@ -119,6 +119,61 @@ int model_snapshot_take(struct model *m, const char *name)
     return 0;
 }
 
+static int state_copy(const struct state *from, struct state *to)
+{
+    *to = *from;
+    to->items = malloc((from->n ? from->n : 1) * sizeof *to->items);
+    if (!to->items) {
+        memset(to, 0, sizeof *to);
+        return -1;
+    }
+    memcpy(to->items, from->items, from->n * sizeof *to->items);
+    return 0;
+}
+
+/* A snapshot's parts for nparts processes, none present yet. */
+static int parts_alloc(struct snapshot *s, int nparts)
+{
+    s->parts = calloc(nparts ? (size_t)nparts : 1, sizeof *s->parts);
+    if (!s->parts)
+        return -1;
+    s->nparts = nparts;
+    return 0;
+}
+
+int model_snapshot_copy(struct model *m, const char *from, const char *to)
+{
+    int i = model_snapshot_find(m, from);
+    if (i < 0 || strcmp(from, to) == 0)
+        return i < 0 ? -1 : 0;
+    struct snapshot *d = snapshot_new(m, to);
+    if (!d)
+        return -1;
+    const struct snapshot *f = &m->snaps[model_snapshot_find(m, from)]; /* snapshot_new may move it */
+    if (parts_alloc(d, f->nparts) != 0)
+        return -1;
+    for (int k = 0; k < f->nparts; k++)
+        if (f->parts[k].present && state_copy(&f->parts[k], &d->parts[k]) != 0)
+            return -1;
+    return 0;
+}
+
+int model_snapshot_import(struct model *m, const char *name, const struct model *src)
+{
+    if (src->nprocs > m->nprocs)
+        return -1;
+    for (int i = 0; i < src->nprocs; i++)
+        if (src->procs[i]->pub.pid != m->procs[i]->pub.pid || src->procs[i]->nunits > m->procs[i]->nunits)
+            return -1;
+    struct snapshot *s = snapshot_new(m, name);
+    if (!s || parts_alloc(s, src->nprocs) != 0)
+        return -1;
+    for (int i = 0; i < src->nprocs; i++)
+        if (state_capture(src, src->procs[i], &s->parts[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int model_label_is_seq(const char *label)
 {
     if (!*label)

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +32,24 @@ struct suppressions {
     size_t n, cap;
     char **files;
     size_t nfiles;
+    uint64_t stamp;   /* suppressions_stamp() */
 };
 
-struct suppressions *suppressions_new(void) { return calloc(1, sizeof(struct suppressions)); }
+/* Stamps of every suppression object of the process: never one twice, so an object
+ * freed and another allocated at its address do not look the same to a cache. */
+static uint64_t new_stamp(void)
+{
+    static atomic_uint_fast64_t last;
+    return (uint64_t)atomic_fetch_add(&last, 1) + 1;
+}
+
+struct suppressions *suppressions_new(void)
+{
+    struct suppressions *s = calloc(1, sizeof *s);
+    if (s)
+        s->stamp = new_stamp();
+    return s;
+}
 
 static void block_free(struct block *b)
 {
@@ -57,6 +73,8 @@ void suppressions_free(struct suppressions *s)
 }
 
 size_t suppressions_count(const struct suppressions *s) { return s ? s->n : 0; }
+
+uint64_t suppressions_stamp(const struct suppressions *s) { return s ? s->stamp : 0; }
 
 const char *suppressions_name(const struct suppressions *s, size_t i, const char **file, unsigned *line)
 {
@@ -213,6 +231,7 @@ static int add_block(struct suppressions *s, struct block *b)
         s->cap = nc;
     }
     s->b[s->n++] = *b;
+    s->stamp = new_stamp(); /* verdicts cached under the old stamp may change */
     return 0;
 }
 

@@ -34,6 +34,9 @@ int suppressions_parse(struct suppressions *s, const char *text, const char *nam
 int suppressions_load(struct suppressions *s, const char *path, char *err, size_t errlen);
 
 size_t suppressions_count(const struct suppressions *s);
+/* A number that names these blocks: no two suppression objects share one, and it changes
+ * whenever blocks are added, so a verdict cached under it (the model's) stays right. */
+uint64_t suppressions_stamp(const struct suppressions *s);
 /* Block i: its name, and the file and line where it starts. */
 const char *suppressions_name(const struct suppressions *s, size_t i, const char **file, unsigned *line);
 

@@ -182,6 +182,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 continue;
             uint64_t bytes, count;
             unit_value(p, u, ui, q->source, dense, &bytes, &count);
+            if (q->supp && (bytes || count) && (unit_suppression(m, p, u, q->supp) >= 0) != (q->suppressed != 0))
+                continue;
             if (q->keep && (bytes || count) && !q->keep(q->keep_ctx, m, i, u->stack, u->kind))
                 continue;
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;

@@ -79,6 +79,7 @@ static void table_put(uintptr_t ra, uint64_t gen, int state)
 
 #define TAILS 8
 #define TAIL_MAX 64
+#define SHIM_FRAMES 16
 
 struct tail {
     uint64_t gen;
@@ -88,13 +89,19 @@ struct tail {
 };
 
 struct walker {
-    uintptr_t stack_hi;   /* 0: unknown (libunwind only) */
+    uintptr_t stack_lo, stack_hi; /* the thread's stack; hi 0: unknown (libunwind only) */
     int stack_known;
     int n;                /* the last fast walk: frame records and return addresses */
     uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
     unsigned char state[CULEAK_MAX_DEPTH];
+    uintptr_t next[CULEAK_MAX_DEPTH]; /* the saved rbp read at each frame record */
+    /* the shim's own frames of the last walk, from its start */
+    uintptr_t start, srec[SHIM_FRAMES], snext[SHIM_FRAMES], sra[SHIM_FRAMES];
+    int ns;
+    int max, stopped;     /* its depth limit; whether it ended at a STOP frame */
     uint64_t gen;
-    unsigned next_tail;
+    unsigned next_tail, tail_misses;
+    int tail_too_long;    /* the last tail learnt was longer than a tail is kept */
     struct tail tails[TAILS];
 };
 
@@ -121,8 +128,10 @@ static struct walker *thread_walker(void)
         void *lo;
         size_t size;
         if (pthread_getattr_np(pthread_self(), &a) == 0) {
-            if (pthread_attr_getstack(&a, &lo, &size) == 0)
+            if (pthread_attr_getstack(&a, &lo, &size) == 0) {
+                walker->stack_lo = (uintptr_t)lo;
                 walker->stack_hi = (uintptr_t)lo + size;
+            }
             pthread_attr_destroy(&a);
         }
     }
@@ -206,6 +215,8 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
         if (state == STOP && stop < 0)
             stop = i;
     }
+    if (w && stop >= 0)
+        w->tail_too_long = n - 1 - stop > TAIL_MAX;
     if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0)) {
         struct tail *t = &w->tails[w->next_tail++ % TAILS];
         t->gen = gen;
@@ -222,7 +233,7 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
 }
 
 /* The cached tail above a STOP return address read from `slot`, when every return
- * address of it is still in place; appended to ips[n..max). -1: none. */
+ * address of it is still in place; appended to ips[n..max). -2: none. */
 static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra, uintptr_t *ips, int n, int max)
 {
     for (int i = 0; i < TAILS; i++) {
@@ -230,7 +241,7 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
         if (t->gen != gen || t->key_slot != slot || t->key_ra != ra)
             continue;
         if (!t->complete && n + t->n < max)
-            return -1; /* cut shorter than needed now */
+            return -2; /* cut shorter than needed now */
         int k = 0;
         for (; k < t->n; k++)
             if (t->slot[k] <= slot || t->slot[k] + 8 > w->stack_hi || *(const uintptr_t *)t->slot[k] != t->ra[k])
@@ -241,29 +252,79 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
             ips[n++] = t->ra[k] - 1;
         return n;
     }
-    return -1;
+    return -2;
 }
 
-/* The frame-pointer walk; -1 when libunwind must decide. */
+/* The last walk's chain again, when every frame record of it still holds what it held
+ * (the loads are independent: checking is faster than walking); -1 when not, -2 when
+ * it is but its tail is not cached. */
+static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+{
+    int last = w->n - 1;
+    uintptr_t bad = 0;
+    for (int j = 0; j < last; j++) {
+        const uintptr_t *q = (const uintptr_t *)w->rec[j];
+        bad |= (q[0] ^ w->next[j]) | (q[1] ^ w->ra[j]);
+    }
+    bad |= ((const uintptr_t *)w->rec[last])[1] ^ w->ra[last];
+    if (bad)
+        return -1;
+    for (int j = 0; j <= last; j++)
+        ips[j] = w->ra[j] - 1;
+    if (w->stopped)
+        return use_tail(w, gen, w->rec[last] + 8, w->ra[last], ips, w->n, max);
+    return w->n;
+}
+
+/* The frame-pointer walk; -1 when libunwind must decide, -2 when only the tail above a
+ * STOP frame is not cached. */
 static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
     uintptr_t rec = lo;
-    int n = 0, k = 0, same = w->gen == gen;
-    if (!hi)
+    int n = 0, k = 0, same = w->gen == gen, ns = 0;
+    /* Frame records are read between here and the stack's top, all mapped; on another
+     * stack (a signal's alternate stack, a coroutine's) libunwind decides. */
+    if (!hi || lo < w->stack_lo || lo >= hi)
         return -1;
+    if (same && w->n > 0 && w->ns > 0 && w->max == max && w->start == lo) {
+        /* called the same way as last time: the shim's frames are checked at once too */
+        uintptr_t bad = 0;
+        for (int j = 0; j < w->ns; j++) {
+            const uintptr_t *q = (const uintptr_t *)w->srec[j];
+            bad |= (q[0] ^ w->snext[j]) | (q[1] ^ w->sra[j]);
+        }
+        if (!bad) {
+            int m = same_chain(w, gen, ips, max);
+            if (m >= 0 || m == -2)
+                return m;
+        }
+    }
     for (;;) {
         if (rec < lo || rec + 16 > hi || (rec & 7))
             return -1;
         const uintptr_t *r = (const uintptr_t *)rec;
         uintptr_t ra = r[1], next = r[0];
         if (n == 0 && in_self(ra)) { /* the shim's own frames: built with frame pointers */
+            if (ns < SHIM_FRAMES) {
+                w->srec[ns] = rec;
+                w->snext[ns] = next;
+                w->sra[ns] = ra;
+            }
+            ns++;
             lo = rec + 16;
             rec = next;
             continue;
         }
         if (n == max)
             break;
+        if (n == 0 && same && w->n > 0 && w->max == max && w->rec[0] == rec) {
+            /* the chain of the last walk from the same first frame: the frame records
+             * lie above this one, in the part of the stack that is still live */
+            int m = same_chain(w, gen, ips, max);
+            if (m >= 0 || m == -2)
+                return m;
+        }
         int state;
         if (same && k < w->n && w->rec[k] == rec && w->ra[k] == ra) {
             state = w->state[k];
@@ -276,11 +337,16 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             w->ra[k] = ra;
             w->state[k] = (unsigned char)state;
         }
+        w->next[k] = next;
         k++;
         ips[n++] = ra - 1;
         if (state == STOP) {
             w->n = k;
             w->gen = gen;
+            w->max = max;
+            w->stopped = 1;
+            w->ns = ns <= SHIM_FRAMES ? ns : 0;
+            w->start = (uintptr_t)__builtin_frame_address(0);
             return use_tail(w, gen, rec + 8, ra, ips, n, max);
         }
         if (next <= rec)
@@ -290,6 +356,10 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     }
     w->n = k;
     w->gen = gen;
+    w->max = max;
+    w->stopped = 0;
+    w->ns = ns <= SHIM_FRAMES ? ns : 0;
+    w->start = (uintptr_t)__builtin_frame_address(0);
     return n;
 }
 
@@ -298,7 +368,12 @@ __attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max)
     uint64_t gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
     struct walker *w = thread_walker();
     int n = w ? fast_walk(w, gen, ips, max) : -1;
-    if (n < 0) {
+    if (n == -2 && (w->tail_too_long || (w->tail_misses++ & 15) != 0)) {
+        /* Tails that change or are too long to keep (a Python interpreter's) would be
+         * learnt frame by frame at every event: libunwind's own trace is cheaper. One
+         * miss in 16 of a short tail learns it, so a tail that settles is cached. */
+        n = libunwind_trace(ips, max);
+    } else if (n < 0) {
         if (w)
             w->n = 0;
         n = learn(w, gen, ips, max);

@@ -26,16 +26,25 @@ touch "$T/ended.\$1"
 JOB
 chmod +x "$T/job.sh"
 
-job_pid() { screen | sed -n 's/.*\[culeak\] started pid \([0-9]*\);.*/\1/p' | head -n 1; }
-console_pid() { pgrep -P "$(tmux display-message -p -t "$S" '#{pane_pid}')" -x culeak; }
+# job_pid: sets pid to the job's, from the console's first line in the output pane
+job_pid() {
+    pid=$(screen | sed -n 's/.*\[culeak\] started pid \([0-9]*\);.*/\1/p' | head -n 1)
+    [ -n "$pid" ] || fail "no job pid on the screen"
+}
+# kill_console: SIGKILL to the console, the child of the session's shell
+kill_console() {
+    local console
+    console=$(pgrep -P "$(tmux display-message -p -t "$S" '#{pane_pid}')" -x culeak)
+    [ -n "$console" ] || fail "no console process to kill"
+    kill -9 "$console"
+}
 # ended TAG: the job ran to its end (a generous deadline that only catches a hang)
 ended() {
-    local i
-    for i in $(seq 1 300); do
-        [ -e "$T/ended.$1" ] && return 0
+    local end=$((SECONDS + WAIT_S))
+    until [ -e "$T/ended.$1" ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "the job $1 did not run to its end"
         sleep 0.1
     done
-    fail "the job $1 did not run to its end"
 }
 
 # 1. quit, n: nothing happens; the job runs on and ends by itself
@@ -54,8 +63,7 @@ wait_for "CONSOLE-DONE rc=0"
 # 2. quit, y: the job is killed, the console leaves with its status (SIGTERM: 143)
 start -- "$T/job.sh" y
 wait_for "waiting for the go"
-pid=$(job_pid)
-[ -n "$pid" ] || fail "no job pid on the screen"
+job_pid
 type_line "quit"
 wait_for "Quit anyway? (y or n)"
 type_line "maybe"
@@ -67,7 +75,7 @@ kill -0 "$pid" 2>/dev/null && fail "the job (pid $pid) survived quit + y"
 # 3. detach FILE: the console leaves, the job runs to its end, its output in FILE
 start -- "$T/job.sh" detach
 wait_for "waiting for the go"
-pid=$(job_pid)
+job_pid
 type_line "detach $T/detached.log"
 wait_for "CONSOLE-DONE rc=0"
 screen | grep -qF "detached from the job (pid $pid): it runs on, its output goes to $T/detached.log" ||
@@ -75,19 +83,19 @@ screen | grep -qF "detached from the job (pid $pid): it runs on, its output goes
 kill -0 "$pid" 2>/dev/null || fail "the job (pid $pid) died with the detached console"
 touch "$T/go.detach"
 ended detach
-grep -q "job ran to its end" "$T/detached.log" || fail "the job's last line is not in the detach file"
+wait_file "$T/detached.log" "job ran to its end"  # copied by the holder, maybe after the job ended
 [ "$(stat -c %a "$T/detached.log")" = 600 ] || fail "the detach file is not private"
 
 # 4. the console killed (SIGKILL) while the job runs: the job runs to its end, its
 #    output in the state directory's file
 start -- "$T/job.sh" kill9
 wait_for "waiting for the go"
-pid=$(job_pid)
-kill -9 "$(console_pid)"
+job_pid
+kill_console
 wait_for "CONSOLE-DONE rc=137"
 touch "$T/go.kill9"
 ended kill9
-grep -q "job ran to its end" "$T/state/culeak/job-$pid.log" || fail "the job's output after the console died is lost"
+wait_file "$T/state/culeak/job-$pid.log" "job ran to its end"
 
 # 5. the console killed while a breakpoint holds the job inside an allocation: the shim
 #    lets the thread go, the job runs to its end
@@ -98,10 +106,10 @@ wait_for "breakpoint 1 at client_run"
 echo >"$T/gate.paused"
 wait_for "PAUSED in cuMemAlloc_v2"
 touch "$T/go.paused"
-pid=$(job_pid)
-kill -9 "$(console_pid)"
+job_pid
+kill_console
 wait_for "CONSOLE-DONE rc=137"
 ended paused
+wait_file "$T/state/culeak/job-$pid.log" "job ran to its end"
 grep -q "console went away" "$T/state/culeak/job-$pid.log" || fail "the shim did not say it stopped tracing"
-grep -q "job ran to its end" "$T/state/culeak/job-$pid.log" || fail "the paused job's output is lost"
 echo "console detach e2e ok"

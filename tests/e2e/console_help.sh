@@ -5,7 +5,7 @@ set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
 for size in "80 24" "120 40"; do
-    start_sized $size -- "$FAKE/client_static" long 40 100000
+    start_sized $size -- "$FAKE/client_static" until "$T/stop" 100000
     wait_for "RUNNING"
     type_line "help"
     wait_for " help  lines 1-"

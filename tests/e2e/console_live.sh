@@ -6,16 +6,19 @@ set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
 # 1. breakpoint -> PAUSED in the allocation; views work while paused; continue -> EXITED
-start -- "$FAKE/client_static" long 40 100000
+#    (the job allocates every 100 ms until $T/stop1 exists)
+start -- "$FAKE/client_static" until "$T/stop1" 100000
 wait_for "RUNNING"
-type_expect "break client_run" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 1)"
+type_expect "break run_until" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 1)"
 wait_for "cuda-gdb -p"
 screen | grep -q " PAUSED " || fail "header does not say PAUSED"
 type_expect "snapshot a" "snapshot a: 512 B live"
 type_expect "info breakpoints" "any allocation"
-screen | grep -qE "^1 +y +1  any allocation +client_run" || fail "info breakpoints: not 1 hit"
+screen | grep -qE "^1 +y +1  any allocation +run_until" || fail "info breakpoints: not 1 hit"
 type_expect "continue" "PAUSED in cuMemAlloc_v2(512 B) - breakpoint 1 (hit 2)" # the next allocation
-type_expect "delete" "deleted every breakpoint"
+type_expect "delete" "Delete all breakpoints? (y or n)"
+type_expect "y" "deleted every breakpoint"
+touch "$T/stop1"
 type_expect "continue" "EXITED (status 0)"
 wait_for "leak report"
 type_expect "diff a" "diff a -> now"
@@ -54,13 +57,15 @@ type_expect "goto peak" "3.00 MiB live"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 
-# 4. a job flooding its output does not disturb the screen; Ctrl-C does not kill it
-printf '#!/bin/sh\nseq 1 20000\nexec "%s" long 20 100000\n' "$FAKE/client_static" >"$T/flood.sh"
+# 4. a job flooding its output does not disturb the screen; Ctrl-C does not kill it (it
+#    runs until $T/stop4 exists, so it is running when Ctrl-C is pressed, and ends with 0)
+printf '#!/bin/sh\nseq 1 20000\nexec "%s" until "%s" 100000\n' "$FAKE/client_static" "$T/stop4" >"$T/flood.sh"
 chmod +x "$T/flood.sh"
 start -- "$T/flood.sh"
 wait_for "RUNNING"
 tmux send-keys -t "$S" C-c
 wait_for "Ctrl-C does not stop the job"
+touch "$T/stop4"
 wait_for "EXITED (status 0)"
 screen | head -n 1 | grep -q "^ culeak " || fail "header overwritten by the job's output"
 screen | grep -q "^20000$" || fail "the job's last output line is not in the output pane"

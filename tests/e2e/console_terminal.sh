@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The output pane is a terminal: the job's colours (none with NO_COLOR), wide characters,
 # cursor movement and a line longer than the pane, at 80x24 and 120x40; search finds a
-# line that scrolled away.
+# line that scrolled away; a long line that the job writes at once, before the console
+# first draws, is wrapped at the pane's width and kept whole.
 set -u
 . "$(dirname "$0")/tmux_harness.sh"
 ENVS="$ENVS LANG=C.UTF-8"
@@ -35,6 +36,16 @@ for size in "80 24" "120 40"; do
     screen | grep -q "^FIND-ME-OLD" || fail "search did not bring the line into view ($size)"
     type_line "search"
     wait_for "no more: 'find-me-old' is not in the output above the last match"
+done
+
+# the job's first output, likely read before the console's first drawing (a few tries: it
+# is a race the console must win every time)
+printf '#!/bin/sh\necho %s\necho FIRST-READY\nexec sleep 600\n' "$tail" >"$T/first.sh"
+chmod +x "$T/first.sh"
+for try in 1 2 3; do
+    start_sized 80 24 -- "$T/first.sh"
+    wait_for "FIRST-READY"
+    screen | grep -q "TAIL700" || fail "the end of a 700-column line written at once is lost (try $try)"
 done
 
 ENVS="$ENVS NO_COLOR=1"

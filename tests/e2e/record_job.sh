@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # culeak record on a job of several exec'd CUDA processes, with a FILE that has no %p:
 # every process writes its own recording (FILE, FILE.PID), nothing is overwritten, a
-# second run replaces the first run's files, and culeak report merges them per process.
+# second run replaces the first run's files, and culeak report merges them per process; a
+# job without CUDA calls writes nothing, and record says so.
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,4 +23,11 @@ allocs=$(for f in "$T"/job.culeak*; do "$B/culeak" dump "$f" | grep -c '"type":"
 "$B/culeak" report "$T"/job.culeak* >"$T/report" 2>&1 || fail "report exited $?"
 grep -q "LEAK SUMMARY: 8256 bytes leaked in 3 allocations" "$T/report" || fail "merged report: $(cat "$T/report")"
 [ "$(grep -c '^==== process' "$T/report")" -eq 2 ] || fail "report does not keep the two processes apart"
+# a job that makes no CUDA call writes no recording, and record says so; its status is the job's
+rc=0
+"$B/culeak" record -o "$T/none.culeak" -- sh -c 'exit 3' >"$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || fail "record of a job without CUDA calls exited $rc, want the job's 3"
+[ ! -e "$T/none.culeak" ] || fail "a recording of a job without CUDA calls"
+grep -qx "culeak record: no recording was written to $T/none.culeak: sh made no CUDA calls culeak saw" "$T/out" ||
+    fail "record does not say that nothing was recorded: $(cat "$T/out")"
 echo "record_job: ok"

@@ -7,11 +7,16 @@
 #     screen                    what the session shows
 #     wait_for TEXT             polls the screen until TEXT is on it, else fails
 #     wait_gone TEXT            polls the screen until TEXT is no longer on it, else fails
+#     wait_file FILE TEXT       polls FILE until a line of it holds TEXT, else fails
+#                               (each wait fails after $WAIT_S seconds, 60 unless set: a
+#                               deadline of the clock, which a loaded machine does not stretch)
 #     type_line TEXT            types TEXT and Enter
 #     type_expect LINE TEXT     types LINE and waits for TEXT, which must not be on the screen
 #                               before (so the wait cannot match a stale screen)
 #     fail MESSAGE              prints MESSAGE and the screen, exits 1
-# A line CONSOLE-DONE rc=N follows culeak's exit in the session.
+# A line CONSOLE-DONE rc=N follows culeak's exit in the session (on a line of its own, so a
+# shell's long "Killed ..." message before it cannot wrap it). Killed (tests/run.sh's
+# timeout), the script says what it was waiting for and shows the screen.
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=$ROOT/$BUILD
@@ -38,20 +43,40 @@ tmux new-session -d -s keepalive -x 20 -y 5 "sleep 3600"
 
 screen() { tmux capture-pane -p -t "$S"; }
 fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
-# wait_for TEXT: polls the screen with a generous deadline (never a fixed sleep)
+WAIT_S=${WAIT_S:-60}
+waiting=""
+trap 'fail "killed while ${waiting:-not waiting}"' TERM INT
+# wait_for TEXT: polls the screen until a generous deadline (never a fixed sleep)
 wait_for() {
-    for _ in $(seq 1 300); do
-        screen | grep -qF -- "$1" && return 0
+    local end=$((SECONDS + WAIT_S))
+    waiting="waiting for: $1"
+    until screen | grep -qF -- "$1"; do
+        [ "$SECONDS" -lt "$end" ] || fail "never saw in $WAIT_S s: $1"
         sleep 0.1
     done
-    fail "never saw: $1"
+    waiting=""
 }
 wait_gone() {
-    for _ in $(seq 1 300); do
-        screen | grep -qF -- "$1" || return 0
+    local end=$((SECONDS + WAIT_S))
+    waiting="waiting for this to go: $1"
+    while screen | grep -qF -- "$1"; do
+        [ "$SECONDS" -lt "$end" ] || fail "still on the screen after $WAIT_S s: $1"
         sleep 0.1
     done
-    fail "still on the screen: $1"
+    waiting=""
+}
+wait_file() {
+    local end=$((SECONDS + WAIT_S))
+    waiting="waiting for '$2' in $1"
+    until grep -qF -- "$2" "$1" 2>/dev/null; do
+        if [ "$SECONDS" -ge "$end" ]; then
+            echo "---- $1 ----"
+            cat "$1"
+            fail "'$2' not in $1 after $WAIT_S s"
+        fi
+        sleep 0.1
+    done
+    waiting=""
 }
 type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
 type_expect() {
@@ -64,6 +89,6 @@ start_sized() {
     shift 2
     tmux kill-session -t "$S" 2>/dev/null
     tmux new-session -d -s "$S" -x "$cols" -y "$rows" \
-        "env $ENVS $B/culeak $* ; echo CONSOLE-DONE rc=\$?; sleep 600"
+        "env $ENVS $B/culeak $* ; rc=\$?; printf '\\nCONSOLE-DONE rc=%s\\n' \$rc; sleep 600"
 }
 start() { start_sized 120 40 "$@"; }

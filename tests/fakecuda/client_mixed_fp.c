@@ -1,14 +1,18 @@
 /* client_mixed_fp: allocates through the driver API from call paths that mix functions
  * built with frame pointers (this file) and without (mixed_fp_levels.c), each path many
  * times, in two threads, so that a stack walker that trusts frame pointers blindly, or
- * caches what it learnt without checking, gets some stacks wrong.
- *   client_mixed_fp [ROUNDS]          (default 200) */
+ * caches what it learnt without checking, gets some stacks wrong; then SIGNALS more from
+ * a signal handler running on an alternate signal stack.
+ *   client_mixed_fp [ROUNDS]          (default 200): 2 * ROUNDS + SIGNALS allocations */
 #include "mixed_fp.h"
 
 #include "culeak_cuda.h"
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#define SIGNALS 20
 
 volatile int mixed_fp_sink;
 static __thread unsigned shape; /* the round's path: two bits per level */
@@ -41,6 +45,28 @@ static void *rounds(void *arg)
     return bad ? (void *)1 : NULL;
 }
 
+static volatile int handler_bad;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    shape = 0x9999u; /* a path through both kinds of level */
+    handler_bad |= level_fp(4) < 0;
+}
+
+/* Allocations from a handler on an alternate stack (raised synchronously, outside any
+ * allocation call). */
+static int from_signal_stack(void)
+{
+    stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_ONSTACK};
+    if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+        return -1;
+    for (int i = 0; i < SIGNALS; i++)
+        raise(SIGUSR1);
+    return handler_bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 200;
@@ -55,7 +81,7 @@ int main(int argc, char **argv)
         return 1;
     void *mine = rounds((void *)n);
     pthread_join(t, &other);
-    if (mine || other) {
+    if (mine || other || from_signal_stack() < 0) {
         fprintf(stderr, "client_mixed_fp: an allocation failed\n");
         return 1;
     }

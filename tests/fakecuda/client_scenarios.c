@@ -311,7 +311,7 @@ static int sites(void)
 
 static int oom(void)
 {
-    CUdeviceptr d;
+    CUdeviceptr d = 0x5eed0000; /* stale: the failed call leaves it, its event must not carry it */
     setup();
     CUresult r = D.cuMemAlloc_v2(&d, SZ_OOM);
     EXPECT(r == CUDA_ERROR_OUT_OF_MEMORY);
@@ -363,6 +363,29 @@ static int longrun(int n, long usec)
             nanosleep(&ts, NULL);
     }
     finish("long", 1);
+    return 0;
+}
+
+/* Pairs every USEC until FILE exists, or its directory is gone (the test that made it is
+ * over): a job that runs as long as a test needs it, not for a time a slow machine outlasts. */
+static int run_until(const char *file, long usec)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    while (access(file, F_OK) != 0 && access(dir, F_OK) == 0) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        CK(D.cuMemFree_v2(d));
+        nanosleep(&ts, NULL);
+    }
+    finish("until", 1);
     return 0;
 }
 
@@ -446,6 +469,40 @@ static int growth(int n, long usec)
     return 0;
 }
 
+/* A range mapped again by one thread while another is still inside cuMemUnmap of it (run
+ * with FAKECUDA_UNMAP_LINGER_MS): the new mapping is left mapped at exit. */
+static CUdeviceptr remap_va;
+
+static void *unmapper(void *p)
+{
+    (void)p;
+    CK(D.cuCtxSetCurrent(primary));
+    CK(D.cuMemUnmap(remap_va, SZ_VMM));
+    return NULL;
+}
+
+static int remap(void)
+{
+    CUmemAllocationProp prop = {0};
+    CUmemGenericAllocationHandle h;
+    pthread_t t;
+    struct timespec ms = {0, 1000000};
+    CUresult r;
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    setup();
+    CK(D.cuMemCreate(&h, SZ_VMM, &prop, 0));
+    CK(D.cuMemAddressReserve(&remap_va, SZ_VA, 0, 0, 0));
+    CK(D.cuMemMap(remap_va, SZ_VMM, 0, h, 0));
+    EXPECT(pthread_create(&t, NULL, unmapper, NULL) == 0);
+    while ((r = D.cuMemMap(remap_va, SZ_VMM, 0, h, 0)) == CUDA_ERROR_ALREADY_MAPPED)
+        nanosleep(&ms, NULL); /* each try is a failed allocation */
+    CK(r);
+    EXPECT(pthread_join(t, NULL) == 0);
+    finish("remap", 0);
+    return 0;
+}
+
 /* The 32-bit v1 entry points must keep working (and keep their ABI) under an interposer. */
 static int v1(void)
 {
@@ -484,15 +541,19 @@ int client_run(int argc, char **argv)
         return ctxdestroy();
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
+    if (!strcmp(s, "until") && argc > 2)
+        return run_until(argv[2], argc > 3 && b > 0 ? b : 100000);
     if (!strcmp(s, "gated"))
         return gated(argc > 2 ? a : 1000);
     if (!strcmp(s, "mark"))
         return mark(argc > 2 ? a : 3);
     if (!strcmp(s, "v1"))
         return v1();
+    if (!strcmp(s, "remap"))
+        return remap();
     if (!strcmp(s, "growth"))
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|gated N|mark N|v1|growth N USEC\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC\n",
             argv[0]);
     return 2;
 }

@@ -3,8 +3,10 @@
  * range really is readable and writable at the returned address. */
 #include "fake.h"
 
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FAKE_GRANULARITY ((size_t)2 << 20)
@@ -210,6 +212,17 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     return r;
 }
 
+/* FAKECUDA_UNMAP_LINGER_MS: cuMemUnmap returns that long after the range is unmapped, so
+ * another thread can map the range again while the unmap is still inside its call. */
+static void unmap_linger(void)
+{
+    const char *v = getenv("FAKECUDA_UNMAP_LINGER_MS");
+    long ms = v ? atol(v) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    if (ms > 0)
+        nanosleep(&ts, NULL);
+}
+
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     FAKE_NEED_INIT();
@@ -226,6 +239,8 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
             phys_unref(phys, "cuMemUnmap");
     }
     pthread_mutex_unlock(&fake_lock);
+    if (ok)
+        unmap_linger();
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 

@@ -294,7 +294,7 @@ static void test_diff_new_allocations(void **state)
     assert_int_equal(ui_diff_new(&u, "a", NULL, &bytes, &count), 0);
     assert_true(bytes == (1u << 20) + 3 * 4096 && count == 4);
     assert_true(out_has(&u, "4 allocations made after a and still live now: 1.01 MiB in 2 stacks"));
-    assert_true(out_has(&u, "  1.00 MiB in 1 allocations, pid 4242, first at event 6:"));
+    assert_true(out_has(&u, "  1.00 MiB in 1 allocation, pid 4242, first at event 6:")); /* one: no s */
     assert_true(out_has(&u, "  12.0 KiB in 3 allocations, pid 4242, first at event 7:"));
     assert_true(out_has(&u, "  > #0  app+0x200"));  /* stack 2's frames, innermost first, the site marked */
     assert_true(out_has(&u, "    #1  app+0x100"));
@@ -717,6 +717,30 @@ static void test_diff_columns(void **state)
     ui_free(&c.u);
 }
 
+/* Grouped by stack, two stacks with the same call site are told apart by its caller. */
+static void test_group_stack_callers(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b); /* stack 2: app+0x200 called from app+0x100 */
+    sb_frame(b, 4, 3, APP_BASE + 0x200);   /* the same site called from app+0x300 */
+    sb_alloc(b, 6, 4, 0xA000, 2 << 20);
+    feed_bytes(&u, s, b);
+    u.group = MODEL_GROUP_STACK;
+    ui_rows(&u);
+    struct grid g;
+    assert_int_equal(grid_init(&g, 5, 120), 0);
+    table_view.render(&u, &g, (struct rect){0, 0, 5, 120});
+    assert_true(grid_contains(&g, "app+0x200 < app+0x300"));
+    assert_true(grid_contains(&g, "app+0x200 < app+0x100"));
+    grid_free(&g);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -811,7 +835,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -376,6 +376,52 @@ static void test_snapshots_and_diffs(void **state)
     sb_free(b);
 }
 
+/* A snapshot copied from another, and one taken over from a model of the same stream
+ * loaded only up to an earlier point (the console's positions in recordings). */
+static void test_snapshot_copy_and_import(void **state)
+{
+    (void)state;
+    struct model *m = new_model(), *early = new_model(), *other = new_model();
+    assert_int_equal(model_snapshot_at_mark(m, "iter1", "iter1"), 0);
+    struct sb *b = standard_prefix(1, NULL);
+    sb_alloc(b, 1, 3, 0x1000, 100);
+    sb_mark(b, 2, "iter1");
+    assert_int_equal(load(early, b), 0); /* the stream up to iter1 */
+    sb_alloc(b, 3, 5, 0x2000, 200);
+    sb_alloc(b, 4, 8, 0x3000, 10);
+    assert_int_equal(load(m, b), 0);
+    struct model_query q;
+    model_query_init(&q);
+    q.source = MODEL_SOURCE_SNAPSHOT;
+    struct model_table t;
+    assert_int_equal(model_snapshot_copy(m, "iter1", "mine"), 0);
+    assert_int_equal(model_snapshot_copy(m, "nope", "x"), -1);
+    q.snapshot = "mine";
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.total_bytes, 100);
+    model_table_free(&t);
+    assert_int_equal(model_snapshot_import(m, "@early", early), 0);
+    q.snapshot = "@early";
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.total_bytes, 100);
+    model_table_free(&t);
+    struct model_diff d;
+    model_query_init(&q);
+    assert_int_equal(model_diff(m, "@early", NULL, &q, &d), 0);
+    assert_int_equal(d.new_bytes, 210); /* made after the early state, live now */
+    model_diff_free(&d);
+    /* a model of another process is no prefix of m */
+    struct sb *o = standard_prefix(2, NULL);
+    sb_alloc(o, 1, 3, 0x1000, 100);
+    assert_int_equal(load(other, o), 0);
+    assert_int_equal(model_snapshot_import(m, "@other", other), -1);
+    model_free(m);
+    model_free(early);
+    model_free(other);
+    sb_free(b);
+    sb_free(o);
+}
+
 static void test_grouping(void **state)
 {
     (void)state;
@@ -582,7 +628,7 @@ int main(void)
         cmocka_unit_test(test_free_all_leaks_at_reset),
         cmocka_unit_test(test_failures_and_bad_frees),
         cmocka_unit_test(test_peak_attribution),
-        cmocka_unit_test(test_snapshots_and_diffs),
+        cmocka_unit_test(test_snapshots_and_diffs), cmocka_unit_test(test_snapshot_copy_and_import),
         cmocka_unit_test(test_grouping),
         cmocka_unit_test(test_processes_share_sites),
         cmocka_unit_test(test_vmm_retain),

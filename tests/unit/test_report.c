@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "report.h"
+#include "suppress.h"
 #include "stream_builder.h"
 
 #include <stdio.h>
@@ -267,12 +268,13 @@ static void test_ranks_kept_apart(void **state)
 
 /* One process of feed_fields: `leaks` blocks of `size` at site A; `resets` blocks of
  * `reset_size` at site A or B ended by destroying their context (leaked); `cached`
- * blocks of `cache_size` through the caching allocator's module. */
+ * blocks of `cache_size` through the caching allocator's module; `managed` blocks of
+ * `managed_size` of managed memory at site C (which a suppression leaves out). */
 struct fields_proc {
     uint64_t pid;
     const char *env;
-    int leaks, resets, reset_at_b, cached;
-    uint64_t size, reset_size, cache_size;
+    int leaks, resets, reset_at_b, cached, managed;
+    uint64_t size, reset_size, cache_size, managed_size;
 };
 
 static void feed_fields(struct model *m, const struct fields_proc *fp)
@@ -285,6 +287,7 @@ static void feed_fields(struct model *m, const struct fields_proc *fp)
     sb_frame(b, 2, 1, 0x400200);          /* site A */
     sb_frame(b, 3, 1, 0x400300);          /* site B */
     sb_frame(b, 4, 1, 0x7f0000000500ull); /* inside the caching allocator */
+    sb_frame(b, 5, 1, 0x400400);          /* site C */
     uint64_t seq = 1, addr = 0x100000;
     for (int i = 0; i < fp->leaks; i++, addr += 0x10000)
         sb_alloc(b, seq++, 2, addr, fp->size);
@@ -295,6 +298,10 @@ static void feed_fields(struct model *m, const struct fields_proc *fp)
     sb_event(b, (struct sb_ev){.seq = seq++, .op = CULEAK_OP_FREE_ALL, .api = CULEAK_API_CU_CTX_DESTROY, .ctx = 0xc0});
     for (int i = 0; i < fp->cached; i++, addr += 0x10000)
         sb_alloc(b, seq++, 4, addr, fp->cache_size);
+    for (int i = 0; i < fp->managed; i++, addr += 0x10000)
+        sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC,
+                                   .api = CULEAK_API_CUDA_MALLOC_MANAGED, .kind = CULEAK_KIND_MANAGED,
+                                   .size = fp->managed_size, .addr = addr, .stack = 5});
     sb_exit(b, seq);
     struct model_stream *s = model_stream_open(m);
     assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
@@ -310,19 +317,27 @@ static void test_json_summary_every_field(void **state)
 {
     (void)state;
     struct model *m = model_new(NULL);
-    /* rank 0: 5 x 1000 leaked at A, 3 x 100 reset at B, 4 x 4096 cached */
-    feed_fields(m, &(struct fields_proc){100, "RANK=0", 5, 3, 1, 4, 1000, 100, 4096});
-    /* rank 1: 10 x 2000 leaked and 5 x 30 reset at A, 6 x 65536 cached */
-    feed_fields(m, &(struct fields_proc){101, "RANK=1", 10, 5, 0, 6, 2000, 30, 65536});
+    /* rank 0: 5 x 1000 leaked at A, 3 x 100 reset at B, 4 x 4096 cached, 7 x 11 managed at C */
+    feed_fields(m, &(struct fields_proc){100, "RANK=0", 5, 3, 1, 4, 7, 1000, 100, 4096, 11});
+    /* rank 1: 10 x 2000 leaked and 5 x 30 reset at A, 6 x 65536 cached, 9 x 13 managed at C */
+    feed_fields(m, &(struct fields_proc){101, "RANK=1", 10, 5, 0, 6, 9, 2000, 30, 65536, 13});
     const char *p0 = "{\"pid\":100,\"rank\":0,\"bytes\":5300,\"allocations\":8,\"sites\":2,\"reset_bytes\":300,"
                      "\"reset_allocations\":3,\"cache_bytes\":16384,\"cache_allocations\":4}";
     const char *p1 = "{\"pid\":101,\"rank\":1,\"bytes\":20150,\"allocations\":15,\"sites\":1,\"reset_bytes\":150,"
                      "\"reset_allocations\":5,\"cache_bytes\":393216,\"cache_allocations\":6}";
     const char *total = "\"summary\":{\"bytes\":25450,\"allocations\":23,\"sites\":2,\"reset_bytes\":450,"
                         "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,"
-                        "\"suppressed\":{\"bytes\":0,\"allocations\":0,\"sites\":0,\"used\":[]},\"per_process\":[";
+                        "\"suppressed\":{\"bytes\":194,\"allocations\":16,\"sites\":1,\"used\":[{\"name\":"
+                        "\"managed-at-C\",\"file\":\"t.supp\",\"line\":2,\"bytes\":194,\"allocations\":16}]},"
+                        "\"per_process\":[";
     struct report_options o;
     report_options_init(&o);
+    struct suppressions *supp = suppressions_new();
+    char err[256] = "";
+    if (suppressions_parse(supp, "# site C's managed memory\n{\n  managed-at-C\n  culeak:Leak\n"
+                                 "  match-leak-kinds: managed\n  obj:" APP "\n}\n", "t.supp", err, sizeof err) != 0)
+        fail_msg("suppressions: %s", err);
+    o.supp = supp;
     for (int merge = 0; merge < 2; merge++) {
         o.merge_processes = merge;
         struct report_summary sum;
@@ -330,7 +345,7 @@ static void test_json_summary_every_field(void **state)
         const char *at = strstr(js, total);
         if (!at)
             fail_msg("merge %d: summary is not %s...: %s", merge, total, strstr(js, "\"summary\""));
-        char want[512];
+        char want[1024];
         snprintf(want, sizeof want, "%s%s,%s]}}\n", total, p0, p1);
         assert_string_equal(at, want);
         assert_true(sum.bytes == 25450 && sum.allocations == 23 && sum.sites == 2 && sum.reset_bytes == 450 &&
@@ -340,6 +355,7 @@ static void test_json_summary_every_field(void **state)
         assert_non_null(strstr(txt, "LEAK SUMMARY: 25450 bytes leaked in 23 allocations from 2 call sites\n"));
         free(txt);
     }
+    suppressions_free(supp);
     model_free(m);
 }
 

@@ -58,6 +58,7 @@ static void check_oom(const char *client, int api)
     assert_int_equal(rec.ev[0].op, CULEAK_OP_ALLOC);
     assert_int_equal(rec.ev[0].size, SZ_OOM);
     assert_int_equal(rec.ev[0].result, 2); /* CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation */
+    assert_int_equal(rec.ev[0].addr, 0);   /* not the stale value left in the caller's pointer */
 }
 
 static void test_oom_driver(void **s) { check_oom("client_static", CULEAK_API_CU_MEM_ALLOC); }
@@ -77,6 +78,29 @@ static void check_free0(const char *client, int alloc_api, int free_api)
 
 static void test_free0_driver(void **s) { check_free0("client_static", CULEAK_API_CU_MEM_ALLOC, CULEAK_API_CU_MEM_FREE); }
 static void test_free0_runtime(void **s) { check_free0("client_runtime", CULEAK_API_CUDA_MALLOC, CULEAK_API_CUDA_FREE); }
+
+/* A thread maps a range again while another is still inside cuMemUnmap of it: the
+ * mapping's event waits for the unmap's, so the stream says unmap, then map (in the
+ * other order the new mapping would read as ended). */
+static void test_remap_while_unmapping(void **s)
+{
+    const char *args[] = {"remap", NULL};
+    const char *env[] = {"FAKECUDA_UNMAP_LINGER_MS=200", NULL};
+    record("client_static", args, env);
+    size_t maps[2] = {0, 0}, nmaps = 0, unmap = SIZE_MAX;
+    for (size_t i = 0; i < rec.nev; i++) {
+        if (rec.ev[i].api == CULEAK_API_CU_MEM_MAP && rec.ev[i].result == 0 && nmaps < 2)
+            maps[nmaps++] = i;
+        if (rec.ev[i].api == CULEAK_API_CU_MEM_UNMAP && rec.ev[i].result == 0)
+            unmap = i;
+    }
+    assert_int_equal(nmaps, 2);
+    assert_true(unmap != SIZE_MAX);
+    assert_int_equal(rec.ev[maps[1]].addr, rec.ev[unmap].addr);
+    if (!(maps[0] < unmap && unmap < maps[1]))
+        fail_msg("events: map #%zu, unmap #%zu, map again #%zu: the second map was recorded before the unmap",
+                 maps[0], unmap, maps[1]);
+}
 
 static void test_ctxdestroy(void **s)
 {
@@ -155,6 +179,7 @@ int main(void)
         cmocka_unit_test_teardown(test_oom_runtime, after),
         cmocka_unit_test_teardown(test_free0_driver, after),
         cmocka_unit_test_teardown(test_free0_runtime, after),
+        cmocka_unit_test_teardown(test_remap_while_unmapping, after),
         cmocka_unit_test_teardown(test_ctxdestroy, after),
         cmocka_unit_test_teardown(test_device_reset, after),
         cmocka_unit_test_teardown(test_marks, after),

@@ -1,0 +1,68 @@
+/* Suppression verdicts of the model's stacks (model_stack_suppression), cached per unit.
+ *
+ * A verdict needs the stack symbolized and matched against every block: ~30 us a stack,
+ * which a table built every frame over thousands of stacks cannot pay each time. What
+ * it depends on: the stack's frames (fixed once the FRAME records are in), the process's
+ * module map (which module and offset an ip is in), the symbolizer and the looked-through
+ * modules and functions (fixed for the model's life), and the blocks. So a unit keeps its
+ * verdict with the process's epoch of the time; the epoch moves on when the module map
+ * changes (modules_add) and, for every process, when the suppressions asked about are not
+ * the ones the verdicts are for (another object, or blocks added: suppressions_stamp). */
+#include "model_internal.h"
+#include "suppress.h"
+
+#include <stdlib.h>
+
+#define SUPP_MAX_FRAMES 512 /* frames of a stack matched (the reports print as many) */
+
+/* Every verdict of every process is stale unless supp is what they were made for. */
+static void sync_stamp(struct model *m, const struct suppressions *supp)
+{
+    uint64_t stamp = suppressions_stamp(supp);
+    if (stamp == m->supp_stamp)
+        return;
+    m->supp_stamp = stamp;
+    for (int i = 0; i < m->nprocs; i++)
+        suppressions_stale(m->procs[i]);
+}
+
+/* The verdict, computed: the stack's frames from the innermost, tried from there and from
+ * its call site (the first frame outside looked-through code). */
+static int judge(struct model *m, int proc, uint64_t stack, unsigned kind, const struct suppressions *supp)
+{
+    struct model_frame *frames = m->supp_frames;
+    size_t n = model_stack_frames(m, proc, stack, frames, SUPP_MAX_FRAMES);
+    if (n > SUPP_MAX_FRAMES)
+        n = SUPP_MAX_FRAMES;
+    size_t site = 0;
+    while (site < n && frames[site].skipped)
+        site++;
+    return suppressions_match(supp, frames, n, site == n ? 0 : site, kind);
+}
+
+int unit_suppression(struct model *m, struct process *p, struct unit *u, const struct suppressions *supp)
+{
+    sync_stamp(m, supp);
+    if (!m->supp_frames && !(m->supp_frames = malloc(SUPP_MAX_FRAMES * sizeof *m->supp_frames)))
+        return -1; /* out of memory: nothing suppressed, nothing cached */
+    if (u->supp_epoch != p->supp_epoch) {
+        u->supp_block = judge(m, p->pub.index, u->stack, u->kind, supp);
+        u->supp_epoch = p->supp_epoch;
+    }
+    return u->supp_block;
+}
+
+int model_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
+                            unsigned kind)
+{
+    struct process *p = model_proc(m, proc);
+    if (!p || !supp)
+        return -1;
+    uint32_t ui = kind < CULEAK_KIND_COUNT ? u64map_get(&p->unit_index, stack << 5 | kind) : UINT32_MAX;
+    if (ui != UINT32_MAX)
+        return unit_suppression(m, p, &p->units[ui], supp);
+    /* no allocation of that kind there yet: nothing to keep the verdict in */
+    if (!m->supp_frames && !(m->supp_frames = malloc(SUPP_MAX_FRAMES * sizeof *m->supp_frames)))
+        return -1;
+    return judge(m, proc, stack, kind, supp);
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# culeak open, at 80x24 and 120x40: goto takes the rest of the line; the table, snapshot
+# and diff follow the position; goto past the end is an error; mark snapshots are named
+# as live --snapshot-at-marks names them; no snapshot vanishes across gotos.
+set -u
+. "$(dirname "$0")/tmux_harness.sh" client_static
+
+# 30 iterations: grow_step adds 16 KiB at each (16 KiB * (N + 1) live at 'iteration N')
+env LD_LIBRARY_PATH="$FAKE" XDG_RUNTIME_DIR="$T/run" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+    ${CULEAK_E2E_SHIM:+CULEAK_LIB=$CULEAK_E2E_SHIM} \
+    "$B/culeak" record -o "$T/g.culeak" -- "$FAKE/client_static" growth 30 20000 >"$T/rec.out" 2>&1 ||
+    { cat "$T/rec.out"; fail "record failed"; }
+
+# grow_step's allocation line, found rather than written down: the file changes
+grow_line=$(grep -n 'SZ_GROW)); /\* kept: the leak \*/' "$ROOT/tests/fakecuda/client_scenarios.c" | cut -d: -f1)
+[ -n "$grow_line" ] || fail "grow_step's allocation is not in client_scenarios.c"
+
+for size in "80 24" "120 40"; do
+    start_sized $size open "$T/g.culeak"
+    wait_for "RECORDING"
+    type_expect "goto iteration 10" "at mark iteration 10"
+    screen | grep -E "^ +[0-9]+ +176 KiB .*client_scenarios.c:$grow_line" >/dev/null || fail "the table is not at iteration 10 ($size)"
+    type_expect "snapshot" "snapshot s1: "
+    screen | grep -q "snapshot s1: .*, at mark iteration 10" || fail "the snapshot is not at iteration 10 ($size)"
+    type_expect "goto iteration 20" "at mark iteration 20"
+    type_expect "diff s1" "diff s1 -> iteration 20"
+    screen | grep -E "^ +[0-9]+ +\+160 KiB .*client_scenarios.c:$grow_line" >/dev/null || fail "diff s1 is not to iteration 20 ($size)"
+    type_expect "diff off" "live table, sorted by live"
+    type_expect "goto 99" "1m39s is past the end: the recordings last"
+    type_expect "goto 0.3s" "at 0.3s: event"
+    type_expect "snapshot t1" "snapshot t1: "
+    type_expect "autosnapshot marks" "a snapshot at every mark"
+    type_expect "goto iteration 3" "at mark iteration 3"
+    type_expect "info snapshots" "snapshots listed in the output pane"
+    for name in s1 t1; do
+        screen | grep -qE "^  $name +[0-9.]+ [KMG]?i?B live" || fail "snapshot '$name' vanished ($size)"
+    done
+    type_expect "search @iteration" "'@iteration' is not in the output"
+    type_expect "diff iteration 5 iteration 7" "diff iteration 5 -> iteration 7: -32.0 KiB in 2 sites"
+done
+echo "console recordings e2e ok"
