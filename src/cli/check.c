@@ -20,7 +20,8 @@ enum check_opt {
 };
 
 static const struct cli_option check_options[] = {
-    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when leaks were found (0 to 255, default 1)"},
+    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when leaks were found and the program succeeded\n"
+                                                "(0 to 255, default 1; 0: the program's status)"},
     {"format", OPT_FORMAT, "text|json", "report format (default text)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stderr (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
@@ -55,7 +56,9 @@ const struct cli_command cli_check = {
              "cuda_runtime.h) is looked through by default, and $CULEAK_SKIP_MODULES and\n"
              "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function. In --output and --log-file,\n"
              "%p is the program's pid, %h its host, %r its rank.\n"
-             "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
+             "Exit status: the program's when it failed (a non-zero status, or 128+N when killed\n"
+             "by signal N), whether it leaked or not; else N (--error-exitcode, default 1; 0: off)\n"
+             "when leaks were found; else 2 when a recording is incomplete; else 0.\n",
     .options = check_options,
     .program = 1,
     .run = cmd_check,
@@ -279,8 +282,12 @@ int cmd_check(int argc, char **argv)
     suppressions_free(a.supp);
     if (rc != 0)
         return rc;
+    /* as compute-sanitizer and valgrind: --error-exitcode stands for what was found, and
+     * never hides the program's own failure (its status, 128+N for a signal) */
+    if (program_status != 0)
+        return program_status;
     if (sum.allocations)
-        return (int)a.error_exit;
+        return (int)a.error_exit; /* 0: off, the program's status */
     if (incomplete) {
         cli_fail(&cli_check, "%d recording%s incomplete: the report above may miss leaks", incomplete,
                  incomplete == 1 ? " is" : "s are");
