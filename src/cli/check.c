@@ -30,13 +30,10 @@ static const struct cli_option check_options[] = {
                                                "repeatable"},
     {"gen-suppressions", OPT_GEN_SUPPRESSIONS, NULL, "after the text report, a suppression block per leak site"},
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
-    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
+    CLI_RECORD_DEPTH(OPT_DEPTH),
     {"merge-processes", OPT_MERGE, NULL, "add the processes of the job up per call site"},
-    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
-    {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
-    {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
-    {"my-code", OPT_MY_CODE, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"
-                                       "(site-packages): their lines can be call sites; repeatable"},
+    CLI_NO_POOL(OPT_NO_POOL),
+    CLI_CALL_SITE_OPTIONS(OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE),
     CLI_HELP,
     {0},
 };
@@ -68,7 +65,7 @@ struct check_args {
     long error_exit, depth;
     const char *format, *output, *log_file;
     int gen_suppressions;
-    char skip[4096], skip_fn[4096], my_code[4096];
+    struct cli_call_sites sites;
     struct report_options ro;
     struct suppressions *supp;
 };
@@ -111,11 +108,9 @@ static int on_option(void *ctx, int key, const char *arg)
         culeak_no_pool_env();
         return 0;
     case OPT_SKIP:
-        return cli_append_glob(&cli_check, a->skip, sizeof a->skip, arg);
     case OPT_SKIP_FUNCTION:
-        return cli_append_glob(&cli_check, a->skip_fn, sizeof a->skip_fn, arg);
     case OPT_MY_CODE:
-        return cli_append_glob(&cli_check, a->my_code, sizeof a->my_code, arg);
+        return cli_call_site_option(&cli_check, &a->sites, key, arg);
     }
     return cli_error(&cli_check, "option %d is not handled", key);
 }
@@ -239,9 +234,7 @@ int cmd_check(int argc, char **argv)
     int st = culeak_run_traced(argv + i, file, (int)a.depth);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
-    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
-                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL,
-                               .my_code = a.my_code[0] ? a.my_code : NULL};
+    struct model_options mo = cli_call_sites_model_options(&a.sites);
     struct model *m = model_new(&mo);
     if (!m) {
         suppressions_free(a.supp);
