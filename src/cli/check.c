@@ -92,13 +92,8 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_GEN_SUPPRESSIONS:
         a->gen_suppressions = 1;
         return 0;
-    case OPT_GROUP: {
-        int g = model_group_by_name(arg);
-        if (g < 0)
-            return cli_error(&cli_check, "--group takes site, function, file, module or stack, not '%s'", arg);
-        a->ro.group = (enum model_group)g;
-        return 0;
-    }
+    case OPT_GROUP:
+        return cli_group_option(&cli_check, &a->ro.group, arg);
     case OPT_DEPTH:
         return cli_int(&cli_check, key, arg, 1, 256, &a->depth);
     case OPT_MERGE:

@@ -114,13 +114,8 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_load_suppressions(&cli_report, &a->supp, arg);
     case OPT_ERROR_EXITCODE:
         return cli_int(&cli_report, key, arg, 0, 255, &a->error_exit);
-    case OPT_GROUP: {
-        int g = model_group_by_name(arg);
-        if (g < 0)
-            return cli_error(&cli_report, "--group takes site, function, file, module or stack, not '%s'", arg);
-        a->ro.group = (enum model_group)g;
-        return 0;
-    }
+    case OPT_GROUP:
+        return cli_group_option(&cli_report, &a->ro.group, arg);
     case OPT_MERGE:
         a->ro.merge_processes = 1;
         return 0;

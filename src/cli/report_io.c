@@ -1,4 +1,4 @@
-/* Report outputs, suppression files and glob lists of the commands (report_io.h). */
+/* Report outputs, suppression files, call-site globs and grouping of the commands (report_io.h). */
 #include "report_io.h"
 #include "outpath.h"
 #include "suppress.h"
@@ -95,4 +95,13 @@ struct model_options cli_call_sites_model_options(const struct cli_call_sites *s
     return (struct model_options){.skip_modules = s->skip[0] ? s->skip : NULL,
                                   .skip_functions = s->skip_fn[0] ? s->skip_fn : NULL,
                                   .my_code = s->my_code[0] ? s->my_code : NULL};
+}
+
+int cli_group_option(const struct cli_command *c, enum model_group *group, const char *arg)
+{
+    int g = model_group_by_name(arg);
+    if (g < 0)
+        return cli_error(c, "--group takes site, function, file, module or stack, not '%s'", arg);
+    *group = (enum model_group)g;
+    return 0;
 }

@@ -1,5 +1,6 @@
 /* What the commands that write reports share (check, report, the console): output files
- * with %p/%h/%r, suppression files, glob lists. */
+ * with %p/%h/%r, suppression files, the options that say where call sites are and how
+ * they are grouped. */
 #ifndef CULEAK_CLI_REPORT_IO_H
 #define CULEAK_CLI_REPORT_IO_H
 
@@ -40,5 +41,8 @@ struct cli_call_sites {
 int cli_call_site_option(const struct cli_command *c, struct cli_call_sites *s, int key, const char *glob);
 /* The model's options they make (an empty list: none). */
 struct model_options cli_call_sites_model_options(const struct cli_call_sites *s);
+
+/* --group G into *group: 0, or 2 after "--group takes site, ...". */
+int cli_group_option(const struct cli_command *c, enum model_group *group, const char *arg);
 
 #endif
