@@ -10,6 +10,8 @@ export LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ulimit -c 0 # the SIGSEGV below leaves no core file
+# in a sanitizer build (make SAN=1) the program dies of its SIGSEGV, as without it
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0
 fail() { echo "FAIL: $*"; cat "$tmp"/* 2>/dev/null | head -40; exit 1; }
 
 # want STATUS WHAT CHECK-ARGS... -- PROGRAM...
