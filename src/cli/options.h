@@ -45,11 +45,12 @@ struct cli_command {
  * printing an error with cli_error(). */
 typedef int (*cli_handler)(void *ctx, int key, const char *arg);
 
-/* Parses argv[1..argc) with getopt_long (h NULL: a table with --help only). Options may be --name=VALUE or --name VALUE,
- * -k VALUE or -kVALUE; `--` ends them. --help prints the help on stdout. Returns the
- * index of the first operand (argc when none; with a program command, operands start at
- * the program; otherwise getopt_long moves the operands after the options), or -1 with
- * the exit status in *status: 0 after --help, else 2 (the error printed). */
+/* Parses argv[1..argc) with getopt_long (h NULL: a table with --help only). Options may
+ * be --name=VALUE or --name VALUE, -k VALUE or -kVALUE; `--` ends them. --help prints
+ * the help on stdout. Returns the index of the first operand (argc when none; with a
+ * program command, operands start at the program; otherwise getopt_long moves the
+ * operands after the options), or -1 with the exit status in *status: 0 after --help,
+ * else 2 (the error printed). */
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, int *status);
 
 /* The next argument after the one being parsed, for an option that takes two
