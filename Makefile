@@ -56,7 +56,7 @@ CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil 
 SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz
-all: $(BUILD)/libculeak.so $(BUILD)/culeak fakecuda
+all: $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so $(BUILD)/culeak fakecuda
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -77,6 +77,13 @@ $(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
 
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
+
+# The C++ bridge to PyTorch's caching allocator: the shim loads it only next to libc10_cuda.
+CXX       ?= c++
+BRIDGE_CXXFLAGS := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror $(SANFLAGS)
+$(BUILD)/libculeak_torch.so: src/torch_bridge/bridge.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(BRIDGE_CXXFLAGS) -shared -o $@ $< $(LDFLAGS) -ldl
 
 $(BUILD)/culeak-lib.a: $(LIB_OBJ)
 	@rm -f $@
@@ -118,20 +125,24 @@ MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
 PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/commands.h)
-INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(INCLUDEDIR)/culeak.h \
+INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_torch.so \
+             $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
+             $(DATADIR)/culeak/python/sitecustomize.py \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
-install: $(BUILD)/culeak $(BUILD)/libculeak.so
+install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(BUILD)/culeak $(DESTDIR)$(BINDIR)/culeak
 	install -m 755 $(BUILD)/libculeak.so $(DESTDIR)$(LIBDIR)/culeak/libculeak.so
+	install -m 755 $(BUILD)/libculeak_torch.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_torch.so
 	install -m 644 include/culeak.h $(DESTDIR)$(INCLUDEDIR)/culeak.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PC_VERSION)|g' include/culeak.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	install -d $(DESTDIR)$(DATADIR)/culeak/python
 	install -m 644 python/culeak.py $(DESTDIR)$(DATADIR)/culeak/python/culeak.py
+	install -m 644 python/sitecustomize.py $(DESTDIR)$(DATADIR)/culeak/python/sitecustomize.py
 	@set -e; for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
 	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done

@@ -16,7 +16,7 @@
 
 enum check_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_ERROR_EXITCODE = 256, OPT_GROUP, OPT_MERGE,
-    OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS,
+    OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS,
 };
 
 static const struct cli_option check_options[] = {
@@ -34,6 +34,8 @@ static const struct cli_option check_options[] = {
     {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
     {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
     {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
+    {"my-code", OPT_MY_CODE, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"
+                                       "(site-packages): their lines can be call sites; repeatable"},
     CLI_HELP,
     {0},
 };
@@ -63,7 +65,7 @@ struct check_args {
     long error_exit, depth;
     const char *format, *output, *log_file;
     int gen_suppressions;
-    char skip[4096], skip_fn[4096];
+    char skip[4096], skip_fn[4096], my_code[4096];
     struct report_options ro;
     struct suppressions *supp;
 };
@@ -109,6 +111,8 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_append_glob(&cli_check, a->skip, sizeof a->skip, arg);
     case OPT_SKIP_FUNCTION:
         return cli_append_glob(&cli_check, a->skip_fn, sizeof a->skip_fn, arg);
+    case OPT_MY_CODE:
+        return cli_append_glob(&cli_check, a->my_code, sizeof a->my_code, arg);
     }
     return cli_error(&cli_check, "option %d is not handled", key);
 }
@@ -228,7 +232,8 @@ int cmd_check(int argc, char **argv)
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
     struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
-                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL};
+                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL,
+                               .my_code = a.my_code[0] ? a.my_code : NULL};
     struct model *m = model_new(&mo);
     if (!m) {
         suppressions_free(a.supp);

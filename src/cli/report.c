@@ -15,7 +15,8 @@
 /* One line per option: --suspects and the like are a line here and a case below. */
 enum report_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
-    OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE, OPT_SUSPECTS,
+    OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
+    OPT_SUSPECTS,
 };
 
 static const struct cli_option report_options[] = {
@@ -39,6 +40,8 @@ static const struct cli_option report_options[] = {
     {"depth", OPT_DEPTH, "N", "print at most N frames per stack (1 to 4096)"},
     {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
     {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
+    {"my-code", OPT_MY_CODE, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"
+                                       "(site-packages): their lines can be call sites; repeatable"},
     CLI_HELP,
     {0},
 };
@@ -74,7 +77,7 @@ struct report_args {
     const char *format, *output, *log_file, *at;
     int suspects;
     long error_exit; /* -1: none */
-    char skip[4096], skip_fn[4096];
+    char skip[4096], skip_fn[4096], my_code[4096];
     struct suppressions *supp;
 };
 
@@ -138,6 +141,8 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_append_glob(&cli_report, a->skip, sizeof a->skip, arg);
     case OPT_SKIP_FUNCTION:
         return cli_append_glob(&cli_report, a->skip_fn, sizeof a->skip_fn, arg);
+    case OPT_MY_CODE:
+        return cli_append_glob(&cli_report, a->my_code, sizeof a->my_code, arg);
     }
     return cli_error(&cli_report, "option %d is not handled", key);
 }
@@ -245,7 +250,8 @@ int cmd_report(int argc, char **argv)
     const char **files = (const char **)argv + first;
     int nfiles = argc - first;
     struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
-                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL};
+                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL,
+                               .my_code = a.my_code[0] ? a.my_code : NULL};
     struct model *m = model_new(&mo);
     if (!m) {
         suppressions_free(a.supp);

@@ -30,6 +30,7 @@ static const char *const kind_names[CULEAK_KIND_COUNT] = {
     [CULEAK_KIND_POOL] = "pool",
     [CULEAK_KIND_GRAPH] = "graph",
     [CULEAK_KIND_USER] = "user",
+    [CULEAK_KIND_BLOCK] = "block",
 };
 
 const char *culeak_api_name(unsigned api) { return api < CULEAK_API_COUNT ? api_names[api] : "unknown"; }
@@ -59,7 +60,7 @@ int culeak_kind_is_memory(unsigned kind)
     switch (kind) {
     case CULEAK_KIND_DEVICE: case CULEAK_KIND_MANAGED: case CULEAK_KIND_HOST_PINNED:
     case CULEAK_KIND_HOST_REGISTERED: case CULEAK_KIND_VMM_PHYSICAL: case CULEAK_KIND_ARRAY:
-    case CULEAK_KIND_EXTERNAL: case CULEAK_KIND_GRAPH: case CULEAK_KIND_USER:
+    case CULEAK_KIND_EXTERNAL: case CULEAK_KIND_GRAPH: case CULEAK_KIND_USER: case CULEAK_KIND_BLOCK:
         return 1;
     default:
         return 0;  /* mapped VA, reservations, IPC views and pool objects are not new memory */

@@ -32,6 +32,8 @@ enum culeak_kind {
     CULEAK_KIND_POOL = 11,           /* cuMemPoolCreate: addr is the pool, size 0 */
     CULEAK_KIND_GRAPH = 12,          /* cuGraphAddMemAllocNode */
     CULEAK_KIND_USER = 13,           /* culeak_alloc(): a program's own pool allocator */
+    CULEAK_KIND_BLOCK = 14,          /* a block (tensor, array) a framework's pool hands out
+                                        from its segments: never memory of its own */
     CULEAK_KIND_COUNT
 };
 
@@ -98,7 +100,11 @@ enum culeak_kind {
     X(CUDA_FREE_ARRAY, "cudaFreeArray", CULEAK_OP_FREE, CULEAK_KIND_ARRAY)        \
     X(CUDA_DEVICE_RESET, "cudaDeviceReset", CULEAK_OP_FREE_ALL, CULEAK_KIND_NONE) \
     X(USER_ALLOC, "culeak_alloc", CULEAK_OP_ALLOC, CULEAK_KIND_USER)              \
-    X(USER_FREE, "culeak_free", CULEAK_OP_FREE, CULEAK_KIND_USER)
+    X(USER_FREE, "culeak_free", CULEAK_OP_FREE, CULEAK_KIND_USER)                 \
+    X(TORCH_BLOCK_ALLOC, "torch.alloc", CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK)       \
+    X(TORCH_BLOCK_FREE, "torch.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)          \
+    X(CUPY_BLOCK_ALLOC, "cupy.alloc", CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK)         \
+    X(CUPY_BLOCK_FREE, "cupy.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)
 
 enum culeak_api {
 #define CULEAK_API_ENUM(id, name, op, kind) CULEAK_API_##id,
@@ -112,7 +118,8 @@ int culeak_api_by_name(const char *name);      /* -1 when unknown */
 const char *culeak_op_name(unsigned op);       /* "alloc", "free", "free_all", ... */
 const char *culeak_kind_name(unsigned kind);   /* "device", "managed", "pinned", ... */
 int culeak_kind_by_name(const char *name);     /* -1 when unknown */
-/* Kinds whose size is memory (not address space, pool objects or handles). */
+/* Kinds shown by default: memory (not address space, pool objects or handles) and the
+ * blocks pools hand out of it. */
 int culeak_kind_is_memory(unsigned kind);
 
 #endif

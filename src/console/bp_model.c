@@ -14,9 +14,14 @@ int ui_bp_covers(struct ui *u, const struct breakpoint *b, int proc, uint64_t st
 void ui_bp_live(struct ui *u, const struct breakpoint *b, uint64_t *bytes, uint64_t *count)
 {
     *bytes = *count = 0;
+    /* a site that hands out a pool's blocks counts them: its segments are the same memory */
+    uint32_t kinds = 0;
+    for (size_t i = 0; i < b->nmembers && !kinds; i++)
+        if (model_stack_has_blocks(u->m, b->members[i].proc, b->members[i].stack))
+            kinds = 1u << CULEAK_KIND_BLOCK;
     for (size_t i = 0; i < b->nmembers; i++) {
         uint64_t x, y;
-        model_stack_live(u->m, b->members[i].proc, b->members[i].stack, 0, &x, &y);
+        model_stack_live(u->m, b->members[i].proc, b->members[i].stack, kinds, &x, &y);
         *bytes += x;
         *count += y;
     }

@@ -768,6 +768,7 @@ int console_main(const struct console_options *opt)
         return 1;
     }
     char err[512];
+    int start_failed = 0;
     if (opt->files) {
         if (timeline_load(&c->tl, c->u.m, opt->files, opt->nfiles, err, sizeof err) != 0) {
             fprintf(stderr, "culeak open: %s\n", err);
@@ -831,8 +832,10 @@ int console_main(const struct console_options *opt)
         ui_free(&c->u);
         return 2;
     }
-    /* stray prints (libraries, sanitizers) must not scribble over the screen */
-    int saved_stderr = dup(STDERR_FILENO);
+    /* stray prints (libraries, sanitizers) must not scribble over the screen; the copy of
+     * the terminal kept for the end is not the job's to inherit (it would hold the
+     * console's terminal open after a detach) */
+    int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
     snprintf(errlog, sizeof errlog, "%s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
     int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
@@ -849,10 +852,11 @@ int console_main(const struct console_options *opt)
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
-            c->u.state = JOB_EXITED;
-            c->u.exit_status = 127 << 8;
-            ui_message(&c->u, 1, "%s", err);
+            /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
+            c->job.status = 127 << 8;
+            c->quit = 1;
+            start_failed = 1;
         } else {
             char line[1300];
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
@@ -872,6 +876,8 @@ int console_main(const struct console_options *opt)
         dup2(saved_stderr, STDERR_FILENO);
         close(saved_stderr);
     }
+    if (start_failed)
+        fprintf(stderr, "culeak: %s\n", err);
     /* closing the sockets releases every held thread: the job is never left hung */
     for (size_t i = 0; i < c->nconns; i++)
         conn_close(c->conns[i]);

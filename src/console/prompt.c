@@ -203,7 +203,7 @@ const char *prompt_history_path(void)
 void prompt_open(struct console *c)
 {
     con = c;
-    devnull = fopen("/dev/null", "w");
+    devnull = fopen("/dev/null", "we"); /* close-on-exec: not the job's */
     rl_readline_name = "culeak";
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;

@@ -324,7 +324,7 @@ void ui_totals(struct ui *u, uint64_t *bytes, uint64_t *count)
     }
     *bytes = *count = 0;
     for (unsigned k = 0; k < CULEAK_KIND_COUNT; k++) {
-        if (!culeak_kind_is_memory(k))
+        if (!culeak_kind_is_memory(k) || k == CULEAK_KIND_BLOCK) /* blocks lie inside segments */
             continue;
         struct model_counter c;
         model_totals(u->m, u->proc_filter < 0 ? MODEL_ALL : u->proc_filter, MODEL_ALL, (int)k, &c);

@@ -14,9 +14,12 @@
  *   kind     memory kind (apis.h). Kinds are never added together, except in the pseudo
  *            kind MODEL_KIND_DEVICE_MEMORY (device-resident memory: device, managed, VMM
  *            physical, arrays, graph, external). Address reservations, mappings, pool
- *            objects, IPC views and user (culeak_alloc) blocks are never counted as memory.
+ *            objects, IPC views, user (culeak_alloc) blocks and pool blocks (kind block: the
+ *            tensors of PyTorch's caching allocator, CuPy's pool) are never counted as
+ *            device memory: the segments they are carved from are.
  *   leaked   live at exit (or at the end of a recording), or still live when its context
- *            was destroyed / its device reset (FREE_ALL): "leaked at reset".
+ *            was destroyed / its device reset (FREE_ALL): "leaked at reset". Pool blocks
+ *            are never leaked: the pool holds them and frees its segments.
  *   cache    a leak whose stack passes through a known caching allocator (PyTorch's
  *            CUDACachingAllocator, CuPy's memory pool, XLA's BFC allocator): reported apart.
  *
@@ -51,6 +54,9 @@ struct model_options {
      * a glob with '/' matches the frame's source file instead (from DWARF). */
     const char *skip_functions;
     int no_default_skips;       /* only skip_modules, skip_functions and the environment */
+    /* Path prefixes (comma or colon separated) of Python code that is the program's own
+     * although installed (site-packages): added to $CULEAK_MY_CODE. */
+    const char *my_code;
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
     uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
@@ -273,7 +279,8 @@ struct model_row {
     uint64_t allocs, frees, failed, failed_bytes;
     uint64_t reset_bytes, reset_count;
     uint64_t first_t_ns, last_t_ns;
-    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here */
+    uint32_t kinds;        /* bit (1u << kind) of every kind allocated here; a site's pool
+                              blocks (kind block) and its other kinds are rows apart */
     uint32_t nstacks;      /* member stacks */
     enum model_cache cache;/* LEAKS source: the memory is a caching allocator's */
     int proc;              /* STACK rows: the process; otherwise -1 */
@@ -283,6 +290,10 @@ struct model_row {
     const char *module;
     const char *function, *file; /* of the site frame; NULL when unknown */
     unsigned line;
+    /* SITE and STACK rows: the innermost line of an installed package the representative
+     * stack passed through below its site ("transformers/models/gpt2/modeling_gpt2.py:697");
+     * text then ends with ", via " and it. NULL when none. */
+    const char *via;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
 };
 
@@ -290,7 +301,8 @@ struct model_table {
     struct model_row *rows;
     size_t n;
     enum model_group group;
-    uint64_t total_bytes, total_count; /* sum over rows */
+    uint64_t total_bytes, total_count; /* sum over rows, but rows of pool blocks (which lie
+                                          inside memory other rows count) */
 };
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
 void model_table_sort(struct model_table *t, enum model_field f, int ascending);
@@ -356,19 +368,25 @@ struct model_diff_row {
     uint64_t stack;        /* representative member */
     int stack_proc;
     int named;             /* as model_row.named */
+    const char *via;       /* as model_row.via */
+    int blocks;            /* the row counts a pool's blocks (kind block); a site's blocks
+                              and its other memory are rows apart */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {
     int proc;
     uint64_t stack, count, bytes, first_seq;
+    int blocks;            /* a pool's blocks (kind block), apart from the stack's other memory */
 };
 struct model_diff {
     struct model_diff_row *rows;  /* rows whose bytes or count changed, most growth first */
     size_t n;
     struct model_diff_new *news;  /* biggest first */
     size_t nnew;
-    uint64_t new_bytes, new_count;
-    int64_t delta_bytes;
+    uint64_t new_bytes, new_count;              /* news of memory, blocks apart: */
+    int64_t delta_bytes;                        /* rows of memory (blocks lie inside it) */
+    uint64_t new_block_bytes, new_block_count;  /* news of pool blocks */
+    int64_t delta_block_bytes;                  /* rows of pool blocks */
 };
 /* b NULL: A vs now. A snapshot missing a process leaves that process out. Returns -1 if
  * a snapshot does not exist. With b a past snapshot, "new" counts allocations made in

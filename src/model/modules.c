@@ -20,6 +20,8 @@ static const char *const default_skips[] = {
      * sit among these, and their own looked-through files are in pyframes.c) */
     "libpython3*", "python3*", "libffi*", "_ctypes*", "*/lib-dynload/*", "libtorch*",
     "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/jax/*",
+    /* NVIDIA's cuda-python bindings (numba.cuda's driver calls go through them) */
+    "*/cuda/bindings/*", "*/numba_cuda/*",
 };
 
 /* nvcc links the CUDA runtime statically by default, so its API entry points

@@ -13,13 +13,14 @@ static const char *const default_skips[] = {
     "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/cupy/*",
     "*/dist-packages/cupy/*", "*/site-packages/cupy_backends/*", "*/site-packages/jax/*",
     "*/dist-packages/jax/*", "*/site-packages/jaxlib/*", "*/site-packages/flax/*",
-    "*/site-packages/triton/*", "<frozen *>",
+    "*/site-packages/triton/*", "<frozen *>", "*/sitecustomize.py",
 };
 
 struct pyloc {
     struct sym_result res;
     struct sym_frame frame;
     int skip;
+    const char *lib_line;  /* an installed library's line ("pkg/mod.py:12"), else NULL */
 };
 
 struct pyframes {
@@ -36,16 +37,52 @@ static int stdlib_path(const char *path)
     return lib && !strstr(lib, "-packages/");
 }
 
+/* The part of an installed package's path after site-packages/ or dist-packages/, or
+ * NULL for a file outside them. */
+static const char *installed_part(const char *path)
+{
+    const char *at = NULL;
+    for (const char *p = path; (p = strstr(p, "-packages/")); p++)
+        if (p - path >= 5 && (!strncmp(p - 5, "/site", 5) || !strncmp(p - 5, "/dist", 5)))
+            at = p + strlen("-packages/");
+    return at;
+}
+
+/* Is the file under one of the prefixes that say "this code is mine" (the model's
+ * my_code option and $CULEAK_MY_CODE, comma or colon separated)? */
+static int mine(const char *path, const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ",:");
+        if (n && !strncmp(path, p, n))
+            return 1;
+        p += n + (p[n] != 0);
+    }
+    return 0;
+}
+
+static int is_mine(const struct model *m, const char *path)
+{
+    return mine(path, m->opt.my_code) || mine(path, getenv("CULEAK_MY_CODE"));
+}
+
+static int framework_file(const char *path)
+{
+    for (size_t i = 0; i < sizeof default_skips / sizeof *default_skips; i++)
+        if (fnmatch(default_skips[i], path, 0) == 0)
+            return 1;
+    return 0;
+}
+
 static int file_skipped(const struct model *m, const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
-    if (!m->opt.no_default_skips) {
-        if (stdlib_path(path))
+    if (!m->opt.no_default_skips && !is_mine(m, path)) {
+        /* the standard library, the frameworks, and every installed package: the call
+         * site is the first line of the program's own code */
+        if (stdlib_path(path) || framework_file(path) || installed_part(path))
             return 1;
-        for (size_t i = 0; i < sizeof default_skips / sizeof *default_skips; i++)
-            if (fnmatch(default_skips[i], path, 0) == 0)
-                return 1;
     }
     for (size_t i = 0; i < m->nskip; i++)
         if (fnmatch(m->skip_globs[i], strchr(m->skip_globs[i], '/') ? path : name, 0) == 0)
@@ -108,6 +145,13 @@ int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe
         l->res.n = 1;
         l->res.frames = &l->frame;
         l->skip = l->frame.file && file_skipped(m, l->frame.file);
+        const char *part =
+            l->skip && l->frame.file && !framework_file(l->frame.file) ? installed_part(l->frame.file) : NULL;
+        if (part) {
+            char lib[1024];
+            int ln = snprintf(lib, sizeof lib, "%s:%u", part, l->frame.line);
+            l->lib_line = strpool_intern(&m->strings, lib, (size_t)(ln < (int)sizeof lib ? ln : (int)sizeof lib - 1));
+        }
     }
     if (f->id < (1ull << 32) &&
         u64map_put(&py->local, (uint64_t)(unsigned)p->pub.index << 32 | f->id, idx + 1) != 0)
@@ -137,6 +181,14 @@ int pyframes_skipped(const struct model *m, uint64_t ip)
         return 0;
     uint64_t id = ip & ~CULEAK_PYFRAME_TAG;
     return id >= 1 && id <= m->py->n && m->py->locs[id - 1]->skip;
+}
+
+const char *pyframes_lib_line(const struct model *m, uint64_t ip)
+{
+    if (!(ip & CULEAK_PYFRAME_TAG) || !m->py)
+        return NULL;
+    uint64_t id = ip & ~CULEAK_PYFRAME_TAG;
+    return id >= 1 && id <= m->py->n ? m->py->locs[id - 1]->lib_line : NULL;
 }
 
 uint32_t pyframes_module(const struct model *m) { return m->py ? m->py->module : 0; }

@@ -7,8 +7,11 @@
  *
  * Looked-through Python files (the call site is never inside them): the frameworks'
  * own packages (torch, cupy, jax, ...; PYFRAMES_DEFAULT_SKIPS), the standard library
- * (under lib/pythonX.Y but not in site-packages/dist-packages), frozen modules, and every
- * skip glob of the model (--skip, $CULEAK_SKIP_MODULES) matched against the .py path. */
+ * (under lib/pythonX.Y but not in site-packages/dist-packages), every installed package
+ * (under site-packages/ or dist-packages/), frozen modules, and every skip glob of the
+ * model (--skip, $CULEAK_SKIP_MODULES) matched against the .py path. Files under a
+ * prefix of model_options.my_code or $CULEAK_MY_CODE are the program's own: only the
+ * skip globs apply to them. */
 #ifndef CULEAK_PYFRAMES_H
 #define CULEAK_PYFRAMES_H
 
@@ -30,6 +33,9 @@ uint64_t pyframes_ip(const struct model *m, const struct process *p, uint64_t ip
 const struct sym_result *pyframes_lookup(const struct model *m, uint64_t id);
 /* Is this model ip a Python frame in a looked-through file? */
 int pyframes_skipped(const struct model *m, uint64_t ip);
+/* For a Python frame in an installed package (not a framework's own): "pkg/mod.py:12",
+ * the path after site-packages/ or dist-packages/. NULL otherwise. */
+const char *pyframes_lib_line(const struct model *m, uint64_t ip);
 /* Module id of "python" (0 before the first Python frame). */
 uint32_t pyframes_module(const struct model *m);
 void pyframes_free(struct model *m);

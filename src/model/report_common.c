@@ -343,6 +343,7 @@ int report_diff_parts(struct model *m, const struct report_options *o, struct re
             return -1;
         }
         dp->delta_bytes += pt->d.delta_bytes;
+        dp->delta_block_bytes += pt->d.delta_block_bytes;
         dp->new_bytes += pt->d.new_bytes;
         dp->new_count += pt->d.new_count;
     }

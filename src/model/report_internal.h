@@ -54,6 +54,7 @@ struct report_diff_parts {
     int n;
     int64_t delta_bytes;      /* over the parts with both marks */
     uint64_t new_bytes, new_count;
+    int64_t delta_block_bytes; /* pool blocks, apart (they lie inside memory counted above) */
     int missing;              /* processes lacking A or B */
 };
 /* The diff of process proc (or MODEL_ALL) from snapshot A to B, or to now when B is now. */

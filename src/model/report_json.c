@@ -70,6 +70,8 @@ static void json_site(FILE *f, const struct model_row *r)
     json_write_cstr(f, r->module);
     fputs(",\"text\":", f);
     json_write_cstr(f, r->text);
+    fputs(",\"via\":", f); /* the installed library's line the user's line called */
+    json_write_cstr(f, r->via);
     putc('}', f);
 }
 
@@ -131,6 +133,9 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
                 r->delta_count);
         *first = 0;
         json_write_cstr(f, r->text);
+        fputs(",\"via\":", f);
+        json_write_cstr(f, r->via);
+        fprintf(f, ",\"kind\":\"%s\"", r->blocks ? "block" : "memory");
         fputs(",\"module\":", f);
         json_write_cstr(f, r->module);
         fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
@@ -191,7 +196,9 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
             json_diff_news(f, m, o, &dp.p[i].d, &first);
     else
         json_diff_news(f, m, o, &merged, &first);
-    fputs("]},\"per_process\":[", f);
+    /* pool blocks lie inside the memory counted above: their totals come apart */
+    fprintf(f, "]},\"delta_block_bytes\":%" PRId64 ",\"per_process\":[",
+            split ? dp.delta_block_bytes : merged.delta_block_bytes);
     for (int i = 0; i < dp.n; i++) {
         const struct report_diff_part *pt = &dp.p[i];
         const struct model_process *p = model_process(m, pt->proc);

@@ -97,20 +97,33 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
     char b1[64];
     const char *b = o->diff_b ? o->diff_b : "now";
     report_format_bytes(b1, sizeof b1, (uint64_t)(d->delta_bytes < 0 ? -d->delta_bytes : d->delta_bytes));
-    fprintf(f, "culeak: %s -> %s: %s%s live\n", o->diff_a, b, d->delta_bytes < 0 ? "-" : "+", b1);
+    fprintf(f, "culeak: %s -> %s: %s%s live", o->diff_a, b, d->delta_bytes < 0 ? "-" : "+", b1);
+    if (d->delta_block_bytes || d->new_block_count) {
+        report_format_bytes(b1, sizeof b1,
+                            (uint64_t)(d->delta_block_bytes < 0 ? -d->delta_block_bytes : d->delta_block_bytes));
+        fprintf(f, "; %s%s in pool blocks", d->delta_block_bytes < 0 ? "-" : "+", b1);
+    }
+    fputc('\n', f);
     for (size_t i = 0; i < d->n; i++) {
         const struct model_diff_row *r = &d->rows[i];
         fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
-                   " allocations) %s\n",
-                r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->text);
+                   " %s) %s\n",
+                r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->blocks ? "blocks" : "allocations",
+                r->text);
     }
     report_format_bytes(b1, sizeof b1, d->new_bytes);
-    fprintf(f, "\nculeak: made after %s and still live at %s: %s in %" PRIu64 " allocations\n", o->diff_a, b, b1,
+    fprintf(f, "\nculeak: made after %s and still live at %s: %s in %" PRIu64 " allocations", o->diff_a, b, b1,
             d->new_count);
+    if (d->new_block_count) {
+        report_format_bytes(b1, sizeof b1, d->new_block_bytes);
+        fprintf(f, ", %s in %" PRIu64 " pool blocks", b1, d->new_block_count);
+    }
+    fputc('\n', f);
     for (size_t i = 0; i < d->nnew && i < 50; i++) {
         report_format_bytes(b1, sizeof b1, d->news[i].bytes);
-        fprintf(f, "\n%s in %" PRIu64 " allocation%s [pid %" PRIu64 "]\n", b1, d->news[i].count,
-                d->news[i].count == 1 ? "" : "s", model_process(m, d->news[i].proc)->pid);
+        fprintf(f, "\n%s in %" PRIu64 " %s%s [pid %" PRIu64 "]\n", b1, d->news[i].count,
+                d->news[i].blocks ? "block" : "allocation", d->news[i].count == 1 ? "" : "s",
+                model_process(m, d->news[i].proc)->pid);
         print_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
     }
     if (d->nnew > 50)

@@ -256,7 +256,7 @@ static int collect_new(struct model *m, const struct model_query *q, int i, uint
         struct unit *u = &p->units[le->unit];
         if (!unit_in_query(u, q))
             continue;
-        uint64_t key = (uint64_t)(unsigned)i << 32 | u->stack;
+        uint64_t key = ((uint64_t)(unsigned)i << 32 | u->stack) << 1 | unit_part(u);
         uint32_t k = u64map_get(idx, key);
         if (k == UINT32_MAX) {
             if (d->nnew == *cap) {
@@ -270,15 +270,21 @@ static int collect_new(struct model *m, const struct model_query *q, int i, uint
             k = (uint32_t)d->nnew++;
             if (u64map_put(idx, key, k) != 0)
                 return -1;
-            d->news[k] = (struct model_diff_new){.proc = i, .stack = u->stack, .first_seq = seq};
+            d->news[k] = (struct model_diff_new){.proc = i, .stack = u->stack, .first_seq = seq,
+                                                 .blocks = (int)unit_part(u)};
         }
         struct model_diff_new *n = &d->news[k];
         n->count++;
         n->bytes += le->size;
         if (seq < n->first_seq)
             n->first_seq = seq;
-        d->new_bytes += le->size;
-        d->new_count++;
+        if (unit_part(u)) {
+            d->new_block_bytes += le->size;
+            d->new_block_count++;
+        } else {
+            d->new_bytes += le->size;
+            d->new_count++;
+        }
     }
     return 0;
 }
@@ -320,7 +326,8 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
             if (da[ui].bytes == bb && da[ui].count == cb)
                 continue;
             uint32_t id = unit_row_id(m, i, u, q->group);
-            uint32_t k = u64map_get(&rows, id);
+            uint64_t key = (uint64_t)id << 1 | unit_part(u);
+            uint32_t k = u64map_get(&rows, key);
             if (k == UINT32_MAX) {
                 if (nacc == acc_cap) {
                     size_t nc = acc_cap ? acc_cap * 2 : 64;
@@ -333,13 +340,15 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
                     acc_cap = nc;
                 }
                 k = (uint32_t)nacc++;
-                u64map_put(&rows, id, k);
+                u64map_put(&rows, key, k);
                 memset(&acc[k], 0, sizeof acc[k]);
                 acc[k].row.id = id;
+                acc[k].row.blocks = (int)unit_part(u);
                 struct model_row r = {0};
                 row_describe(m, q->group, id, i, u, &r, query_lazy(q));
                 acc[k].row.named = r.named;
                 acc[k].row.text = r.text;
+                acc[k].row.via = r.via;
                 acc[k].row.module = r.module;
                 acc[k].row.stack = u->stack;
                 acc[k].row.stack_proc = i;
@@ -372,7 +381,10 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
             r->delta_count = (int64_t)r->count_b - (int64_t)r->count_a;
             if (r->delta_bytes == 0 && r->delta_count == 0)
                 continue; /* changes of member stacks cancelled out */
-            d->delta_bytes += r->delta_bytes;
+            if (r->blocks)
+                d->delta_block_bytes += r->delta_bytes;
+            else
+                d->delta_bytes += r->delta_bytes;
             d->rows[d->n++] = *r;
         }
         if (d->n > 1)

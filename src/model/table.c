@@ -1,6 +1,10 @@
 /* The site table: units (process, stack, kind) summed into rows of a grouping, from a
  * source (now, leaks, peak, snapshot, failure), filtered and sorted. */
 #include "model_internal.h"
+#include "pyframes.h"
+#include "wire.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +65,39 @@ int unit_in_query(const struct unit *u, const struct model_query *q)
     return q->kinds ? (q->kinds >> u->kind & 1) != 0 : culeak_kind_is_memory(u->kind);
 }
 
+/* The innermost installed-library line of rep's stack below its Python site. */
+static const char *via_line(const struct model *m, int proc, const struct unit *rep)
+{
+    const struct process *p = model_proc(m, proc);
+    if (!p || !rep || rep->stack >= p->nframes)
+        return NULL;
+    const char *via = NULL;
+    uint64_t id = rep->stack;
+    for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        uint64_t ip = p->ip[id];
+        if (!(ip & CULEAK_PYFRAME_TAG))
+            continue;
+        if (!pyframes_skipped(m, ip))
+            return via; /* the site */
+        if (!via)
+            via = pyframes_lib_line(m, ip);
+    }
+    return NULL;
+}
+
+/* A Python site's text, with the library line it was reached through. */
+static const char *with_via(struct model *m, const struct site *s, int proc, const struct unit *rep,
+                            const char **via)
+{
+    if (!s->symbolized || !s->text || !m->py || s->module != pyframes_module(m) ||
+        !(*via = via_line(m, proc, rep)))
+        return s->text;
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "%s, via %s", s->text, *via);
+    const char *t = strpool_intern(&m->strings, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
+    return t ? t : s->text;
+}
+
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
                   struct model_row *r, int lazy)
 {
@@ -76,12 +113,13 @@ void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc
     r->file = f ? f->file : NULL;
     r->line = f ? f->line : 0;
     r->proc = -1;
+    r->via = NULL;
     switch (g) {
     case MODEL_GROUP_SITE:
-        r->text = s->text;
+        r->text = with_via(m, s, rep_proc, rep, &r->via);
         break;
     case MODEL_GROUP_STACK:
-        r->text = s->text;
+        r->text = with_via(m, s, rep_proc, rep, &r->via);
         r->proc = rep_proc;
         r->stack = rep ? rep->stack : 0;
         break;
@@ -178,8 +216,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         }
         for (size_t ui = 0; ui < p->nunits; ui++) {
             struct unit *u = &p->units[ui];
-            if (!unit_in_query(u, q))
-                continue;
+            if (!unit_in_query(u, q) || (q->source == MODEL_SOURCE_LEAKS && u->kind == CULEAK_KIND_BLOCK))
+                continue; /* a pool's live blocks are not leaks (its segments are reported) */
             uint64_t bytes, count;
             unit_value(p, u, ui, q->source, dense, &bytes, &count);
             if (q->supp && (bytes || count) && (unit_suppression(m, p, u, q->supp) >= 0) != (q->suppressed != 0))
@@ -188,7 +226,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 continue;
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
             uint32_t id = unit_row_id(m, i, u, q->group);
-            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, (uint64_t)id << 3 | cache, id);
+            struct model_row *r = row_for(&index, t, &cap, &rep_bytes,
+                                             (uint64_t)id << 4 | (uint64_t)cache << 1 | unit_part(u), id);
             if (!r) {
                 rc = -1;
                 break;
@@ -250,8 +289,10 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             continue;
         if (!matches_filter(r, q->filter))
             continue;
-        t->total_bytes += r->live_bytes;
-        t->total_count += r->live_count;
+        if (r->kinds != 1u << CULEAK_KIND_BLOCK) { /* pool blocks lie inside memory other rows count */
+            t->total_bytes += r->live_bytes;
+            t->total_count += r->live_count;
+        }
         t->rows[k++] = *r;
     }
     t->n = rc == 0 ? k : 0;

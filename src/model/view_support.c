@@ -16,11 +16,13 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
         return -1;
     struct u64map rows;
     u64map_init(&rows);
-    for (size_t r = 0; r < t->n; r++) /* LEAKS tables may repeat an id (cache rows): the first wins */
-        if (u64map_get(&rows, t->rows[r].id) == UINT32_MAX && u64map_put(&rows, t->rows[r].id, (uint32_t)r) != 0) {
+    for (size_t r = 0; r < t->n; r++) { /* LEAKS tables may repeat an id (cache rows): the first wins */
+        uint64_t key = (uint64_t)t->rows[r].id << 1 | (t->rows[r].kinds == 1u << CULEAK_KIND_BLOCK);
+        if (u64map_get(&rows, key) == UINT32_MAX && u64map_put(&rows, key, (uint32_t)r) != 0) {
             u64map_free(&rows);
             return -1;
         }
+    }
     const struct snapshot *s = &m->snaps[si];
     for (int i = 0; i < m->nprocs && i < s->nparts; i++) {
         if ((q->proc != MODEL_ALL && q->proc != i) || !s->parts[i].present)
@@ -34,7 +36,7 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
             struct unit *u = &p->units[it->unit];
             if (!unit_in_query(u, q))
                 continue;
-            uint32_t r = u64map_get(&rows, unit_row_id(m, i, u, q->group));
+            uint32_t r = u64map_get(&rows, (uint64_t)unit_row_id(m, i, u, q->group) << 1 | unit_part(u));
             if (r == UINT32_MAX)
                 continue; /* a row the table left out (filter, only_live) */
             bytes[r] += it->bytes;
@@ -60,4 +62,10 @@ void model_stack_live(const struct model *m, int proc, uint64_t stack, uint32_t 
         *bytes += p->units[ui].live_bytes;
         *count += p->units[ui].live_count;
     }
+}
+
+int model_stack_has_blocks(const struct model *m, int proc, uint64_t stack)
+{
+    const struct process *p = model_proc(m, proc);
+    return p && u64map_get(&p->unit_index, stack << 5 | CULEAK_KIND_BLOCK) != UINT32_MAX;
 }

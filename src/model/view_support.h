@@ -16,5 +16,7 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
  * kind, like model_query.kinds). O(kinds). */
 void model_stack_live(const struct model *m, int proc, uint64_t stack, uint32_t kinds, uint64_t *bytes,
                       uint64_t *count);
+/* Did this (process, stack) ever hand out a pool's blocks (kind block)? */
+int model_stack_has_blocks(const struct model *m, int proc, uint64_t stack);
 
 #endif

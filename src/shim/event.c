@@ -52,6 +52,8 @@ __attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
         n = culeak_py_stack(ips, culeak_unwind(ips, CULEAK_MAX_DEPTH), CULEAK_MAX_DEPTH);
     else
         n = culeak_unwind(ips, (int)culeak_depth_limit);
+    if (__atomic_load_n(&culeak_torch_waiting, __ATOMIC_RELAXED) && e->op == CULEAK_OP_ALLOC && e->result == 0)
+        culeak_torch_segment(e, ips, n);
     culeak_stream_event(e, ips, n);
 }
 
@@ -131,12 +133,24 @@ static void wait_for_free(uint64_t addr)
             sched_yield();
 }
 
-void culeak_after(struct culeak_ev *e)
+static void wait_inflight(struct culeak_ev *e)
 {
     if (e->result != 0 && e->op == CULEAK_OP_ALLOC)
         e->addr = 0;
     if (e->op == CULEAK_OP_ALLOC && e->addr)
         wait_for_free(e->addr);
+}
+
+void culeak_after(struct culeak_ev *e)
+{
+    wait_inflight(e);
     culeak_emit(e);
+    culeak_leave();
+}
+
+void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n)
+{
+    wait_inflight(e);
+    culeak_stream_event(e, ips, n);
     culeak_leave();
 }

@@ -451,7 +451,7 @@ static int interp_position(const uintptr_t *ips, int n)
     return n;
 }
 
-static int merge(uintptr_t *ips, int n, int max)
+static int merge(uintptr_t *ips, int n, int max, int append)
 {
     if (!__atomic_load_n(&py.on, __ATOMIC_ACQUIRE) || !py.is_initialized())
         return n;
@@ -499,7 +499,7 @@ static int merge(uintptr_t *ips, int n, int max)
         out[o++] = ips[i];
     }
     if (g < k) {
-        int at = after_last >= 0 ? after_last : interp_position(out, o);
+        int at = after_last >= 0 ? after_last : append ? o : interp_position(out, o);
         int extra = k - g;
         if (at + extra > max)
             extra = max - at;
@@ -532,7 +532,9 @@ static int limit(uintptr_t *ips, int n)
     return n;
 }
 
-int culeak_py_stack(uintptr_t *ips, int n, int max) { return limit(ips, merge(ips, n, max)); }
+int culeak_py_stack(uintptr_t *ips, int n, int max) { return limit(ips, merge(ips, n, max, 0)); }
+
+int culeak_py_stack_after(uintptr_t *ips, int n, int max) { return merge(ips, n, max, 1); }
 
 void culeak_py_fork_child(void)
 {

@@ -58,6 +58,8 @@ void culeak_emit(const struct culeak_ev *e);
 /* Ends a traced call: records e (made after the real call; a failed allocation gets
  * addr 0) and leaves. */
 void culeak_after(struct culeak_ev *e);
+/* culeak_after with the stack already captured (ips[0..n), outermost last). */
+void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n);
 /* A free: begin before the real call, end (records, leaves) after it. */
 void culeak_free_begin(const struct culeak_ev *e);
 void culeak_free_end(const struct culeak_ev *e);
@@ -82,7 +84,19 @@ int culeak_py_enabled(void);
  * with the Python frames they run (tagged ips, PYFRAME records sent first), applies the
  * depth limit; returns the new count (<= max). Call without any lock of the shim held. */
 int culeak_py_stack(uintptr_t *ips, int n, int max);
+/* The same for a short native stack (a pool block's): Python frames the native frames do
+ * not place go after them, without looking for the interpreter's module. */
+int culeak_py_stack_after(uintptr_t *ips, int n, int max);
 void culeak_py_fork_child(void);
+
+/* ---- torch_blocks.c: PyTorch's caching allocator, block by block ---- */
+/* An allocation (segment) the shim has just seen, with its native stack: when it comes
+ * from libc10_cuda, attaches the block tracker (once). Call without any lock held. */
+void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n);
+extern int culeak_torch_waiting; /* 1 until the tracker is attached or turned off */
+/* Records a pool block's event with a short native stack plus the Python frames
+ * (alloc), or no stack (free). Ends the traced call like culeak_after/free_end. */
+void culeak_block_event(struct culeak_ev *e);
 
 /* ---- trace_tree.c: (parent, ip) -> id; the caller holds the stream lock ---- */
 struct culeak_tree;

@@ -2,7 +2,8 @@
 # The job outlives its console (tmux, fake driver): quit asks (y or n) while the job runs
 # and kills it only on y; detach FILE leaves it running to its end with its further output
 # in FILE; a console killed with SIGKILL, the job running or paused at a breakpoint,
-# detaches the same way, the output going to $XDG_STATE_HOME/culeak/job-PID.log.
+# detaches the same way, the output going to $XDG_STATE_HOME/culeak/job-PID.log; the job
+# inherits no descriptor of the console.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -19,7 +20,7 @@ else
     "$FAKE/client_static" long 3 1000
 fi
 echo "waiting for the go"
-while [ ! -e "$T/go.\$1" ]; do sleep 0.05; done
+while [ ! -e "$T/go.\$1" ] && [ -d "$T" ]; do sleep 0.05; done # (an aborted test leaves no job behind)
 "$FAKE/client_static" long 3 1000
 echo "job ran to its end"
 touch "$T/ended.\$1"
@@ -112,4 +113,38 @@ wait_for "CONSOLE-DONE rc=137"
 ended paused
 wait_file "$T/state/culeak/job-$pid.log" "job ran to its end"
 grep -q "console went away" "$T/state/culeak/job-$pid.log" || fail "the shim did not say it stopped tracing"
+
+# 6. the job inherits no descriptor of the console (its terminal, /dev/null): a detached
+#    job would hold the console's terminal open (a closed ssh session would hang on it)
+cat >"$T/fds.c" <<'C'
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int fd = atoi(e->d_name), flags = fd < 3 || fd == dirfd(d) ? -1 : fcntl(fd, F_GETFD);
+        if (flags < 0 || (flags & FD_CLOEXEC)) /* close-on-exec: its own (the shim's), not inherited */
+            continue;
+        char link[64], target[256] = "";
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = 0;
+        printf("inherited fd %d -> %s\n", fd, target);
+    }
+    puts("descriptors listed");
+    return 0;
+}
+C
+cc -o "$T/fds" "$T/fds.c" || fail "cannot build the descriptor lister"
+start -- "$T/fds"
+wait_for "descriptors listed"
+screen | grep "inherited fd" && fail "the job inherited descriptors of the console"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
 echo "console detach e2e ok"

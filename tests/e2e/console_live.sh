@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The console driven in tmux on the fake driver: a breakpoint pauses the job inside the
 # allocation, snapshot/diff while paused, continue to EXITED with a leak report, resize,
-# unknown commands, save, a job flooding its output, quit.
+# unknown commands, save, a job flooding its output, quit; a program that cannot run.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -71,4 +71,10 @@ screen | head -n 1 | grep -q "^ culeak " || fail "header overwritten by the job'
 screen | grep -q "^20000$" || fail "the job's last output line is not in the output pane"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
+# 5. a program that cannot run: no console on an empty job, the error and 127
+start -- "$T/no-such-program"
+wait_for "CONSOLE-DONE rc="
+screen | grep -q "^culeak: cannot run $T/no-such-program: No such file or directory" ||
+    fail "no error for a program that cannot run"
+screen | grep -q "CONSOLE-DONE rc=127" || fail "a program that cannot run: not exit status 127"
 echo "console e2e ok"

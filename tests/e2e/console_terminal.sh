@@ -18,7 +18,7 @@ printf 'ok \033[31mred\033[0m plain\n'
 printf 'wide \346\274\242\345\255\227 end\n'
 printf '12345\033[3D\033[KZ\n'
 echo READY
-exec sleep 600
+while [ -d "$T" ]; do sleep 0.1; done # until the test is over (its console detaches it)
 JOB
 chmod +x "$T/job.sh"
 
@@ -34,13 +34,15 @@ for size in "80 24" "120 40"; do
     type_line "search find-me-old"
     wait_for "'find-me-old' at output line"
     screen | grep -q "^FIND-ME-OLD" || fail "search did not bring the line into view ($size)"
-    type_line "search"
+    type_line "/"
     wait_for "no more: 'find-me-old' is not in the output above the last match"
+    # the console's first line, written before the first frame, wraps at the pane's width
+    type_expect "/.sock" "'.sock' at output line"
 done
 
 # the job's first output, likely read before the console's first drawing (a few tries: it
 # is a race the console must win every time)
-printf '#!/bin/sh\necho %s\necho FIRST-READY\nexec sleep 600\n' "$tail" >"$T/first.sh"
+printf '#!/bin/sh\necho %s\necho FIRST-READY\nwhile [ -d "%s" ]; do sleep 0.1; done\n' "$tail" "$T" >"$T/first.sh"
 chmod +x "$T/first.sh"
 for try in 1 2 3; do
     start_sized 80 24 -- "$T/first.sh"

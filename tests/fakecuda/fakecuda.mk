@@ -10,7 +10,7 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
-	$(FAKE)/libinterposer.so
+	$(FAKE)/libinterposer.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -68,3 +68,14 @@ $(FAKE)/client_mixed_fp: tests/fakecuda/client_mixed_fp.c $(BUILD)/fakecuda/mixe
 # The unit tests of the fake and of the shim under it need all of the above.
 $(BUILD)/tests/test_fakecuda: | fakecuda $(BUILD)/libculeak.so
 $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
+
+# A stand-in for PyTorch's caching allocator (libc10_cuda.so in a torch/lib tree, with the
+# torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
+$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+
+$(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
+	@mkdir -p $(@D)
+	cp $< $@

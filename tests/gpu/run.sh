@@ -169,6 +169,47 @@ if checked "train_leak: culeak report --diff" "$W/train-leak-diff.txt" \
     fi
 fi
 
+say "== blocks of the frameworks' pools (caching on): the diff between marks names the line"
+# diff_names NAME A B PROGRAM.py [ARGS]: record, diff marks A and B, expect the KEEP line
+# of PROGRAM.py as the site that grew most (with its "via" library line when it has one).
+diff_names() {
+    local name=$1 a=$2 b=$3 prog=$4; shift 4
+    local line; line=$(grep -n '# KEEP$' "$prog" | cut -d: -f1)
+    "$CULEAK" record -o "$W/$name.culeak" -- python3 "$prog" "$@" >"$W/$name.out" 2>"$W/$name.err"
+    local rc=$?
+    "$CULEAK" report --diff "$a" "$b" "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
+    cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
+    # the row of blocks that grew most (pools' tensors and arrays), else of any memory
+    local top; top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/$name-diff.txt" ||
+        grep -m1 -E '^  \+[0-9]+ bytes' "$W/$name-diff.txt")
+    if [ $rc -ne 0 ]; then
+        say "$name: program exited $rc"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
+    elif grep -q 'tracking off' "$W/$name.err"; then
+        say "$name: FAIL $(grep 'tracking off' "$W/$name.err")"; fails=$((fails + 1))
+    elif echo "$top" | grep -q "$(basename "$prog"):$line\b"; then
+        say "$name: ok: $top"
+    else
+        say "$name: FAIL: expected $(basename "$prog"):$line first; got: ${top:-no growth}"; fails=$((fails + 1))
+    fi
+}
+diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
+    tests/gpu/keep_tensor.py 20
+diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
+grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
+    { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
+diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
+diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
+# for information (not a check): the leak check of the torch loop; blocks live at exit are
+# the pool's, its segments are reported as cache
+"$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
+say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
+say "== the console on blocks: a breakpoint on the kept tensor's line"
+BUILD=$BUILD bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
+console_blocks_rc=$?
+tee -a "$SUMMARY" <"$W/console-blocks.txt"
+[ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }
+
 say "== console on a real demo"
 bash tests/gpu/console.sh "$W" "$OUT" >"$W/console.txt" 2>&1
 console_rc=$?

@@ -1,0 +1,86 @@
+"""Put on PYTHONPATH by culeak, so that nothing has to be imported by the job: when the
+job imports CuPy, a cupy.cuda.MemoryHook reports each block its memory pool hands out and
+takes back to the shim, as block events with the Python line that made them. Then the
+sitecustomize this one hides (the distribution's, a virtual environment's) runs as usual.
+Without the culeak shim loaded nothing is installed."""
+import ctypes
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+
+def _install_cupy_hook():
+    import cupy.cuda.memory_hook as memory_hook
+
+    report = ctypes.CDLL(None).culeak_report_block
+    report.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+    report.restype = None
+
+    class CuleakHook(memory_hook.MemoryHook):
+        name = "culeak"
+
+        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            report(1, mem_ptr, mem_size)
+
+        def free_preprocess(self, device_id, mem_size, mem_ptr, pmem_id):
+            report(0, mem_ptr, mem_size)
+
+    CuleakHook().__enter__()  # hooks are per thread: the importing thread's allocations
+
+
+class _AfterCupy(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; when cupy.cuda.memory_hook is found, wraps its loader so the
+    hook is installed once that module has run."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "cupy.cuda.memory_hook":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_hook(module):
+            exec_module(module)
+            try:
+                sys.modules[name] = module
+                _install_cupy_hook()
+            except Exception as e:  # never the job's problem
+                sys.stderr.write("culeak: cupy pool blocks not tracked: %s\n" % e)
+
+        spec.loader.exec_module = exec_then_hook
+        return spec
+
+
+def _shim_loaded():
+    try:
+        ctypes.CDLL(None).culeak_report_block
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+if _shim_loaded() and not os.environ.get("CULEAK_NO_POOL"):
+    sys.meta_path.insert(0, _AfterCupy())
+
+
+def _chain():
+    """Runs the next sitecustomize on sys.path, the one this file hides."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    mod = sys.modules.pop("sitecustomize", None)
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    try:
+        importlib.import_module("sitecustomize")
+    except ImportError:
+        pass
+    finally:
+        sys.path[:] = saved
+        if mod is not None and "sitecustomize" not in sys.modules:
+            sys.modules["sitecustomize"] = mod
+
+
+_chain()

@@ -1,0 +1,211 @@
+// libculeak_torch.so: attaches culeak's block tracker to PyTorch's caching allocator.
+// Loaded by the shim (src/shim/torch_blocks.c) only in a process that has libc10_cuda,
+// so that programs without torch never load libstdc++ through culeak.
+//
+// libc10_cuda exports no attachAllocatorTraceTracker function: the header's inline
+// wrapper calls the CUDAAllocator's virtual method through the exported
+// c10::cuda::CUDACachingAllocator::allocator. Where that method sits in the vtable
+// depends on the torch version: it comes from a table of versions measured against their
+// headers, or else from the library's own symbol table (PyPI wheels keep .symtab), where
+// NativeCachingAllocator::attachAllocatorTraceTracker is a local symbol whose address is
+// then looked up in the allocator's vtable. TraceEntry's first fields (action, addr,
+// stream, size) have kept their offsets since torch 2.0; the shim checks the first entry
+// against the segment it saw, so a misread layout turns tracking off, never on.
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <exception>
+#include <fcntl.h>
+#include <functional>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace c10 {
+namespace cuda {
+namespace CUDACachingAllocator {
+struct TraceEntry; // only ever handled by reference: the mangled name is what matters
+}
+} // namespace cuda
+} // namespace c10
+
+namespace {
+
+using TraceEntry = c10::cuda::CUDACachingAllocator::TraceEntry;
+using Tracker = std::function<void(const TraceEntry &)>;
+using EntryFn = void (*)(int action, int device, uint64_t addr, uint64_t size, uint64_t stream);
+using AttachFn = void (*)(void *self, Tracker tracker); // a virtual member, `this` first
+
+struct Layout {
+    int major, minor;
+    size_t attach_vtable_offset; // bytes from the vtable's address point
+    int device_offset;           // -1: no device_ field
+};
+
+// Offsets from offsetof / pointer-to-member of each version's own headers
+// (c10/cuda/CUDACachingAllocator.h). action_@0, addr_@8, stream_@32, size_@40 in all.
+const Layout layouts[] = {
+    {2, 11, 352, 4},
+};
+
+EntryFn entry_fn;
+int device_offset = -1;
+
+void on_entry(const TraceEntry &te)
+{
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(&te);
+    int32_t action;
+    uint64_t addr, stream, size;
+    std::memcpy(&action, p, 4);
+    std::memcpy(&addr, p + 8, 8);
+    std::memcpy(&stream, p + 32, 8);
+    std::memcpy(&size, p + 40, 8);
+    int device = device_offset >= 0 ? static_cast<int8_t>(p[device_offset]) : -1;
+    entry_fn(action, device, addr, size, stream);
+}
+
+// The load address of a local function of the library at path (loaded at base) whose
+// mangled name starts with prefix, from the file's .symtab; 0 when there is none.
+uintptr_t local_function(const char *path, uintptr_t base, const char *prefix)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    void *map = fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(sizeof(Elf64_Ehdr))
+                    ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                    : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    const char *img = static_cast<const char *>(map);
+    size_t size = static_cast<size_t>(st.st_size), plen = std::strlen(prefix);
+    uintptr_t found = 0;
+    const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(img);
+    bool ok = std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+              eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
+              eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr);
+    const Elf64_Shdr *sh = ok ? reinterpret_cast<const Elf64_Shdr *>(img + eh->e_shoff) : nullptr;
+    for (unsigned i = 0; ok && !found && i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym))
+            continue;
+        const Elf64_Shdr &strs = sh[sh[i].sh_link];
+        if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset || strs.sh_offset > size ||
+            strs.sh_size > size - strs.sh_offset)
+            continue;
+        const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(img + sh[i].sh_offset);
+        const char *names = img + strs.sh_offset;
+        for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++)
+            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value && sym[k].st_name < strs.sh_size &&
+                strs.sh_size - sym[k].st_name > plen && std::strncmp(names + sym[k].st_name, prefix, plen) == 0) {
+                found = base + sym[k].st_value;
+                break;
+            }
+    }
+    munmap(map, size);
+    return found;
+}
+
+// The vtable slot (bytes from the address point) holding fn, or -1.
+long vtable_slot(void **vtable, void *fn, const void *base)
+{
+    for (long i = 0; i < 512; i++) {
+        Dl_info in;
+        if (vtable[i] == fn)
+            return i * static_cast<long>(sizeof(void *));
+        if (!dladdr(vtable[i], &in) || in.dli_fbase != base)
+            return -1; /* past the end of the vtable */
+    }
+    return -1;
+}
+
+int torch_version(const char *c10_path, int *major, int *minor)
+{
+    // .../torch/lib/libc10_cuda.so -> .../torch/version.py: __version__ = '2.11.0+cu130'
+    char path[4096];
+    const char *lib = std::strstr(c10_path, "/lib/libc10_cuda.so");
+    if (!lib)
+        return -1;
+    std::snprintf(path, sizeof path, "%.*s/version.py", static_cast<int>(lib - c10_path), c10_path);
+    FILE *f = std::fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int found = -1;
+    while (found < 0 && std::fgets(line, sizeof line, f)) {
+        const char *v = std::strstr(line, "__version__");
+        const char *q = v ? std::strpbrk(v, "'\"") : nullptr;
+        if (q && std::sscanf(q + 1, "%d.%d", major, minor) == 2)
+            found = 0;
+    }
+    std::fclose(f);
+    return found;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const char *c10_path, EntryFn fn,
+                                                                          char *why, size_t len)
+{
+    int major = 0, minor = 0;
+    if (torch_version(c10_path, &major, &minor) != 0) {
+        std::snprintf(why, len, "no torch version next to %s", c10_path);
+        return -1;
+    }
+    const Layout *L = nullptr;
+    for (const Layout &l : layouts)
+        if (l.major == major && l.minor == minor)
+            L = &l;
+    void *c10 = dlopen(c10_path, RTLD_NOW | RTLD_NOLOAD);
+    auto *allocator = c10 ? static_cast<std::atomic<void *> *>(
+                                dlsym(c10, "_ZN3c104cuda20CUDACachingAllocator9allocatorE"))
+                          : nullptr;
+    void *self = allocator ? allocator->load() : nullptr;
+    if (c10)
+        dlclose(c10);
+    if (!self) {
+        std::snprintf(why, len, "libc10_cuda has no allocator");
+        return -1;
+    }
+    void **vtable = *static_cast<void ***>(self);
+    Dl_info in_method, in_c10;
+    if (!dladdr(reinterpret_cast<void *>(vtable), &in_c10)) {
+        std::snprintf(why, len, "torch %d.%d's allocator is not in libc10_cuda", major, minor);
+        return -1;
+    }
+    long slot = L ? static_cast<long>(L->attach_vtable_offset) : -1;
+    if (!L) { /* a version not in the table: the symbol table says where the method is */
+        uintptr_t f = local_function(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
+                                     "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
+                                     "27attachAllocatorTraceTrackerE");
+        slot = f ? vtable_slot(vtable, reinterpret_cast<void *>(f), in_c10.dli_fbase) : -1;
+        if (slot < 0) {
+            std::snprintf(why, len,
+                          "torch %d.%d is not one culeak knows and its allocator's method was not found (tensors: "
+                          "use --no-pool)",
+                          major, minor);
+            return -1;
+        }
+    }
+    void *method = vtable[slot / static_cast<long>(sizeof(void *))];
+    if (!dladdr(method, &in_method) || in_method.dli_fbase != in_c10.dli_fbase) {
+        std::snprintf(why, len, "torch %d.%d's allocator does not have the expected layout", major, minor);
+        return -1;
+    }
+    entry_fn = fn;
+    device_offset = L ? L->device_offset : -1;
+    try {
+        reinterpret_cast<AttachFn>(method)(self, Tracker(on_entry));
+    } catch (const std::exception &e) { // c10::Error: the first line says it
+        std::snprintf(why, len, "the allocator refused the tracker: %s", e.what());
+        why[std::strcspn(why, "\n")] = '\0';
+        return -1;
+    } catch (...) {
+        std::snprintf(why, len, "the allocator refused the tracker");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Blocks of a caching allocator, without a GPU or torch: a Python training loop allocates
+# through an installed library (a package on a site-packages path) from the fake
+# libc10_cuda (tests/fakecuda/torch), which calls culeak's trace tracker like PyTorch's.
+# Each step keeps one block and churns another. The diff between two iteration marks must
+# name the user's line, with the library line it went through; blocks live at exit are
+# not leaks; a torch version culeak does not know is handled through its symbol table;
+# without one, or with a misread trace entry, tensor tracking is off with one line and the
+# job's segments are still traced.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+CULEAK=$ROOT/$BUILD/culeak
+FAKE=$ROOT/$BUILD/fakecuda
+PY=${PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "blocks: $*" >&2; exit 1; }
+command -v "$PY" >/dev/null || fail "no $PY in PATH"
+
+src=tests/e2e/python/blocks_train.py lib=tests/e2e/python/site-packages/tensorlib/__init__.py
+L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
+L_CHURN=$(grep -n '# SITE-CHURN$' "$src" | cut -d: -f1)
+L_LIB=$(grep -n '# LIB-ALLOC$' "$lib" | cut -d: -f1)
+
+asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
+if [ -n "$asan" ]; then
+    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+fi
+export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
+
+"$CULEAK" record -o "$tmp/run.culeak" -- "$PY" "$src" 8 >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
+grep -q 'tensor tracking off' "$tmp/err" && { cat "$tmp/err"; fail "tensor tracking was turned off"; }
+"$CULEAK" dump "$tmp/run.culeak" >"$tmp/dump"
+allocs=$(grep -c '"api":"torch.alloc","kind":"block"' "$tmp/dump" || true)
+frees=$(grep -c '"api":"torch.free","kind":"block"' "$tmp/dump" || true)
+# 8 churned blocks freed in the loop, the kept ones when the interpreter exits
+[ "$allocs" = 17 ] && [ "$frees" -ge 8 ] || fail "expected 17 block allocations and 8 or more frees, saw $allocs and $frees"
+
+# a thread without Python frames gets its whole native stack, not the pool's few frames
+"$PY" - "$tmp/dump" <<'PYEOF' || fail "the block of a thread without Python has a short stack"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+b = [e for e in ev if e.get("api") == "torch.alloc" and e["size"] == 12800]
+assert len(b) == 1 and len(b[0]["stack"]) > 12, b  # 11 nested calls below the thread's start
+assert not any(int(ip, 16) >> 63 for ip in b[0]["stack"]), b
+PYEOF
+
+# the growth between two marks: 4 kept blocks at the user's line, via the library's line
+"$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff" 2>&1
+cat "$tmp/diff"
+grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB\$" "$tmp/diff" ||
+    fail "the diff does not name blocks_train.py:$L_KEEP via tensorlib/__init__.py:$L_LIB"
+! grep -q "blocks_train.py:$L_CHURN" "$tmp/diff" || fail "the churning line shows in the diff"
+"$CULEAK" report --format json --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff.json"
+grep -q "\"via\":\"tensorlib/__init__.py:$L_LIB\"" "$tmp/diff.json" || fail "no via in the JSON diff"
+
+# from before the first step: the pool's segment and its blocks are rows apart, and the
+# total counts the segment's memory once, the blocks apart
+"$CULEAK" report --diff 'iteration 0' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff0" 2>&1
+grep -q "^culeak: iteration 0 -> iteration 6: +2.0 MiB (2097152 bytes) live; +24.0 KiB (24576 bytes) in pool blocks\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "the diff's totals mix the segment and its blocks"; }
+grep -Eq "^  \+2097152 bytes \(0 -> 2097152 bytes, 0 -> 1 allocations\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no row of the segment"; }
+grep -Eq "^  \+24576 bytes \(0 -> 24576 bytes, 0 -> 6 blocks\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no row of the blocks apart from the segment"; }
+
+# "this package is mine": with the library's path in CULEAK_MY_CODE its line is the site
+CULEAK_MY_CODE=$ROOT/tests/e2e/python/site-packages/tensorlib/ "$CULEAK" report --diff 'iteration 2' 'iteration 6' \
+    "$tmp/run.culeak" >"$tmp/mine" 2>&1
+grep -Eq "^  \+16384 bytes .* at .*site-packages/tensorlib/__init__.py:$L_LIB\$" "$tmp/mine" ||
+    { cat "$tmp/mine"; fail "CULEAK_MY_CODE did not make the library's line the site"; }
+"$CULEAK" report --my-code "$ROOT/tests/e2e/python/site-packages/tensorlib/" --diff 'iteration 2' 'iteration 6' \
+    "$tmp/run.culeak" >"$tmp/mine2" 2>&1
+grep -Eq "^  \+16384 bytes .* at .*site-packages/tensorlib/__init__.py:$L_LIB\$" "$tmp/mine2" ||
+    { cat "$tmp/mine2"; fail "--my-code did not make the library's line the site"; }
+
+# live blocks at exit are the pool's: no leak, and the segment is reported as cache
+"$CULEAK" check -- "$PY" "$src" 3 >"$tmp/check.out" 2>"$tmp/check.err" || { cat "$tmp/check.err"; fail "check reported leaks"; }
+grep -q '^LEAK SUMMARY: 0 bytes' "$tmp/check.err" || { cat "$tmp/check.err"; fail "no clean leak summary"; }
+grep -q '^CACHE SUMMARY: 2097152 bytes' "$tmp/check.err" || { cat "$tmp/check.err"; fail "the segment is not cache"; }
+
+# a torch version not in culeak's table: the method is found through the library's
+# symbol table; stripped of it, one line says tracking is off and the segments are seen
+mkdir -p "$tmp/torch/lib" "$tmp/stripped/lib"
+cp "$FAKE/torch/lib/libc10_cuda.so" "$tmp/torch/lib/"
+echo "__version__ = '2.99.0'" >"$tmp/torch/version.py"
+FAKE_C10=$tmp/torch/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/new.culeak" -- "$PY" "$src" 3 >"$tmp/new.out" 2>"$tmp/new.err" ||
+    { cat "$tmp/new.err"; fail "the job failed with torch 2.99"; }
+! grep -q 'tensor tracking off' "$tmp/new.err" || { cat "$tmp/new.err"; fail "tracking off with torch 2.99 and its symbols"; }
+"$CULEAK" dump "$tmp/new.culeak" >"$tmp/new.dump"
+grep -q '"api":"torch.alloc","kind":"block"' "$tmp/new.dump" || fail "no blocks with torch 2.99 and its symbols"
+strip --strip-all -o "$tmp/stripped/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_cuda.so"
+cp "$tmp/torch/version.py" "$tmp/stripped/version.py"
+FAKE_C10=$tmp/stripped/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/old.culeak" -- "$PY" "$src" 3 >"$tmp/old.out" 2>"$tmp/old.err" ||
+    { cat "$tmp/old.err"; fail "the job failed with an unknown, stripped torch"; }
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.99 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
+    { cat "$tmp/old.err"; fail "no single 'tensor tracking off' line for a stripped torch 2.99"; }
+grep -q 'blocks_train: 3 blocks kept' "$tmp/old.out" || fail "the job's output changed"
+"$CULEAK" dump "$tmp/old.culeak" >"$tmp/old.dump"
+! grep -q '"kind":"block"' "$tmp/old.dump" || fail "block events with tracking off"
+grep -q '"api":"cudaMalloc","kind":"device","size":2097152' "$tmp/old.dump" || fail "the segment was not traced"
+
+# trace entries that do not read as expected: off, with the reason
+FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
+    { cat "$tmp/skew.err"; fail "the job failed with a misread trace"; }
+grep -q "culeak: tensor tracking off: this torch's trace entries do not read as expected" "$tmp/skew.err" ||
+    { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
+"$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
+! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+# CuPy's pool through culeak's sitecustomize (nothing imported by the job), which then
+# runs the sitecustomize it hides
+mkdir -p "$tmp/site"
+echo 'print("the hidden sitecustomize ran")' >"$tmp/site/sitecustomize.py"
+PYTHONPATH=$tmp/site "$CULEAK" record -o "$tmp/cupy.culeak" -- "$PY" tests/e2e/python/cupy_pool.py >"$tmp/cupy.out" 2>&1 ||
+    { cat "$tmp/cupy.out"; fail "the CuPy job failed"; }
+grep -q '^the hidden sitecustomize ran$' "$tmp/cupy.out" || { cat "$tmp/cupy.out"; fail "the hidden sitecustomize did not run"; }
+grep -q '^cupy_pool: 8 arrays kept$' "$tmp/cupy.out" || fail "the CuPy job's output changed"
+L_CUPY=$(grep -n '# SITE-KEEP$' tests/e2e/python/cupy_pool.py | cut -d: -f1)
+"$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/cupy.culeak" >"$tmp/cupy.diff" 2>&1
+grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*cupy_pool.py:$L_CUPY\$" "$tmp/cupy.diff" ||
+    { cat "$tmp/cupy.diff"; fail "the CuPy diff does not name cupy_pool.py:$L_CUPY"; }
+"$CULEAK" dump "$tmp/cupy.culeak" >"$tmp/cupy.dump"
+grep -q '"api":"cupy.free","kind":"block","size":65536' "$tmp/cupy.dump" || fail "no cupy.free block events"
+echo "blocks: ok"

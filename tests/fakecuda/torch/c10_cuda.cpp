@@ -1,0 +1,170 @@
+// A stand-in for PyTorch's libc10_cuda.so (a test double, no torch needed): a tiny caching
+// allocator that takes segments with cudaMalloc and calls the trace trackers attached to
+// it the way torch 2.11's CUDACachingAllocator does: ALLOC, FREE_REQUESTED,
+// FREE_COMPLETED, SEGMENT_ALLOC and SEGMENT_FREE, synchronously under its recursive lock.
+// Like torch, it exports no attach function: only the allocator object, whose vtable has
+// attachAllocatorTraceTracker where torch 2.11 has it, its .symtab names the method like
+// torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*),
+// as torch's Python layer drives the real one.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "culeak_cudart.h" // the CUDA API as culeak declares it: no toolkit needed
+}
+
+#define EXPORT __attribute__((visibility("default")))
+
+namespace c10 {
+namespace cuda {
+namespace CUDACachingAllocator {
+
+struct TraceEntry { // torch 2.11's field order and sizes, up to size_
+    enum Action { ALLOC, FREE_REQUESTED, FREE_COMPLETED, SEGMENT_ALLOC, SEGMENT_FREE, SEGMENT_MAP, SEGMENT_UNMAP };
+    Action action_;
+    int8_t device_;
+    size_t addr_;
+    std::shared_ptr<void> context_;
+    cudaStream_t stream_;
+    size_t size_;
+};
+using AllocatorTraceTracker = std::function<void(const TraceEntry &)>;
+
+#define PAD(n) virtual void pad##n() {}
+#define PAD4(n) PAD(n##0) PAD(n##1) PAD(n##2) PAD(n##3)
+struct CUDAAllocator {
+    // torch 2.11: 44 vtable slots (Allocator's and CUDAAllocator's) come first
+    PAD4(0) PAD4(1) PAD4(2) PAD4(3) PAD4(4) PAD4(5) PAD4(6) PAD4(7) PAD4(8) PAD4(9) PAD4(a)
+    virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0;
+    virtual ~CUDAAllocator() = default;
+};
+
+EXPORT std::atomic<CUDAAllocator *> allocator;
+
+struct Segment {
+    char *base;
+    size_t size, used;
+};
+
+namespace Native { // torch's name, found in .symtab when the version is not in culeak's table
+
+struct NativeCachingAllocator : CUDAAllocator {
+    std::recursive_mutex mu;
+    int ndev = 0;                                    // 0 until init()
+    std::vector<std::vector<AllocatorTraceTracker>> trackers; // per device
+    std::vector<Segment> segments;
+    std::vector<std::pair<void *, size_t>> free_blocks, live;
+
+    void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) override
+    {
+        std::lock_guard<std::recursive_mutex> lock(mu);
+        for (auto &t : trackers) // before init(): no device, nothing kept
+            t.push_back(tracker);
+    }
+
+    void trace(TraceEntry::Action a, void *addr, size_t size)
+    {
+        if (trackers.empty())
+            return;
+        static const bool skewed = std::getenv("FAKE_C10_SKEWED_TRACE") != nullptr; // a layout culeak misreads
+        TraceEntry e{a, 0, reinterpret_cast<size_t>(addr), nullptr, nullptr, size + (skewed ? 8 : 0)};
+        for (auto &t : trackers[0])
+            t(e);
+    }
+
+    void *malloc(size_t size)
+    {
+        std::lock_guard<std::recursive_mutex> lock(mu);
+        size = (size + 511) & ~size_t(511);
+        for (size_t i = 0; i < free_blocks.size(); i++)
+            if (free_blocks[i].second == size) {
+                void *p = free_blocks[i].first;
+                free_blocks.erase(free_blocks.begin() + static_cast<long>(i));
+                return hand_out(p, size);
+            }
+        Segment *seg = nullptr;
+        for (auto &s : segments)
+            if (s.size - s.used >= size)
+                seg = &s;
+        if (!seg) {
+            size_t ssize = size > (2u << 20) ? size : (2u << 20);
+            void *base = nullptr;
+            if (cudaMalloc(&base, ssize) != cudaSuccess)
+                return nullptr;
+            segments.push_back({static_cast<char *>(base), ssize, 0});
+            seg = &segments.back();
+            trace(TraceEntry::SEGMENT_ALLOC, base, ssize);
+        }
+        void *p = seg->base + seg->used;
+        seg->used += size;
+        return hand_out(p, size);
+    }
+
+    void *hand_out(void *p, size_t size)
+    {
+        live.push_back({p, size});
+        trace(TraceEntry::ALLOC, p, size);
+        return p;
+    }
+
+    void free(void *p)
+    {
+        std::lock_guard<std::recursive_mutex> lock(mu);
+        for (size_t i = 0; i < live.size(); i++)
+            if (live[i].first == p) {
+                size_t size = live[i].second;
+                live.erase(live.begin() + static_cast<long>(i));
+                trace(TraceEntry::FREE_REQUESTED, p, size);
+                trace(TraceEntry::FREE_COMPLETED, p, size);
+                free_blocks.push_back({p, size});
+                return;
+            }
+    }
+};
+
+} // namespace Native
+
+namespace {
+Native::NativeCachingAllocator pool;
+struct Install {
+    Install() { allocator.store(&pool); }
+} install;
+} // namespace
+} // namespace CUDACachingAllocator
+} // namespace cuda
+} // namespace c10
+
+using c10::cuda::CUDACachingAllocator::pool;
+
+extern "C" EXPORT void fake_c10_init(int device_count)
+{
+    std::lock_guard<std::recursive_mutex> lock(pool.mu);
+    pool.ndev = device_count;
+    pool.trackers.resize(static_cast<size_t>(device_count));
+}
+
+extern "C" EXPORT void *fake_c10_malloc(size_t size) { return pool.malloc(size); }
+extern "C" EXPORT void fake_c10_free(void *p) { pool.free(p); }
+
+// Calls nested `depth` deep, so a stack cut at a few frames shows.
+__attribute__((noinline)) static void *nested_malloc(size_t size, int depth)
+{
+    void *p = depth > 0 ? nested_malloc(size, depth - 1) : pool.malloc(size);
+    __asm__ volatile("" ::: "memory"); // not a tail call
+    return p;
+}
+
+// From a thread that never ran Python, as autograd's backward thread allocates gradients.
+extern "C" EXPORT void *fake_c10_malloc_in_thread(size_t size)
+{
+    void *p = nullptr;
+    std::thread([&] { p = nested_malloc(size, 10); }).join();
+    return p;
+}

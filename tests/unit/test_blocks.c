@@ -1,0 +1,175 @@
+/* The model on pool blocks and Python sites: a Python site is the first line outside
+ * installed packages, shown with the innermost library line ("via"); my_code makes an
+ * installed package the program's own; a site's blocks and its segment are rows apart and
+ * never added together; blocks live at exit are not leaks; diffs count blocks apart. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model.h"
+#include "stream_builder.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TRAIN "/home/me/train.py"
+#define LIB "/opt/venv/lib/python3.12/site-packages/zoo/layers.py"
+#define LIB_OUTER "/opt/venv/lib/python3.12/site-packages/zoo/model.py"
+#define TORCH "/opt/venv/lib/python3.12/site-packages/torch/nn/functional.py"
+
+static void sb_pyframe(struct sb *b, uint64_t id, const char *file, const char *fn, uint64_t line)
+{
+    sb_u(b, id);
+    sb_s(b, file);
+    sb_s(b, fn);
+    sb_u(b, line);
+    sb_u(b, 1);
+    sb_end(b, CULEAK_REC_PYFRAME);
+}
+
+static void ev(struct sb *b, uint64_t seq, unsigned op, unsigned kind, uint64_t addr, uint64_t size, uint64_t stack)
+{
+    unsigned api = kind == CULEAK_KIND_BLOCK ? (op == CULEAK_OP_ALLOC ? CULEAK_API_TORCH_BLOCK_ALLOC
+                                                                       : CULEAK_API_TORCH_BLOCK_FREE)
+                                             : (op == CULEAK_OP_ALLOC ? CULEAK_API_CUDA_MALLOC : CULEAK_API_CUDA_FREE);
+    sb_event(b, (struct sb_ev){.seq = seq, .dt = 1000, .op = op, .api = api, .kind = kind, .size = size,
+                               .addr = addr, .stack = stack});
+}
+
+/* One stack: torch's functional.py:10 <- zoo/layers.py:7 <- zoo/model.py:20 <- train.py:13
+ * (innermost first). A 2 MiB segment, then a 4 KiB block per iteration, marks around them. */
+static struct model *load(const char *my_code)
+{
+    struct model_options o = {.my_code = my_code};
+    struct model *m = model_new(&o);
+    assert_non_null(m);
+    const char *marks[] = {"iteration 0", "iteration 1", "iteration 3"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_pyframe(b, 1, TORCH, "linear", 10);
+    sb_pyframe(b, 2, LIB, "Layer.forward", 7);
+    sb_pyframe(b, 3, LIB_OUTER, "Model.forward", 20);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_frame(b, 2, 1, CULEAK_PYFRAME_TAG | 3);
+    sb_frame(b, 3, 2, CULEAK_PYFRAME_TAG | 2);
+    sb_frame(b, 4, 3, CULEAK_PYFRAME_TAG | 1);
+    uint64_t seq = 1;
+    sb_mark(b, seq++, "iteration 0");
+    ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x100000, 2 << 20, 4);
+    for (int i = 0; i < 4; i++) {
+        ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000 + 4096 * (uint64_t)i, 4096, 4);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i + 1);
+        sb_mark(b, seq++, label);
+    }
+    sb_exit(b, seq);
+    struct model_stream *s = model_stream_open(m);
+    assert_non_null(s);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+    return m;
+}
+
+static void test_user_line_via_library_line(void **state)
+{
+    (void)state;
+    struct model *m = load(NULL);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 2); /* the segment and the blocks: rows apart, one site */
+    for (size_t i = 0; i < t.n; i++) {
+        assert_string_equal(t.rows[i].file, TRAIN);
+        assert_int_equal(t.rows[i].line, 13);
+        /* the innermost library line; torch's own line is not a "via" */
+        assert_string_equal(t.rows[i].via, "zoo/layers.py:7");
+        assert_non_null(strstr(t.rows[i].text, "train.py:13, via zoo/layers.py:7"));
+        assert_int_equal(t.rows[i].id, t.rows[0].id);
+    }
+    int blocks = t.rows[0].kinds == 1u << CULEAK_KIND_BLOCK ? 0 : 1, seg = !blocks;
+    assert_int_equal(t.rows[blocks].kinds, 1u << CULEAK_KIND_BLOCK);
+    assert_int_equal(t.rows[blocks].live_bytes, 4 * 4096);
+    assert_int_equal(t.rows[seg].live_bytes, 2 << 20);
+    assert_int_equal(t.total_bytes, 2 << 20); /* the blocks lie inside the segment */
+    model_table_free(&t);
+    model_free(m);
+}
+
+static void test_my_code_makes_the_library_line_the_site(void **state)
+{
+    (void)state;
+    struct model *m = load("/opt/venv/lib/python3.12/site-packages/zoo/layers");
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_true(t.n > 0);
+    assert_string_equal(t.rows[0].file, LIB);
+    assert_int_equal(t.rows[0].line, 7);
+    assert_null(t.rows[0].via);
+    model_table_free(&t);
+    model_free(m);
+}
+
+static void test_blocks_are_not_leaks(void **state)
+{
+    (void)state;
+    struct model *m = load(NULL);
+    struct model_query q;
+    model_query_init(&q);
+    q.source = MODEL_SOURCE_LEAKS;
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.rows[0].kinds, 1u << CULEAK_KIND_DEVICE);
+    model_table_free(&t);
+    model_free(m);
+}
+
+static void test_diff_counts_blocks_apart(void **state)
+{
+    (void)state;
+    struct model *m = load(NULL);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_diff d;
+    /* two more blocks, nothing else */
+    assert_int_equal(model_diff(m, "iteration 1", "iteration 3", &q, &d), 0);
+    assert_int_equal(d.n, 1);
+    assert_true(d.rows[0].blocks);
+    assert_int_equal(d.rows[0].delta_bytes, 2 * 4096);
+    assert_string_equal(d.rows[0].via, "zoo/layers.py:7");
+    assert_int_equal(d.delta_bytes, 0);
+    assert_int_equal(d.delta_block_bytes, 2 * 4096);
+    model_diff_free(&d);
+    /* from before the segment: the segment's row and the blocks' row, each counted once */
+    assert_int_equal(model_diff(m, "iteration 0", "iteration 3", &q, &d), 0);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.delta_bytes, 2 << 20);
+    assert_int_equal(d.delta_block_bytes, 3 * 4096);
+    assert_int_equal(d.new_bytes, 2 << 20);
+    assert_int_equal(d.new_count, 1);
+    assert_int_equal(d.new_block_bytes, 3 * 4096);
+    assert_int_equal(d.new_block_count, 3);
+    assert_int_not_equal(d.rows[0].blocks, d.rows[1].blocks);
+    model_diff_free(&d);
+    model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_user_line_via_library_line),
+        cmocka_unit_test(test_my_code_makes_the_library_line_the_site),
+        cmocka_unit_test(test_blocks_are_not_leaks),
+        cmocka_unit_test(test_diff_counts_blocks_apart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
