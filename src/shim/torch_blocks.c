@@ -37,7 +37,8 @@ enum { WAITING, VALIDATING, TRACKING, OFF };
 
 int culeak_torch_waiting = 1;
 static int state = WAITING;           /* atomic */
-static unsigned long long c10_adds;   /* loader's dlpi_adds when libc10_cuda was last looked for */
+static unsigned c10_epoch;            /* culeak_modules_epoch when libc10_cuda was last looked for */
+static unsigned long long c10_adds;   /* loader's dlpi_adds then */
 static uintptr_t c10_lo, c10_hi;      /* its text; 0 while not loaded */
 static uint64_t expect_addr, expect_size;
 static unsigned expect_kind;
@@ -135,7 +136,11 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
     /* No lock of the shim around dl_iterate_phdr (it takes the loader lock): threads that
      * race here look it up twice and publish the same range. */
     uintptr_t lo = __atomic_load_n(&c10_lo, __ATOMIC_ACQUIRE), hi = __atomic_load_n(&c10_hi, __ATOMIC_RELAXED);
-    if (!lo) { /* look again only when libraries were loaded since */
+    if (!lo) { /* look again only when libraries were loaded since: no loader lock per allocation */
+        unsigned epoch = __atomic_load_n(&culeak_modules_epoch, __ATOMIC_ACQUIRE);
+        if (epoch == __atomic_load_n(&c10_epoch, __ATOMIC_RELAXED))
+            return;
+        __atomic_store_n(&c10_epoch, epoch, __ATOMIC_RELAXED);
         unsigned long long adds = 0;
         dl_iterate_phdr(loader_adds, &adds);
         if (adds == __atomic_load_n(&c10_adds, __ATOMIC_RELAXED))
