@@ -4,9 +4,10 @@
 # libc10_cuda (tests/fakecuda/torch), which calls culeak's trace tracker like PyTorch's.
 # Each step keeps one block and churns another. The diff between two iteration marks must
 # name the user's line, with the library line it went through; blocks live at exit are
-# not leaks; a torch version culeak does not know is handled through its symbol table;
-# without one, or with a misread trace entry, tensor tracking is off with one line and the
-# job's segments are still traced.
+# not leaks; the allocator's method is the one its symbol table names, whatever the table
+# of versions says; without symbols only an exact version of the table is trusted; else,
+# or with a misread trace entry, tensor tracking is off with one line and the job's
+# segments are still traced.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -95,12 +96,38 @@ strip --strip-all -o "$tmp/stripped/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_
 cp "$tmp/torch/version.py" "$tmp/stripped/version.py"
 FAKE_C10=$tmp/stripped/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/old.culeak" -- "$PY" "$src" 3 >"$tmp/old.out" 2>"$tmp/old.err" ||
     { cat "$tmp/old.err"; fail "the job failed with an unknown, stripped torch"; }
-[ "$(grep -c 'culeak: tensor tracking off: torch 2.99 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.99.0 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
     { cat "$tmp/old.err"; fail "no single 'tensor tracking off' line for a stripped torch 2.99"; }
 grep -q 'blocks_train: 3 blocks kept' "$tmp/old.out" || fail "the job's output changed"
 "$CULEAK" dump "$tmp/old.culeak" >"$tmp/old.dump"
 ! grep -q '"kind":"block"' "$tmp/old.dump" || fail "block events with tracking off"
 grep -q '"api":"cudaMalloc","kind":"device","size":2097152' "$tmp/old.dump" || fail "the segment was not traced"
+
+# a 2.11 build whose method sits elsewhere in the vtable: its symbol table says where,
+# the table's slot is not called
+mkdir -p "$tmp/shifted/lib"
+cp "$FAKE/torch-shifted/lib/libc10_cuda.so" "$tmp/shifted/lib/"
+cp "$FAKE/torch/version.py" "$tmp/shifted/version.py"
+FAKE_C10=$tmp/shifted/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/shifted.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/shifted.out" 2>"$tmp/shifted.err" || { cat "$tmp/shifted.err"; fail "the job failed with a shifted vtable"; }
+! grep -q 'tensor tracking off' "$tmp/shifted.err" || { cat "$tmp/shifted.err"; fail "tracking off with a shifted vtable"; }
+"$CULEAK" dump "$tmp/shifted.culeak" >"$tmp/shifted.dump"
+grep -q '"api":"torch.alloc","kind":"block"' "$tmp/shifted.dump" || fail "no blocks with a shifted vtable and its symbols"
+# without symbols: the table for its exact versions only, not for a 2.11.0a0 (NGC, source builds)
+mkdir -p "$tmp/stripped211/lib" "$tmp/ngc/lib"
+strip --strip-all -o "$tmp/stripped211/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_cuda.so"
+cp "$tmp/stripped211/lib/libc10_cuda.so" "$tmp/ngc/lib/"
+cp "$FAKE/torch/version.py" "$tmp/stripped211/version.py"
+echo "__version__ = '2.11.0a0+a1b2c3d.nv26.01'" >"$tmp/ngc/version.py"
+FAKE_C10=$tmp/stripped211/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/s211.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/s211.out" 2>"$tmp/s211.err" || { cat "$tmp/s211.err"; fail "the job failed with a stripped 2.11.0+cu130"; }
+! grep -q 'tensor tracking off' "$tmp/s211.err" || { cat "$tmp/s211.err"; fail "tracking off with a stripped 2.11.0+cu130"; }
+"$CULEAK" dump "$tmp/s211.culeak" | grep -q '"api":"torch.alloc","kind":"block"' || fail "no blocks with a stripped 2.11.0+cu130"
+FAKE_C10=$tmp/ngc/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/ngc.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/ngc.out" 2>"$tmp/ngc.err" || { cat "$tmp/ngc.err"; fail "the job failed with a stripped 2.11.0a0"; }
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.11.0a0+a1b2c3d.nv26.01 is not one culeak knows' "$tmp/ngc.err")" = 1 ] ||
+    { cat "$tmp/ngc.err"; fail "no single 'tensor tracking off' line for a stripped 2.11.0a0"; }
+! "$CULEAK" dump "$tmp/ngc.culeak" | grep -q '"kind":"block"' || fail "block events from a stripped 2.11.0a0"
 
 # trace entries that do not read as expected: off, with the reason
 FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||

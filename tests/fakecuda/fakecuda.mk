@@ -10,7 +10,8 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
-	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py
+	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
+	$(FAKE)/torch-shifted/lib/libc10_cuda.so
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -78,6 +79,12 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 $(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+
+# The same with its method two vtable slots away from where torch 2.11 has it.
+$(FAKE)/torch-shifted/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) -DFAKE_C10_SHIFTED \
 		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py

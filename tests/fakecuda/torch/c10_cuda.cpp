@@ -42,6 +42,9 @@ using AllocatorTraceTracker = std::function<void(const TraceEntry &)>;
 struct CUDAAllocator {
     // torch 2.11: 44 vtable slots (Allocator's and CUDAAllocator's) come first
     PAD4(0) PAD4(1) PAD4(2) PAD4(3) PAD4(4) PAD4(5) PAD4(6) PAD4(7) PAD4(8) PAD4(9) PAD4(a)
+#ifdef FAKE_C10_SHIFTED // a build whose method sits two slots later than torch 2.11's
+    PAD(s0) PAD(s1)
+#endif
     virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0;
     virtual ~CUDAAllocator() = default;
 };
