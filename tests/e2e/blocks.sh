@@ -136,6 +136,19 @@ grep -q "culeak: tensor tracking off: this torch's trace entries do not read as 
     { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
 "$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
 ! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+# expandable segments: the first mapping the shim sees is one page of a SEGMENT_MAP that
+# covers them all; and another device's segment traced first (another thread's) is not
+# this one's: tracking stays on in both
+for mode in FAKE_C10_EXPANDABLE FAKE_C10_OTHER_DEVICE_FIRST; do
+    env "$mode=1" "$CULEAK" record -o "$tmp/$mode.culeak" -- "$PY" "$src" 3 >"$tmp/$mode.out" 2>"$tmp/$mode.err" ||
+        { cat "$tmp/$mode.err"; fail "the job failed with $mode"; }
+    ! grep -q 'tensor tracking off' "$tmp/$mode.err" || { cat "$tmp/$mode.err"; fail "tracking off with $mode"; }
+    "$CULEAK" dump "$tmp/$mode.culeak" >"$tmp/$mode.dump"
+    [ "$(grep -c '"api":"torch.alloc","kind":"block"' "$tmp/$mode.dump")" = 7 ] || fail "not 7 blocks with $mode"
+done
+grep -q '"api":"cuMemMap","kind":"vmm-mapped","size":2097152' "$tmp/FAKE_C10_EXPANDABLE.dump" ||
+    fail "the expandable segment was not mapped page by page"
+
 # CuPy's pool through culeak's sitecustomize (nothing imported by the job), which then
 # runs the sitecustomize it hides
 mkdir -p "$tmp/site"

@@ -76,16 +76,16 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 
 # A stand-in for PyTorch's caching allocator (libc10_cuda.so in a torch/lib tree, with the
 # torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
-$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
+$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
-		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
 
 # The same with its method two vtable slots away from where torch 2.11 has it.
-$(FAKE)/torch-shifted/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
+$(FAKE)/torch-shifted/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) -DFAKE_C10_SHIFTED \
-		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)
