@@ -226,10 +226,12 @@ __attribute__((noinline)) void culeak_block_event(struct culeak_ev *e)
         return;
     }
     uintptr_t ips[CULEAK_MAX_DEPTH];
-    int n;
     int shallow = culeak_py_enabled() ? culeak_unwind(ips, BLOCK_NATIVE_DEPTH) : -1;
-    n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1;
-    if (n <= shallow) /* no Python frames (autograd's backward thread, C++): the native stack */
+    int n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1; /* depth-limited */
+    int python = 0;
+    for (int i = n - 1; i >= 0 && !python; i--) /* Python frames come last */
+        python = (ips[i] & CULEAK_PYFRAME_TAG) != 0;
+    if (!python) /* no Python frames (autograd's backward thread, C++): the native stack */
         n = culeak_unwind(ips, (int)culeak_depth_limit);
     culeak_after_stack(e, ips, n);
 }

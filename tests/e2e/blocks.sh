@@ -48,6 +48,24 @@ assert len(b) == 1 and len(b[0]["stack"]) > 12, b  # 11 nested calls below the t
 assert not any(int(ip, 16) >> 63 for ip in b[0]["stack"]), b
 PYEOF
 
+# --depth holds for blocks too: at most 2 native frames inside the Python caller, and a
+# thread without Python keeps 2 frames in all
+"$CULEAK" record -d 2 -o "$tmp/d2.culeak" -- "$PY" "$src" 3 >/dev/null 2>"$tmp/d2.err" || { cat "$tmp/d2.err"; fail "recording with -d 2 failed"; }
+"$CULEAK" dump "$tmp/d2.culeak" >"$tmp/d2.dump"
+"$PY" - "$tmp/d2.dump" <<'PYEOF' || fail "block stacks ignore --depth"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+b = [e for e in ev if e.get("api") == "torch.alloc"]
+py = lambda ip: int(ip, 16) >> 63
+with_py = [e for e in b if any(py(ip) for ip in e["stack"])]
+assert len(with_py) == 6, [e["stack"] for e in b]
+for e in with_py:
+    native = next(i for i, ip in enumerate(e["stack"]) if py(ip))
+    assert native <= 2, e["stack"]
+thread = [e for e in b if e["size"] == 12800]
+assert len(thread) == 1 and len(thread[0]["stack"]) == 2, thread
+PYEOF
+
 # the growth between two marks: 4 kept blocks at the user's line, via the library's line
 "$CULEAK" report --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff" 2>&1
 cat "$tmp/diff"
@@ -122,12 +140,14 @@ echo "__version__ = '2.11.0a0+a1b2c3d.nv26.01'" >"$tmp/ngc/version.py"
 FAKE_C10=$tmp/stripped211/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/s211.culeak" -- "$PY" "$src" 3 \
     >"$tmp/s211.out" 2>"$tmp/s211.err" || { cat "$tmp/s211.err"; fail "the job failed with a stripped 2.11.0+cu130"; }
 ! grep -q 'tensor tracking off' "$tmp/s211.err" || { cat "$tmp/s211.err"; fail "tracking off with a stripped 2.11.0+cu130"; }
-"$CULEAK" dump "$tmp/s211.culeak" | grep -q '"api":"torch.alloc","kind":"block"' || fail "no blocks with a stripped 2.11.0+cu130"
+"$CULEAK" dump "$tmp/s211.culeak" >"$tmp/s211.dump"
+grep -q '"api":"torch.alloc","kind":"block"' "$tmp/s211.dump" || fail "no blocks with a stripped 2.11.0+cu130"
 FAKE_C10=$tmp/ngc/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/ngc.culeak" -- "$PY" "$src" 3 \
     >"$tmp/ngc.out" 2>"$tmp/ngc.err" || { cat "$tmp/ngc.err"; fail "the job failed with a stripped 2.11.0a0"; }
 [ "$(grep -c 'culeak: tensor tracking off: torch 2.11.0a0+a1b2c3d.nv26.01 is not one culeak knows' "$tmp/ngc.err")" = 1 ] ||
     { cat "$tmp/ngc.err"; fail "no single 'tensor tracking off' line for a stripped 2.11.0a0"; }
-! "$CULEAK" dump "$tmp/ngc.culeak" | grep -q '"kind":"block"' || fail "block events from a stripped 2.11.0a0"
+"$CULEAK" dump "$tmp/ngc.culeak" >"$tmp/ngc.dump"
+! grep -q '"kind":"block"' "$tmp/ngc.dump" || fail "block events from a stripped 2.11.0a0"
 
 # trace entries that do not read as expected: off, with the reason
 FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
