@@ -183,4 +183,23 @@ grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*
     { cat "$tmp/cupy.diff"; fail "the CuPy diff does not name cupy_pool.py:$L_CUPY"; }
 "$CULEAK" dump "$tmp/cupy.culeak" >"$tmp/cupy.dump"
 grep -q '"api":"cupy.free","kind":"block","size":65536' "$tmp/cupy.dump" || fail "no cupy.free block events"
+# the hook is in every thread: a worker thread's block is recorded with its line, and a
+# block made in one thread and dropped in another is freed
+"$CULEAK" record -o "$tmp/cupyt.culeak" -- "$PY" tests/e2e/python/cupy_threads.py >"$tmp/cupyt.out" 2>&1 ||
+    { cat "$tmp/cupyt.out"; fail "the threaded CuPy job failed"; }
+grep -q '^cupy_threads: done$' "$tmp/cupyt.out" || { cat "$tmp/cupyt.out"; fail "the threaded CuPy job's output changed"; }
+"$CULEAK" dump "$tmp/cupyt.culeak" >"$tmp/cupyt.dump"
+grep -q '"api":"cupy.alloc","kind":"block","size":12288' "$tmp/cupyt.dump" || fail "no block of the worker thread"
+grep -q '"api":"cupy.free","kind":"block","size":12288' "$tmp/cupyt.dump" || fail "the worker's block was not freed"
+grep -q '"api":"cupy.free","kind":"block","size":8192' "$tmp/cupyt.dump" || fail "a block dropped in another thread stays live"
+"$PY" - "$tmp/cupyt.dump" "$(grep -n '# THREAD-ALLOC$' tests/e2e/python/cupy_threads.py | cut -d: -f1)" <<'PYEOF' ||
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+frames = {e["ip"]: e for e in ev if e["type"] == "pyframe"}
+b = [e for e in ev if e.get("api") == "cupy.alloc" and e["size"] == 12288]
+assert len(b) == 1
+assert any(frames.get(ip, {}).get("file", "").endswith("cupy_threads.py") and frames[ip]["line"] == int(sys.argv[2])
+           for ip in b[0]["stack"]), b
+PYEOF
+    fail "the worker thread's block does not name its line"
 echo "blocks: ok"
