@@ -1,8 +1,11 @@
 """Put on PYTHONPATH by culeak, so that nothing has to be imported by the job: when the
-job imports CuPy, a cupy.cuda.MemoryHook reports each block its memory pool hands out and
-takes back to the shim, as block events with the Python line that made them. Then the
-sitecustomize this one hides (the distribution's, a virtual environment's) runs as usual.
-Without the culeak shim loaded nothing is installed."""
+job imports CuPy, a cupy.cuda.MemoryHook reports each block its memory pools hand out and
+take back to the shim, as block events with the Python line that made them. CuPy calls a
+hook only in the threads that entered it, so the hook is entered in the importing thread
+and at the start of every threading.Thread started from then on (a block is often freed
+in another thread than the one that made it). Then the sitecustomize this one hides (the
+distribution's, a virtual environment's) runs as usual. Without the culeak shim loaded
+nothing is installed."""
 import ctypes
 import importlib
 import importlib.abc
@@ -27,7 +30,25 @@ def _install_cupy_hook():
         def free_preprocess(self, device_id, mem_size, mem_ptr, pmem_id):
             report(0, mem_ptr, mem_size)
 
-    CuleakHook().__enter__()  # hooks are per thread: the importing thread's allocations
+    CuleakHook().__enter__()  # hooks are per thread: the importing thread's
+    _enter_in_new_threads(CuleakHook)
+
+
+def _enter_in_new_threads(hook_class):
+    """Each threading.Thread started from now on enters a hook of its own before it runs
+    (Thread._bootstrap_inner, run() being what subclasses override)."""
+    import threading
+
+    bootstrap_inner = threading.Thread._bootstrap_inner
+
+    def _bootstrap_inner(self):
+        try:
+            hook_class().__enter__()
+        except Exception:  # never the job's problem
+            pass
+        bootstrap_inner(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
 
 
 class _AfterCupy(importlib.abc.MetaPathFinder):

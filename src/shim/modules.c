@@ -13,6 +13,9 @@ uintptr_t culeak_self_lo, culeak_self_hi;
 
 static unsigned long long seen_adds, seen_subs;
 static uint64_t generation;
+unsigned culeak_modules_epoch = 1;
+
+void culeak_modules_touch(void) { __atomic_add_fetch(&culeak_modules_epoch, 1, __ATOMIC_RELEASE); }
 
 struct growbuf {
     uint8_t *p;
@@ -100,6 +103,7 @@ uint8_t *culeak_modules_record(size_t *len)
     ssize_t n = readlink("/proc/self/exe", w->exe, sizeof w->exe - 1);
     w->exe[n > 0 ? n : 0] = 0;
     dl_iterate_phdr(add_module, w);
+    culeak_modules_touch();
     uint8_t *rec = NULL;
     size_t plen = 2 * CULEAK_UVARINT_MAX + w->body.len;
     if (!w->body.failed)

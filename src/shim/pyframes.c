@@ -534,7 +534,7 @@ static int limit(uintptr_t *ips, int n)
 
 int culeak_py_stack(uintptr_t *ips, int n, int max) { return limit(ips, merge(ips, n, max, 0)); }
 
-int culeak_py_stack_after(uintptr_t *ips, int n, int max) { return merge(ips, n, max, 1); }
+int culeak_py_stack_after(uintptr_t *ips, int n, int max) { return limit(ips, merge(ips, n, max, 1)); }
 
 void culeak_py_fork_child(void)
 {

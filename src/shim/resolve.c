@@ -161,6 +161,7 @@ NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
     if (handle == RTLD_NEXT) /* only our names arrive here */
         return i >= 0 && culeak_real((enum culeak_row_id)i) ? culeak_rows[i].hook
                                                            : culeak_real_dlsym(RTLD_NEXT, name);
+    culeak_modules_touch(); /* a library just opened (a Python extension's PyInit_*) may be new */
     p = culeak_real_dlsym(handle, name);
     if (!p)
         return p;

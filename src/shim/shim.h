@@ -114,6 +114,11 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
 uint8_t *culeak_modules_record(size_t *len);
 /* 1 when libraries were loaded or unloaded since the last call (cheap, loader lock only). */
 int culeak_modules_changed(void);
+/* Moves on whenever the loaded modules may have changed: each module map taken (at start,
+ * and when the stream notices a change) and each dlsym on a handle (which follows a
+ * dlopen). Reading it costs no lock, unlike dl_iterate_phdr (the loader lock). */
+extern unsigned culeak_modules_epoch;
+void culeak_modules_touch(void);
 void culeak_modules_send_if_changed(void);
 /* Text range of the shim itself, for dropping its frames from stacks. */
 extern uintptr_t culeak_self_lo, culeak_self_hi;

@@ -9,8 +9,10 @@
  * The tracker is C++ (a std::function), so it lives in a bridge library of its own,
  * libculeak_torch.so next to the shim, loaded only when libc10_cuda is: programs without
  * torch never load libstdc++ through culeak. The bridge knows the torch versions it can
- * handle; the first trace entry it passes must be the segment the shim just saw, or
- * tensor tracking is turned off with one line on stderr and the rest goes on. */
+ * handle; the first segment entry it passes for the device must be the segment the shim
+ * just saw (or, for an expandable segment, a mapping that starts with the page the shim
+ * saw mapped), or tensor tracking is turned off with one line on stderr and the rest
+ * goes on. */
 #include "shim.h"
 #include "apis.h"
 #include "wire.h"
@@ -37,10 +39,12 @@ enum { WAITING, VALIDATING, TRACKING, OFF };
 
 int culeak_torch_waiting = 1;
 static int state = WAITING;           /* atomic */
-static unsigned long long c10_adds;   /* loader's dlpi_adds when libc10_cuda was last looked for */
+static unsigned c10_epoch;            /* culeak_modules_epoch when libc10_cuda was last looked for */
+static unsigned long long c10_adds;   /* loader's dlpi_adds then */
 static uintptr_t c10_lo, c10_hi;      /* its text; 0 while not loaded */
 static uint64_t expect_addr, expect_size;
 static unsigned expect_kind;
+static int expect_device;
 
 static void turn_off(const char *why)
 {
@@ -121,6 +125,7 @@ static void attach(const struct culeak_ev *e, uintptr_t c10_text)
     expect_addr = e->addr;
     expect_size = e->size;
     expect_kind = e->kind;
+    expect_device = e->device;
     __atomic_store_n(&state, VALIDATING, __ATOMIC_RELEASE);
     if (attach_fn(c10.dli_fname, on_entry, why, sizeof why) != 0)
         turn_off(why);
@@ -135,7 +140,11 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
     /* No lock of the shim around dl_iterate_phdr (it takes the loader lock): threads that
      * race here look it up twice and publish the same range. */
     uintptr_t lo = __atomic_load_n(&c10_lo, __ATOMIC_ACQUIRE), hi = __atomic_load_n(&c10_hi, __ATOMIC_RELAXED);
-    if (!lo) { /* look again only when libraries were loaded since */
+    if (!lo) { /* look again only when libraries were loaded since: no loader lock per allocation */
+        unsigned epoch = __atomic_load_n(&culeak_modules_epoch, __ATOMIC_ACQUIRE);
+        if (epoch == __atomic_load_n(&c10_epoch, __ATOMIC_RELAXED))
+            return;
+        __atomic_store_n(&c10_epoch, epoch, __ATOMIC_RELAXED);
         unsigned long long adds = 0;
         dl_iterate_phdr(loader_adds, &adds);
         if (adds == __atomic_load_n(&c10_adds, __ATOMIC_RELAXED))
@@ -174,9 +183,14 @@ static void on_entry(int action, int device, uint64_t addr, uint64_t size, uint6
     if (s == VALIDATING) {
         if (action != TE_SEGMENT_ALLOC && action != TE_SEGMENT_MAP)
             return; /* not one we can check: wait for the segment */
+        if (device >= 0 && expect_device >= 0 && device != expect_device)
+            return; /* another device's, from another thread: not the one seen */
+        /* An expandable segment maps its pages one cuMemMap each; its SEGMENT_MAP covers
+         * them all, from the first. */
         int kind_ok = action == TE_SEGMENT_ALLOC ? expect_kind == CULEAK_KIND_DEVICE
                                                  : expect_kind == CULEAK_KIND_VMM_MAPPED;
-        if (!kind_ok || addr != expect_addr || size != expect_size) {
+        int size_ok = action == TE_SEGMENT_ALLOC ? size == expect_size : size >= expect_size;
+        if (!kind_ok || addr != expect_addr || !size_ok) {
             char why[200];
             snprintf(why, sizeof why,
                      "this torch's trace entries do not read as expected (segment 0x%llx+%llu, read 0x%llx+%llu)",
@@ -212,10 +226,12 @@ __attribute__((noinline)) void culeak_block_event(struct culeak_ev *e)
         return;
     }
     uintptr_t ips[CULEAK_MAX_DEPTH];
-    int n;
     int shallow = culeak_py_enabled() ? culeak_unwind(ips, BLOCK_NATIVE_DEPTH) : -1;
-    n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1;
-    if (n <= shallow) /* no Python frames (autograd's backward thread, C++): the native stack */
+    int n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1; /* depth-limited */
+    int python = 0;
+    for (int i = n - 1; i >= 0 && !python; i--) /* Python frames come last */
+        python = (ips[i] & CULEAK_PYFRAME_TAG) != 0;
+    if (!python) /* no Python frames (autograd's backward thread, C++): the native stack */
         n = culeak_unwind(ips, (int)culeak_depth_limit);
     culeak_after_stack(e, ips, n);
 }

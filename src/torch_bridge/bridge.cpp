@@ -5,12 +5,14 @@
 // libc10_cuda exports no attachAllocatorTraceTracker function: the header's inline
 // wrapper calls the CUDAAllocator's virtual method through the exported
 // c10::cuda::CUDACachingAllocator::allocator. Where that method sits in the vtable
-// depends on the torch version: it comes from a table of versions measured against their
-// headers, or else from the library's own symbol table (PyPI wheels keep .symtab), where
-// NativeCachingAllocator::attachAllocatorTraceTracker is a local symbol whose address is
-// then looked up in the allocator's vtable. TraceEntry's first fields (action, addr,
-// stream, size) have kept their offsets since torch 2.0; the shim checks the first entry
-// against the segment it saw, so a misread layout turns tracking off, never on.
+// depends on the torch version and build. Where libc10_cuda has a symbol table (PyPI
+// wheels keep .symtab), NativeCachingAllocator::attachAllocatorTraceTracker is a local
+// symbol there, and only the vtable slot holding that very address is called. Only a
+// library without symbols falls back on the table of versions measured against their
+// headers, and then only for a version string that is in it exactly (a source build or
+// an NGC 2.11.0a0 may lay the class out otherwise). TraceEntry's first fields (action,
+// addr, stream, size) have kept their offsets since torch 2.0; the shim checks the first
+// entry against the segment it saw, so a misread layout turns tracking off, never on.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -40,15 +42,19 @@ using EntryFn = void (*)(int action, int device, uint64_t addr, uint64_t size, u
 using AttachFn = void (*)(void *self, Tracker tracker); // a virtual member, `this` first
 
 struct Layout {
-    int major, minor;
+    const char *version;         // torch/version.py's __version__, exactly
     size_t attach_vtable_offset; // bytes from the vtable's address point
     int device_offset;           // -1: no device_ field
 };
 
 // Offsets from offsetof / pointer-to-member of each version's own headers
 // (c10/cuda/CUDACachingAllocator.h). action_@0, addr_@8, stream_@32, size_@40 in all.
+// The builds of pytorch.org and PyPI, one source for each CUDA variant.
 const Layout layouts[] = {
-    {2, 11, 352, 4},
+    {"2.11.0", 352, 4},
+    {"2.11.0+cu126", 352, 4},
+    {"2.11.0+cu128", 352, 4},
+    {"2.11.0+cu130", 352, 4},
 };
 
 EntryFn entry_fn;
@@ -69,8 +75,10 @@ void on_entry(const TraceEntry &te)
 
 // The load address of a local function of the library at path (loaded at base) whose
 // mangled name starts with prefix, from the file's .symtab; 0 when there is none.
-uintptr_t local_function(const char *path, uintptr_t base, const char *prefix)
+// *has_symtab says whether the file has a symbol table at all.
+uintptr_t local_function(const char *path, uintptr_t base, const char *prefix, bool *has_symtab)
 {
+    *has_symtab = false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -93,6 +101,7 @@ uintptr_t local_function(const char *path, uintptr_t base, const char *prefix)
         if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym))
             continue;
         const Elf64_Shdr &strs = sh[sh[i].sh_link];
+        *has_symtab = true;
         if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset || strs.sh_offset > size ||
             strs.sh_size > size - strs.sh_offset)
             continue;
@@ -122,7 +131,8 @@ long vtable_slot(void **vtable, void *fn, const void *base)
     return -1;
 }
 
-int torch_version(const char *c10_path, int *major, int *minor)
+// torch/version.py's __version__ into out; -1 when there is none.
+int torch_version(const char *c10_path, char *out, size_t len)
 {
     // .../torch/lib/libc10_cuda.so -> .../torch/version.py: __version__ = '2.11.0+cu130'
     char path[4096];
@@ -138,8 +148,11 @@ int torch_version(const char *c10_path, int *major, int *minor)
     while (found < 0 && std::fgets(line, sizeof line, f)) {
         const char *v = std::strstr(line, "__version__");
         const char *q = v ? std::strpbrk(v, "'\"") : nullptr;
-        if (q && std::sscanf(q + 1, "%d.%d", major, minor) == 2)
+        const char *end = q ? std::strchr(q + 1, *q) : nullptr;
+        if (end && end > q + 1) {
+            std::snprintf(out, len, "%.*s", static_cast<int>(end - q - 1), q + 1);
             found = 0;
+        }
     }
     std::fclose(f);
     return found;
@@ -150,14 +163,14 @@ int torch_version(const char *c10_path, int *major, int *minor)
 extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const char *c10_path, EntryFn fn,
                                                                           char *why, size_t len)
 {
-    int major = 0, minor = 0;
-    if (torch_version(c10_path, &major, &minor) != 0) {
+    char version[64];
+    if (torch_version(c10_path, version, sizeof version) != 0) {
         std::snprintf(why, len, "no torch version next to %s", c10_path);
         return -1;
     }
     const Layout *L = nullptr;
     for (const Layout &l : layouts)
-        if (l.major == major && l.minor == minor)
+        if (std::strcmp(l.version, version) == 0)
             L = &l;
     void *c10 = dlopen(c10_path, RTLD_NOW | RTLD_NOLOAD);
     auto *allocator = c10 ? static_cast<std::atomic<void *> *>(
@@ -173,26 +186,38 @@ extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const 
     void **vtable = *static_cast<void ***>(self);
     Dl_info in_method, in_c10;
     if (!dladdr(reinterpret_cast<void *>(vtable), &in_c10)) {
-        std::snprintf(why, len, "torch %d.%d's allocator is not in libc10_cuda", major, minor);
+        std::snprintf(why, len, "torch %s's allocator is not in libc10_cuda", version);
         return -1;
     }
-    long slot = L ? static_cast<long>(L->attach_vtable_offset) : -1;
-    if (!L) { /* a version not in the table: the symbol table says where the method is */
-        uintptr_t f = local_function(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
-                                     "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
-                                     "27attachAllocatorTraceTrackerE");
-        slot = f ? vtable_slot(vtable, reinterpret_cast<void *>(f), in_c10.dli_fbase) : -1;
+    // The symbol, where there is one, decides: the table's slot is never called unchecked.
+    bool has_symtab;
+    uintptr_t f = local_function(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
+                                 "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
+                                 "27attachAllocatorTraceTrackerE",
+                                 &has_symtab);
+    long slot = -1;
+    if (has_symtab && !f) {
+        std::snprintf(why, len, "torch %s's symbol table has no attachAllocatorTraceTracker", version);
+        return -1;
+    } else if (f) {
+        slot = vtable_slot(vtable, reinterpret_cast<void *>(f), in_c10.dli_fbase);
         if (slot < 0) {
-            std::snprintf(why, len,
-                          "torch %d.%d is not one culeak knows and its allocator's method was not found (tensors: "
-                          "use --no-pool)",
-                          major, minor);
+            std::snprintf(why, len, "torch %s's allocator does not hold its attachAllocatorTraceTracker", version);
             return -1;
         }
+        if (L && static_cast<long>(L->attach_vtable_offset) != slot)
+            L = nullptr; /* not the build the table measured: its device_ offset is not known either */
+    } else if (L) {
+        slot = static_cast<long>(L->attach_vtable_offset);
+    } else {
+        std::snprintf(why, len,
+                      "torch %s is not one culeak knows and its libc10_cuda has no symbols (tensors: use --no-pool)",
+                      version);
+        return -1;
     }
     void *method = vtable[slot / static_cast<long>(sizeof(void *))];
     if (!dladdr(method, &in_method) || in_method.dli_fbase != in_c10.dli_fbase) {
-        std::snprintf(why, len, "torch %d.%d's allocator does not have the expected layout", major, minor);
+        std::snprintf(why, len, "torch %s's allocator does not have the expected layout", version);
         return -1;
     }
     entry_fn = fn;

@@ -4,9 +4,10 @@
 # libc10_cuda (tests/fakecuda/torch), which calls culeak's trace tracker like PyTorch's.
 # Each step keeps one block and churns another. The diff between two iteration marks must
 # name the user's line, with the library line it went through; blocks live at exit are
-# not leaks; a torch version culeak does not know is handled through its symbol table;
-# without one, or with a misread trace entry, tensor tracking is off with one line and the
-# job's segments are still traced.
+# not leaks; the allocator's method is the one its symbol table names, whatever the table
+# of versions says; without symbols only an exact version of the table is trusted; else,
+# or with a misread trace entry, tensor tracking is off with one line and the job's
+# segments are still traced.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -45,6 +46,24 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 b = [e for e in ev if e.get("api") == "torch.alloc" and e["size"] == 12800]
 assert len(b) == 1 and len(b[0]["stack"]) > 12, b  # 11 nested calls below the thread's start
 assert not any(int(ip, 16) >> 63 for ip in b[0]["stack"]), b
+PYEOF
+
+# --depth holds for blocks too: at most 2 native frames inside the Python caller, and a
+# thread without Python keeps 2 frames in all
+"$CULEAK" record -d 2 -o "$tmp/d2.culeak" -- "$PY" "$src" 3 >/dev/null 2>"$tmp/d2.err" || { cat "$tmp/d2.err"; fail "recording with -d 2 failed"; }
+"$CULEAK" dump "$tmp/d2.culeak" >"$tmp/d2.dump"
+"$PY" - "$tmp/d2.dump" <<'PYEOF' || fail "block stacks ignore --depth"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+b = [e for e in ev if e.get("api") == "torch.alloc"]
+py = lambda ip: int(ip, 16) >> 63
+with_py = [e for e in b if any(py(ip) for ip in e["stack"])]
+assert len(with_py) == 6, [e["stack"] for e in b]
+for e in with_py:
+    native = next(i for i, ip in enumerate(e["stack"]) if py(ip))
+    assert native <= 2, e["stack"]
+thread = [e for e in b if e["size"] == 12800]
+assert len(thread) == 1 and len(thread[0]["stack"]) == 2, thread
 PYEOF
 
 # the growth between two marks: 4 kept blocks at the user's line, via the library's line
@@ -95,12 +114,40 @@ strip --strip-all -o "$tmp/stripped/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_
 cp "$tmp/torch/version.py" "$tmp/stripped/version.py"
 FAKE_C10=$tmp/stripped/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/old.culeak" -- "$PY" "$src" 3 >"$tmp/old.out" 2>"$tmp/old.err" ||
     { cat "$tmp/old.err"; fail "the job failed with an unknown, stripped torch"; }
-[ "$(grep -c 'culeak: tensor tracking off: torch 2.99 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.99.0 is not one culeak knows' "$tmp/old.err")" = 1 ] ||
     { cat "$tmp/old.err"; fail "no single 'tensor tracking off' line for a stripped torch 2.99"; }
 grep -q 'blocks_train: 3 blocks kept' "$tmp/old.out" || fail "the job's output changed"
 "$CULEAK" dump "$tmp/old.culeak" >"$tmp/old.dump"
 ! grep -q '"kind":"block"' "$tmp/old.dump" || fail "block events with tracking off"
 grep -q '"api":"cudaMalloc","kind":"device","size":2097152' "$tmp/old.dump" || fail "the segment was not traced"
+
+# a 2.11 build whose method sits elsewhere in the vtable: its symbol table says where,
+# the table's slot is not called
+mkdir -p "$tmp/shifted/lib"
+cp "$FAKE/torch-shifted/lib/libc10_cuda.so" "$tmp/shifted/lib/"
+cp "$FAKE/torch/version.py" "$tmp/shifted/version.py"
+FAKE_C10=$tmp/shifted/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/shifted.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/shifted.out" 2>"$tmp/shifted.err" || { cat "$tmp/shifted.err"; fail "the job failed with a shifted vtable"; }
+! grep -q 'tensor tracking off' "$tmp/shifted.err" || { cat "$tmp/shifted.err"; fail "tracking off with a shifted vtable"; }
+"$CULEAK" dump "$tmp/shifted.culeak" >"$tmp/shifted.dump"
+grep -q '"api":"torch.alloc","kind":"block"' "$tmp/shifted.dump" || fail "no blocks with a shifted vtable and its symbols"
+# without symbols: the table for its exact versions only, not for a 2.11.0a0 (NGC, source builds)
+mkdir -p "$tmp/stripped211/lib" "$tmp/ngc/lib"
+strip --strip-all -o "$tmp/stripped211/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_cuda.so"
+cp "$tmp/stripped211/lib/libc10_cuda.so" "$tmp/ngc/lib/"
+cp "$FAKE/torch/version.py" "$tmp/stripped211/version.py"
+echo "__version__ = '2.11.0a0+a1b2c3d.nv26.01'" >"$tmp/ngc/version.py"
+FAKE_C10=$tmp/stripped211/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/s211.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/s211.out" 2>"$tmp/s211.err" || { cat "$tmp/s211.err"; fail "the job failed with a stripped 2.11.0+cu130"; }
+! grep -q 'tensor tracking off' "$tmp/s211.err" || { cat "$tmp/s211.err"; fail "tracking off with a stripped 2.11.0+cu130"; }
+"$CULEAK" dump "$tmp/s211.culeak" >"$tmp/s211.dump"
+grep -q '"api":"torch.alloc","kind":"block"' "$tmp/s211.dump" || fail "no blocks with a stripped 2.11.0+cu130"
+FAKE_C10=$tmp/ngc/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/ngc.culeak" -- "$PY" "$src" 3 \
+    >"$tmp/ngc.out" 2>"$tmp/ngc.err" || { cat "$tmp/ngc.err"; fail "the job failed with a stripped 2.11.0a0"; }
+[ "$(grep -c 'culeak: tensor tracking off: torch 2.11.0a0+a1b2c3d.nv26.01 is not one culeak knows' "$tmp/ngc.err")" = 1 ] ||
+    { cat "$tmp/ngc.err"; fail "no single 'tensor tracking off' line for a stripped 2.11.0a0"; }
+"$CULEAK" dump "$tmp/ngc.culeak" >"$tmp/ngc.dump"
+! grep -q '"kind":"block"' "$tmp/ngc.dump" || fail "block events from a stripped 2.11.0a0"
 
 # trace entries that do not read as expected: off, with the reason
 FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
@@ -109,6 +156,19 @@ grep -q "culeak: tensor tracking off: this torch's trace entries do not read as 
     { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
 "$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
 ! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+# expandable segments: the first mapping the shim sees is one page of a SEGMENT_MAP that
+# covers them all; and another device's segment traced first (another thread's) is not
+# this one's: tracking stays on in both
+for mode in FAKE_C10_EXPANDABLE FAKE_C10_OTHER_DEVICE_FIRST; do
+    env "$mode=1" "$CULEAK" record -o "$tmp/$mode.culeak" -- "$PY" "$src" 3 >"$tmp/$mode.out" 2>"$tmp/$mode.err" ||
+        { cat "$tmp/$mode.err"; fail "the job failed with $mode"; }
+    ! grep -q 'tensor tracking off' "$tmp/$mode.err" || { cat "$tmp/$mode.err"; fail "tracking off with $mode"; }
+    "$CULEAK" dump "$tmp/$mode.culeak" >"$tmp/$mode.dump"
+    [ "$(grep -c '"api":"torch.alloc","kind":"block"' "$tmp/$mode.dump")" = 7 ] || fail "not 7 blocks with $mode"
+done
+grep -q '"api":"cuMemMap","kind":"vmm-mapped","size":2097152' "$tmp/FAKE_C10_EXPANDABLE.dump" ||
+    fail "the expandable segment was not mapped page by page"
+
 # CuPy's pool through culeak's sitecustomize (nothing imported by the job), which then
 # runs the sitecustomize it hides
 mkdir -p "$tmp/site"
@@ -123,4 +183,23 @@ grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*
     { cat "$tmp/cupy.diff"; fail "the CuPy diff does not name cupy_pool.py:$L_CUPY"; }
 "$CULEAK" dump "$tmp/cupy.culeak" >"$tmp/cupy.dump"
 grep -q '"api":"cupy.free","kind":"block","size":65536' "$tmp/cupy.dump" || fail "no cupy.free block events"
+# the hook is in every thread: a worker thread's block is recorded with its line, and a
+# block made in one thread and dropped in another is freed
+"$CULEAK" record -o "$tmp/cupyt.culeak" -- "$PY" tests/e2e/python/cupy_threads.py >"$tmp/cupyt.out" 2>&1 ||
+    { cat "$tmp/cupyt.out"; fail "the threaded CuPy job failed"; }
+grep -q '^cupy_threads: done$' "$tmp/cupyt.out" || { cat "$tmp/cupyt.out"; fail "the threaded CuPy job's output changed"; }
+"$CULEAK" dump "$tmp/cupyt.culeak" >"$tmp/cupyt.dump"
+grep -q '"api":"cupy.alloc","kind":"block","size":12288' "$tmp/cupyt.dump" || fail "no block of the worker thread"
+grep -q '"api":"cupy.free","kind":"block","size":12288' "$tmp/cupyt.dump" || fail "the worker's block was not freed"
+grep -q '"api":"cupy.free","kind":"block","size":8192' "$tmp/cupyt.dump" || fail "a block dropped in another thread stays live"
+"$PY" - "$tmp/cupyt.dump" "$(grep -n '# THREAD-ALLOC$' tests/e2e/python/cupy_threads.py | cut -d: -f1)" <<'PYEOF' ||
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+frames = {e["ip"]: e for e in ev if e["type"] == "pyframe"}
+b = [e for e in ev if e.get("api") == "cupy.alloc" and e["size"] == 12288]
+assert len(b) == 1
+assert any(frames.get(ip, {}).get("file", "").endswith("cupy_threads.py") and frames[ip]["line"] == int(sys.argv[2])
+           for ip in b[0]["stack"]), b
+PYEOF
+    fail "the worker thread's block does not name its line"
 echo "blocks: ok"

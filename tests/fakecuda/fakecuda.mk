@@ -10,7 +10,8 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
-	$(FAKE)/libinterposer.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py
+	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
+	$(FAKE)/torch-shifted/lib/libc10_cuda.so
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -37,6 +38,10 @@ $(FAKE)/libcudart.so: $(FAKE)/libcudart.so.13
 
 $(FAKE)/libinterposer.so: $(BUILD)/fakepic/tests/fakecuda/interposer.o
 	$(CC) -shared -o $@ $^ $(LDFLAGS)
+
+# Counts the shim's dl_iterate_phdr calls (the loader lock), preloaded after it.
+$(FAKE)/libcount_phdr.so: $(BUILD)/fakepic/tests/fakecuda/count_phdr.o
+	$(CC) -shared -o $@ $^ $(LDFLAGS) -ldl -lpthread
 
 FAKE_CLIENT_COMMON := tests/fakecuda/client_scenarios.c
 FAKE_CLIENT_HDRS   := tests/fakecuda/client_api.h tests/fakecuda/scenarios.h tests/fakecuda/fakecuda.h include/culeak.h
@@ -74,10 +79,16 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 
 # A stand-in for PyTorch's caching allocator (libc10_cuda.so in a torch/lib tree, with the
 # torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
-$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so
+$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
-		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+
+# The same with its method two vtable slots away from where torch 2.11 has it.
+$(FAKE)/torch-shifted/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) -DFAKE_C10_SHIFTED \
+		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)

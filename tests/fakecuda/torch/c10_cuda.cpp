@@ -2,6 +2,10 @@
 // allocator that takes segments with cudaMalloc and calls the trace trackers attached to
 // it the way torch 2.11's CUDACachingAllocator does: ALLOC, FREE_REQUESTED,
 // FREE_COMPLETED, SEGMENT_ALLOC and SEGMENT_FREE, synchronously under its recursive lock.
+// FAKE_C10_EXPANDABLE=1 takes segments as torch's expandable_segments does: a reserved
+// range mapped 2 MiB page by page (cuMemCreate, cuMemMap), one SEGMENT_MAP entry for them
+// all. FAKE_C10_OTHER_DEVICE_FIRST=1 traces another device's segment (another thread's)
+// just before the first one of its own.
 // Like torch, it exports no attach function: only the allocator object, whose vtable has
 // attachAllocatorTraceTracker where torch 2.11 has it, its .symtab names the method like
 // torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*),
@@ -17,7 +21,8 @@
 #include <vector>
 
 extern "C" {
-#include "culeak_cudart.h" // the CUDA API as culeak declares it: no toolkit needed
+#include "culeak_cuda.h"   // the CUDA API as culeak declares it: no toolkit needed
+#include "culeak_cudart.h"
 }
 
 #define EXPORT __attribute__((visibility("default")))
@@ -42,6 +47,9 @@ using AllocatorTraceTracker = std::function<void(const TraceEntry &)>;
 struct CUDAAllocator {
     // torch 2.11: 44 vtable slots (Allocator's and CUDAAllocator's) come first
     PAD4(0) PAD4(1) PAD4(2) PAD4(3) PAD4(4) PAD4(5) PAD4(6) PAD4(7) PAD4(8) PAD4(9) PAD4(a)
+#ifdef FAKE_C10_SHIFTED // a build whose method sits two slots later than torch 2.11's
+    PAD(s0) PAD(s1)
+#endif
     virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0;
     virtual ~CUDAAllocator() = default;
 };
@@ -69,12 +77,12 @@ struct NativeCachingAllocator : CUDAAllocator {
             t.push_back(tracker);
     }
 
-    void trace(TraceEntry::Action a, void *addr, size_t size)
+    void trace(TraceEntry::Action a, void *addr, size_t size, int8_t device = 0)
     {
         if (trackers.empty())
             return;
         static const bool skewed = std::getenv("FAKE_C10_SKEWED_TRACE") != nullptr; // a layout culeak misreads
-        TraceEntry e{a, 0, reinterpret_cast<size_t>(addr), nullptr, nullptr, size + (skewed ? 8 : 0)};
+        TraceEntry e{a, device, reinterpret_cast<size_t>(addr), nullptr, nullptr, size + (skewed ? 8 : 0)};
         for (auto &t : trackers[0])
             t(e);
     }
@@ -94,17 +102,43 @@ struct NativeCachingAllocator : CUDAAllocator {
             if (s.size - s.used >= size)
                 seg = &s;
         if (!seg) {
+            static const bool expandable = std::getenv("FAKE_C10_EXPANDABLE") != nullptr;
+            static const bool other_first = std::getenv("FAKE_C10_OTHER_DEVICE_FIRST") != nullptr;
             size_t ssize = size > (2u << 20) ? size : (2u << 20);
-            void *base = nullptr;
-            if (cudaMalloc(&base, ssize) != cudaSuccess)
+            void *base = expandable ? map_pages(ssize) : nullptr;
+            if (!expandable && cudaMalloc(&base, ssize) != cudaSuccess)
+                base = nullptr;
+            if (!base)
                 return nullptr;
             segments.push_back({static_cast<char *>(base), ssize, 0});
             seg = &segments.back();
-            trace(TraceEntry::SEGMENT_ALLOC, base, ssize);
+            if (other_first && segments.size() == 1)
+                trace(TraceEntry::SEGMENT_ALLOC, reinterpret_cast<void *>(0x7e0000000000), 20u << 20, 1);
+            trace(expandable ? TraceEntry::SEGMENT_MAP : TraceEntry::SEGMENT_ALLOC, base, ssize);
         }
         void *p = seg->base + seg->used;
         seg->used += size;
         return hand_out(p, size);
+    }
+
+    // Two or more 2 MiB pages (size rounded up to them, in place of 2 MiB), each made
+    // and mapped on its own, as torch's ExpandableSegment::map does.
+    void *map_pages(size_t &size)
+    {
+        const size_t page = 2u << 20;
+        size = size < 2 * page ? 2 * page : (size + page - 1) / page * page;
+        CUdeviceptr va = 0;
+        if (cuMemAddressReserve(&va, size, 0, 0, 0) != CUDA_SUCCESS)
+            return nullptr;
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        for (size_t off = 0; off < size; off += page) {
+            CUmemGenericAllocationHandle h;
+            if (cuMemCreate(&h, page, &prop, 0) != CUDA_SUCCESS || cuMemMap(va + off, page, 0, h, 0) != CUDA_SUCCESS)
+                return nullptr;
+        }
+        return reinterpret_cast<void *>(va);
     }
 
     void *hand_out(void *p, size_t size)
