@@ -1,12 +1,18 @@
-# make bench: the shim's cost per alloc+free pair on the fake driver (bench/shim_bench.c).
+# make bench: the shim's cost per alloc+free pair beside heaptrack's (bench/shim_bench.c),
+# on a driver stand-in that does next to nothing (bench/bench_driver.c) and on the fake one.
 BENCH_BIN := $(BUILD)/bench/shim_bench
+BENCH_DRIVER := $(BUILD)/bench/libcuda_bench.so.1
 
 $(BENCH_BIN): bench/shim_bench.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
 
-bench: $(BENCH_BIN) $(BUILD)/libculeak.so fakecuda
-	$(BENCH_BIN) $(BUILD)/libculeak.so $(BUILD)/fakecuda/libcuda.so.1
+$(BENCH_DRIVER): bench/bench_driver.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $< $(LDFLAGS)
+
+bench: $(BENCH_BIN) $(BENCH_DRIVER) $(BUILD)/libculeak.so fakecuda
+	$(BENCH_BIN) $(BUILD)/libculeak.so $(BENCH_DRIVER) $(BUILD)/fakecuda/libcuda.so.1
 
 # make bench also runs bench/model_bench.c: decode+model events/s, bytes per live
 # allocation, and the time to symbolize and print a report of 1M events / 10k stacks.

@@ -1,10 +1,6 @@
-/* shim_bench: the shim's cost per cuMemAlloc_v2 + cuMemFree_v2 pair on the fake driver,
- * beside heaptrack's cost per malloc + free pair in the same program shape, when
- * heaptrack is installed. Prints figures, judges nothing.
- *
- * heaptrack runs as its preload library alone, writing its raw data straight to a file
- * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
- * which the program waits for when it falls behind).
+/* shim_bench: the shim's cost per cuMemAlloc_v2 + cuMemFree_v2 pair beside heaptrack's cost
+ * per malloc + free pair in the same program shape, when heaptrack is installed. Prints
+ * figures, judges nothing.
  *
  * Shapes: one stack at call depth 8, 32 and 64 (the same stack for every pair), and 100k
  * distinct stacks at depth 32 that differ near the root (the path through the outermost
@@ -16,7 +12,18 @@
  * pair (of all its threads), measured inside the program around the loop, minus the
  * untraced run's.
  *
- *   shim_bench LIBCULEAK FAKE_LIBCUDA        every configuration (make bench)
+ * culeak runs on bench/bench_driver.c, a driver stand-in whose calls do next to nothing,
+ * as malloc and free do next to nothing for heaptrack; and also, printed apart, on the
+ * fake driver of the tests (tests/fakecuda), whose every call allocates and frees host
+ * memory, so that its own cost moves with what else the heap holds. Every run has
+ * glibc's fast bins off (GLIBC_TUNABLES=glibc.malloc.mxfast=0): with them, the fake
+ * driver's aligned_alloc consolidates them at every allocation.
+ *
+ * heaptrack runs as its preload library alone, writing its raw data straight to a file
+ * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
+ * which the program waits for when it falls behind).
+ *
+ *   shim_bench LIBCULEAK BENCH_DRIVER [FAKE_LIBCUDA]   every configuration (make bench)
  *   shim_bench run cuda|malloc DRIVER DEPTH STACKS PAIRS RESULT
  *                                            one measurement (a child of the above)
  *
@@ -181,14 +188,15 @@ static int child(const char *mode, const char *libcuda, int depth, int stacks, l
 }
 
 struct ctx {
-    char self[PATH_MAX], shim[PATH_MAX], cuda[PATH_MAX], dir[256], result[300], out[300];
+    char self[PATH_MAX], shim[PATH_MAX], driver[PATH_MAX], fake[PATH_MAX], dir[256], result[300], out[300];
 };
 
 /* One child run under `prefix` (env settings or a tracer); ns per pair, or -1. */
-static double measure(const struct ctx *c, const char *prefix, const char *mode, int depth, int stacks)
+static double measure(const struct ctx *c, const char *prefix, const char *mode, const char *driver, int depth,
+                      int stacks)
 {
-    char cmd[4 * PATH_MAX + 1024];
-    snprintf(cmd, sizeof cmd, "%s '%s' run %s '%s' %d %d %d '%s' >/dev/null 2>&1", prefix, c->self, mode, c->cuda,
+    char cmd[5 * PATH_MAX + 1024];
+    snprintf(cmd, sizeof cmd, "%s '%s' run %s '%s' %d %d %d '%s' >/dev/null 2>&1", prefix, c->self, mode, driver,
              depth, stacks, PAIRS, c->result);
     unlink(c->result);
     double ns = -1;
@@ -276,14 +284,14 @@ int main(int argc, char **argv)
 {
     if (argc == 8 && !strcmp(argv[1], "run"))
         return child(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atol(argv[6]), argv[7]);
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s LIBCULEAK FAKE_LIBCUDA\n", argv[0]);
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: %s LIBCULEAK BENCH_DRIVER [FAKE_LIBCUDA]\n", argv[0]);
         return 2;
     }
     static struct ctx c;
     ssize_t k = readlink("/proc/self/exe", c.self, sizeof c.self - 1);
     c.self[k > 0 ? k : 0] = 0;
-    if (!realpath(argv[1], c.shim) || !realpath(argv[2], c.cuda)) {
+    if (!realpath(argv[1], c.shim) || !realpath(argv[2], c.driver) || (argc == 4 && !realpath(argv[3], c.fake))) {
         perror("shim_bench");
         return 2;
     }
@@ -296,18 +304,22 @@ int main(int argc, char **argv)
     snprintf(c.out, sizeof c.out, "%s/rec.culeak", c.dir);
     const char *r = getenv("SHIM_BENCH_REPS");
     int reps = r && atoi(r) > 0 ? atoi(r) : 5;
+    const char *tun = getenv("GLIBC_TUNABLES");
+    char tunables[1024];
+    snprintf(tunables, sizeof tunables, "%s%sglibc.malloc.mxfast=0", tun ? tun : "", tun && *tun ? ":" : "");
+    setenv("GLIBC_TUNABLES", tunables, 1);
     reps = reps > MAX_REPS ? MAX_REPS : reps;
     char htlib[PATH_MAX];
     int heaptrack = find_heaptrack(htlib, sizeof htlib);
 
     static const struct { int depth, stacks; } shapes[] = {{8, 1}, {32, 1}, {64, 1}, {32, MANY_STACKS}};
     enum { NSHAPES = sizeof shapes / sizeof *shapes };
-    static struct series shim[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
+    static struct series shim[NSHAPES], fake[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
     char env[2 * PATH_MAX + 200], htpre[PATH_MAX + 600];
     /* Both keep up to 64 frames: heaptrack's limit, and culeak's CULEAK_DEPTH=64. */
     snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
     snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
-    printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (fake\n"
+    printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (bench\n"
            "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"
            "both keeping up to 64 frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
            PAIRS, reps);
@@ -317,8 +329,8 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < reps; rep++)
         for (int i = 0; i < NSHAPES; i++) {
             int d = shapes[i].depth, st = shapes[i].stacks;
-            double base = measure(&c, "", "cuda", d, st);
-            double traced = measure(&c, env, "cuda", d, st);
+            double base = measure(&c, "", "cuda", c.driver, d, st);
+            double traced = measure(&c, env, "cuda", c.driver, d, st);
             struct stat sb;
             double b = stat(c.out, &sb) == 0 ? (double)sb.st_size / (2.0 * (PAIRS + WARMUP)) : -1;
             unlink(c.out);
@@ -330,9 +342,16 @@ int main(int argc, char **argv)
             }
             shim[i].v[shim[i].n++] = traced - base;
             bytes[i].v[bytes[i].n++] = b;
+            if (c.fake[0]) {
+                double fbase = measure(&c, "", "cuda", c.fake, d, st);
+                double ftraced = measure(&c, env, "cuda", c.fake, d, st);
+                unlink(c.out);
+                if (fbase >= 0 && ftraced >= 0)
+                    fake[i].v[fake[i].n++] = ftraced - fbase;
+            }
             if (heaptrack) {
-                double hbase = measure(&c, "", "malloc", d, st);
-                double htraced = measure(&c, htpre, "malloc", d, st);
+                double hbase = measure(&c, "", "malloc", "-", d, st);
+                double htraced = measure(&c, htpre, "malloc", "-", d, st);
                 remove_dir_files(c.dir);
                 if (hbase >= 0 && htraced >= 0) {
                     heap[i].v[heap[i].n++] = htraced - hbase;
@@ -351,6 +370,10 @@ int main(int argc, char **argv)
             print_cost("heaptrack", &heap[i]);
             double m = median(&ratio[i]);
             printf("  culeak/heaptrack %.2f (%.2f to %.2f)\n", m, ratio[i].v[0], ratio[i].v[ratio[i].n - 1]);
+        }
+        if (fake[i].n) {
+            print_cost("culeak on the fake driver", &fake[i]);
+            printf("\n");
         }
     }
     return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole suite: the cmocka binary of every tests/unit/test_*.c, then every end-to-end
-# script in tests/e2e. Prints one closing line "N passed, N failed".
+# script in tests/e2e. Prints one closing line "N passed, N failed". CULEAK_TEST_FAIL_FAST=1
+# stops at the first failure (make mutants: a mutant is killed by any one test).
 #
 # A script with the line "# run.sh: alongside" (a long test that keeps one core busy and
 # waits for nothing, such as the fuzz run) starts first and runs alongside the others, one
@@ -50,6 +51,7 @@ run_one() {
 refuse() {
     failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1"; echo "    $2"
 }
+stop() { [ -n "${CULEAK_TEST_FAIL_FAST:-}" ] && [ "$failed" -gt 0 ]; }
 alongside() { grep -qx '# run.sh: alongside' "$1"; }
 
 # a script with a #! line is a test; one without is a library the tests source (tmux_harness.sh)
@@ -66,6 +68,7 @@ for t in "${e2e[@]}"; do
     bg_pids+=($!)
 done
 for src in tests/unit/test_*.c; do
+    stop && break
     t=$BUILD/tests/$(basename "$src" .c)
     if [ -x "$t" ]; then
         run_one "$(basename "$t")" "$t"
@@ -74,6 +77,7 @@ for src in tests/unit/test_*.c; do
     fi
 done
 for t in "${e2e[@]}"; do
+    stop && break
     if [ ! -x "$t" ]; then
         refuse "e2e/$(basename "$t" .sh)" "$t is not executable (chmod +x $t)"
     elif ! alongside "$t"; then

@@ -108,7 +108,8 @@ const struct cmd_spec cmd_specs[] = {
      "input, and a job that reads it waits."},
     {"search", "/", ARG_TEXT, "search [TEXT]",
      "Scroll the output pane back to the newest line containing TEXT (case ignored) and\n"
-     "highlight it; search alone finds the next older one. End in the output pane returns."},
+     "highlight it; search alone (or /) finds the next older one, /TEXT is search TEXT.\n"
+     "End in the output pane returns."},
     {"detach", NULL, ARG_FILE, "detach [FILE]",
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"

@@ -294,7 +294,7 @@ static void info_marks(struct console *c)
         ui_message(&c->u, 0, "no marks yet (culeak_mark(), culeak.mark() or NVTX ranges make them)");
         return;
     }
-    say(c, "  mark                          pid        time     event   device memory");
+    say(c, "  mark                 pid        time   event  device mem");
     for (int p = 0; p < model_process_count(c->u.m); p++) {
         const struct model_process *pr = model_process(c->u.m, p);
         size_t n = 0;
@@ -305,7 +305,7 @@ static void info_marks(struct console *c)
             char line[512], t[32], sz[32];
             uint64_t t0 = pr->start_monotonic_ns;
             fmt_duration(t, sizeof t, v[i].t_ns > t0 ? (double)(v[i].t_ns - t0) / 1e9 : 0);
-            snprintf(line, sizeof line, "  %-28s %-8llu %7s %9llu %15s", v[i].label ? v[i].label : "",
+            snprintf(line, sizeof line, "  %-20s %-8llu %6s %7llu %11s", v[i].label ? v[i].label : "",
                      (unsigned long long)pr->pid, t, (unsigned long long)v[i].seq,
                      fmt_size(sz, sizeof sz, v[i].live_bytes));
             say(c, line);
@@ -792,6 +792,11 @@ static const struct {
 
 void console_exec(struct console *c, const char *line)
 {
+    char slash[1100];
+    if (line[0] == '/' && line[1] && line[1] != ' ' && !c->confirm_yes) { /* /TEXT: search, as in less */
+        snprintf(slash, sizeof slash, "search %s", line + 1);
+        line = slash;
+    }
     char buf[1024];
     char *argv[CMD_MAX_ARGS];
     int argc = cmd_split(line, buf, sizeof buf, argv);
@@ -802,7 +807,7 @@ void console_exec(struct console *c, const char *line)
     if (c->confirm_yes) { /* the answer to a question, as gdb reads it */
         void (*yes)(struct console *) = c->confirm_yes;
         const char *a = line + strspn(line, " \t");
-        char echo[1100];
+        char echo[1200];
         snprintf(echo, sizeof echo, "(y or n) %s", line);
         outbuf_add_line(&c->u.out, echo);
         if (*a == 'y' || *a == 'Y') {
@@ -837,7 +842,7 @@ void console_exec(struct console *c, const char *line)
     }
     for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
         if (strcmp(table[k].name, cmd_specs[i].name) == 0) {
-            char echo[1100];
+            char echo[1200];
             snprintf(echo, sizeof echo, "(culeak) %s", line);
             outbuf_add_line(&c->u.out, echo);
             table[k].fn(c, argc, argv);

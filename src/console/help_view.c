@@ -70,14 +70,41 @@ static void add_wrapped(struct help_lines *h, const char *p, size_t len, int ind
     }
 }
 
+/* A help text's lines are joined into paragraphs and wrapped to the width; a line that
+ * starts with a blank (a list item), and the line after one, start paragraphs of their
+ * own, except a line indented deeper than its item, which goes on with it. */
 static void add_text(struct help_lines *h, const char *text, int indent, int w, uint8_t attr)
 {
+    char para[2048];
+    size_t n = 0;
+    int prev_item = 0;
+    size_t item_lead = 0;
     while (*text) {
         const char *nl = strchr(text, '\n');
-        size_t n = nl ? (size_t)(nl - text) : strlen(text);
-        add_wrapped(h, text, n, indent, w, attr);
-        text += n + (nl != NULL);
+        size_t len = nl ? (size_t)(nl - text) : strlen(text);
+        size_t lead = strspn(text, " ");
+        if (prev_item && lead > item_lead + 2 && lead < len) { /* an item's own continuation */
+            text += lead;
+            len -= lead;
+        } else {
+            int item = lead > 0;
+            if (n && (item || prev_item)) {
+                add_wrapped(h, para, n, indent, w, attr);
+                n = 0;
+            }
+            prev_item = item;
+            item_lead = lead;
+        }
+        if (n + len + 2 < sizeof para) {
+            if (n)
+                para[n++] = ' ';
+            memcpy(para + n, text, len);
+            n += len;
+        }
+        text += len + (nl != NULL);
     }
+    if (n)
+        add_wrapped(h, para, n, indent, w, attr);
 }
 
 static const char *const keys[][2] = {

@@ -66,7 +66,7 @@ static int trimmed(const struct ocell *c, int n)
 
 static void push_row(struct outbuf *o, const struct ocell *c, int n)
 {
-    struct orow r = {NULL, n};
+    struct orow r = {NULL, n, n >= o->cols};
     if (n && !(r.c = malloc((size_t)n * sizeof *r.c)))
         r.n = 0;
     if (r.c)
@@ -340,13 +340,42 @@ const char *outbuf_line(const struct outbuf *o, size_t i)
     return w->text;
 }
 
+/* Whether row i filled the terminal's width. */
+static int row_full(const struct outbuf *o, size_t i)
+{
+    if (i < o->count)
+        return o->sb[(o->head + i) % o->cap].full;
+    struct outbuf *w = (struct outbuf *)o;
+    return outbuf_cells(o, i, w->tmp, OUTBUF_MAX_COLS) >= o->cols;
+}
+
 long outbuf_search(const struct outbuf *o, const char *needle, size_t before)
 {
     size_t total = outbuf_lines(o);
     if (before > total)
         before = total;
-    for (size_t i = before; i-- > 0;)
-        if (strcasestr(outbuf_line(o, i), needle))
-            return (long)i;
-    return -1;
+    size_t cap = 4 * (size_t)OUTBUF_MAX_COLS * 4 + 1;
+    char *text = malloc(cap);
+    if (!text)
+        return -1;
+    long found = -1;
+    for (size_t i = before; i-- > 0 && found < 0;) {
+        /* row i and, while a row fills the width, the rows it wraps into (a few at most) */
+        size_t len = 0;
+        for (size_t j = i; j < total && j < i + 4; j++) {
+            const char *t = outbuf_line(o, j);
+            size_t n = strlen(t);
+            if (len + n + 1 > cap)
+                break;
+            memcpy(text + len, t, n);
+            len += n;
+            if (!row_full(o, j))
+                break;
+        }
+        text[len] = 0;
+        if (strcasestr(text, needle))
+            found = (long)i; /* the newer rows did not match: the match starts here */
+    }
+    free(text);
+    return found;
 }

@@ -22,6 +22,7 @@ enum { OSTYLE_BOLD = 1, OSTYLE_UNDERLINE = 2, OSTYLE_REVERSE = 4, OSTYLE_ITALIC 
 struct orow {
     struct ocell *c;
     int n;            /* cells kept (trailing blanks dropped) */
+    int full;         /* it filled the terminal's width: the line likely goes on below */
 };
 
 struct outbuf {
@@ -52,8 +53,9 @@ const char *outbuf_line(const struct outbuf *o, size_t i);
 int outbuf_cells(const struct outbuf *o, size_t i, struct ocell *out, int max);
 /* Where the job's cursor is: its row (an index as above) and column. */
 void outbuf_cursor(const struct outbuf *o, size_t *row, int *col);
-/* The newest row before `before` (an index as above) whose text contains needle, case
- * ignored; -1 when none. */
+/* The newest row before `before` (an index as above) where needle starts, case ignored;
+ * a row that fills the width is read on into the next, so that a wrapped line is found
+ * whole. -1 when none. */
 long outbuf_search(const struct outbuf *o, const char *needle, size_t before);
 
 #endif

@@ -45,16 +45,23 @@ static const char *stack_row_text(struct ui *u, const struct row *row, const cha
 
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
-    int wide = r.w >= 110;
+    int wide = r.w >= 110, narrow = r.w < 80; /* narrow: the site keeps room, peak and allocs go */
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
     if (u->diff_active) {
         const char *an = u->diff_a, *bn = u->diff_b[0] ? u->diff_b : "now";
         char ac[16], bc[16];
-        grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)",
-                  "id", "change", "count+-", column_name(bn, bc), column_name(an, ac), "allocs", an, bn);
+        if (narrow)
+            grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %8s  site (diff %s -> %s)", "id", "change", "count+-", an,
+                      bn);
+        else
+            grid_putf(g, r.y, r.x, r.w, AT_TITLE,
+                      "%4s %10s %8s %10s %10s %7s  site (diff %s -> %s; diff off: live table)", "id", "change",
+                      "count+-", column_name(bn, bc), column_name(an, ac), "allocs", an, bn);
     } else if (wide) {
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %-8s %-15s %s", "id", "live",
                   "count", "change", "peak", "allocs", "kind", "module", "site");
+    } else if (narrow) {
+        grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %s", "id", "live", "count", "change", "site");
     } else {
         grid_putf(g, r.y, r.x, r.w, AT_TITLE, "%4s %10s %7s %10s %10s %7s %s", "id", "live", "count", "change",
                   "peak", "allocs", "site");
@@ -111,7 +118,11 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         if (u->diff_active) {
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
-            x += grid_putf(g, y, x, 40, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes), allocs);
+            if (narrow)
+                x += grid_putf(g, y, x, 10, at, "%8s  ", cnt);
+            else
+                x += grid_putf(g, y, x, 40, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes),
+                               allocs);
             grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
             continue;
         }
@@ -121,7 +132,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         x += grid_putf(g, y, x, 8, at, "%7s ", cnt);
         x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : row->change < 0 ? AT_SHRINK : AT_DIM,
                        "%10s ", change);
-        x += grid_putf(g, y, x, 19, at, "%10s %7s ", peak, allocs);
+        if (!narrow)
+            x += grid_putf(g, y, x, 19, at, "%10s %7s ", peak, allocs);
         if (wide) {
             x += grid_putf(g, y, x, 9, at, "%-8.8s ", ui_kinds(row->kinds, kinds, sizeof kinds));
             x += grid_putf(g, y, x, 16, at, "%-15.15s ", module);

@@ -147,6 +147,8 @@ static void account_alloc(struct model *m, struct process *p, struct unit *u, in
     if (!u->first_t)
         u->first_t = t;
     u->last_t = t;
+    if (p->growth)
+        growth_on_change(p, u);
     struct site *s = &m->sites[u->site];
     s->live[u->kind] += size;
     if (s->live[u->kind] > s->peak[u->kind])
@@ -178,6 +180,8 @@ static void account_free(struct model *m, struct process *p, struct unit *u, int
         u->frees++;
     }
     u->last_t = t;
+    if (p->growth)
+        growth_on_change(p, u);
     m->sites[u->site].live[u->kind] -= size;
     struct model_counter *cs[5];
     size_t n = counters_of(m, p, ds, u->kind, cs);

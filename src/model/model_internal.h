@@ -33,6 +33,8 @@ struct unit {
      * is the process's */
     int32_t supp_block;
     uint32_t supp_epoch;
+    /* suspects.c: 1 + the unit's site aggregate (0: none yet), and the next unit in it + 1 */
+    uint32_t growth_agg, growth_next;
 };
 
 struct range {
@@ -169,6 +171,7 @@ struct model {
     uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
     struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
+    int growth_walk_all;           /* suspects.c, for tests: every mark sums every site again */
 };
 
 /* A site's pool blocks and the rest of its memory (the segments they come from) are rows
@@ -221,6 +224,8 @@ void moments_free(struct process *p);
 
 /* suspects.c */
 void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);
+/* The live bytes of u changed (call only while p->growth is set). */
+void growth_on_change(struct process *p, struct unit *u);
 void growth_free(struct growth *g);
 
 /* suppressed.c */

@@ -52,9 +52,13 @@ struct builder {
     size_t site_slot_cap;
 };
 
-static uint32_t stack_of(struct builder *b, int proc, uint64_t stack)
+/* Blocks a pool handed out (tensors, culeak_alloc) lie inside memory the pool already
+ * holds: they are drawn apart, never added to device memory. */
+static int kind_is_pool(unsigned kind) { return kind == CULEAK_KIND_BLOCK || kind == CULEAK_KIND_USER; }
+
+static uint32_t stack_of(struct builder *b, int proc, uint64_t stack, int pool)
 {
-    uint64_t key = (uint64_t)proc << 32 | (stack & 0xffffffffu);
+    uint64_t key = (uint64_t)proc << 33 | (uint64_t)(pool != 0) << 32 | (stack & 0xffffffffu);
     uint32_t i = u64map_get(&b->stack_index, key);
     if (i != UINT32_MAX)
         return i;
@@ -64,23 +68,24 @@ static uint32_t stack_of(struct builder *b, int proc, uint64_t stack)
         grow((void **)&b->slot, &b->slot_cap, p->nstacks + 1, sizeof *b->slot) ||
         u64map_put(&b->stack_index, key, (uint32_t)p->nstacks))
         return UINT32_MAX;
-    p->stacks[p->nstacks] = (struct picture_stack){proc, stack, 0, UINT32_MAX};
+    p->stacks[p->nstacks] = (struct picture_stack){proc, stack, 0, UINT32_MAX, pool != 0};
     b->stack_max[p->nstacks] = 0;
     b->slot[p->nstacks] = 0;
     return (uint32_t)p->nstacks++;
 }
 
-static uint32_t site_of(struct builder *b, uint32_t site)
+static uint32_t site_of(struct builder *b, uint32_t site, int pool)
 {
-    uint32_t i = u64map_get(&b->site_index, site);
+    uint64_t key = (uint64_t)site << 1 | (pool != 0);
+    uint32_t i = u64map_get(&b->site_index, key);
     if (i != UINT32_MAX)
         return i;
     struct picture *p = b->p;
     if (grow((void **)&p->sites, &b->sites_cap, p->nsites + 1, sizeof *p->sites) ||
         grow((void **)&b->site_slot, &b->site_slot_cap, p->nsites + 1, sizeof *b->site_slot) ||
-        u64map_put(&b->site_index, site, (uint32_t)p->nsites))
+        u64map_put(&b->site_index, key, (uint32_t)p->nsites))
         return UINT32_MAX;
-    p->sites[p->nsites] = (struct picture_site){.id = site};
+    p->sites[p->nsites] = (struct picture_site){.id = site, .pool = pool != 0};
     b->site_slot[p->nsites] = 0;
     return (uint32_t)p->nsites++;
 }
@@ -123,7 +128,7 @@ static int moment_add_stack(struct builder *b, struct picture_moment *mo, const 
 {
     if (!bytes && !count)
         return 0;
-    uint32_t s = stack_of(b, mo->proc, u->stack);
+    uint32_t s = stack_of(b, mo->proc, u->stack, kind_is_pool(u->kind));
     if (s == UINT32_MAX)
         return -1;
     if (bytes > b->stack_max[s])
@@ -136,10 +141,14 @@ static int moment_add_site(struct builder *b, struct picture_moment *mo, const s
 {
     if (!bytes && !count)
         return 0;
-    uint32_t s = site_of(b, u->site);
+    int pool = kind_is_pool(u->kind);
+    uint32_t s = site_of(b, u->site, pool);
     if (s == UINT32_MAX)
         return -1;
-    mo->bytes += bytes;
+    if (pool)
+        mo->pool_bytes += bytes;
+    else
+        mo->bytes += bytes;
     return value_add(b, b->site_slot, mo->site_first, &mo->site_n, s, bytes, count);
 }
 
@@ -174,8 +183,12 @@ static int add_source(struct builder *b, struct process *pr, enum picture_moment
         if (pass == 1)
             mo->site_first = b->p->nvalues;
         for (size_t i = 0; i < pr->nunits; i++) {
-            const struct unit *u = &pr->units[i];
+            struct unit *u = &pr->units[i]; /* unit_cache classifies it once */
             if (!culeak_kind_is_memory(u->kind))
+                continue;
+            /* a pool's blocks go with the pool, and what a caching allocator holds at the
+             * end is its cache (reports list it apart): neither is a leak */
+            if (src == MODEL_SOURCE_LEAKS && (kind_is_pool(u->kind) || unit_cache(b->m, pr->pub.index, u)))
                 continue;
             uint64_t bytes, count;
             unit_value(pr, u, i, src, NULL, &bytes, &count);
@@ -245,7 +258,8 @@ static int by_max_desc(const void *a, const void *b)
 }
 
 /* Keeps the max stacks that held the most bytes; the others of a process become its
- * one OTHER_STACK, so a picture stays a few MB whatever the number of stacks. */
+ * OTHER_STACK (one for its memory, one for its pool blocks), so a picture stays a few MB
+ * whatever the number of stacks. */
 static int merge_small_stacks(struct builder *b, size_t max)
 {
     struct picture *p = b->p;
@@ -271,24 +285,25 @@ static int merge_small_stacks(struct builder *b, size_t max)
     int rc = 0;
     for (size_t k = 0; k < n && !rc; k++) {
         const struct picture_stack *s = &old[order[k]];
-        uint32_t ni = stack_of(b, s->proc, k < max ? s->stack : OTHER_STACK);
+        uint32_t ni = stack_of(b, s->proc, k < max ? s->stack : OTHER_STACK, s->pool);
         rc = ni == UINT32_MAX ? -1 : 0;
         remap[order[k]] = ni;
     }
     /* a moment's values are of one process: its merged stacks add up into one value */
     for (size_t i = 0; i < p->nmoments && !rc; i++) {
         struct picture_moment *mo = &p->moments[i];
-        size_t w = mo->first, other = SIZE_MAX;
+        size_t w = mo->first, other[2] = {SIZE_MAX, SIZE_MAX};
         for (size_t r = mo->first; r < mo->first + mo->n; r++) {
             struct picture_value v = p->values[r];
             v.key = remap[v.key];
             if (p->stacks[v.key].stack == OTHER_STACK) {
-                if (other != SIZE_MAX) {
-                    p->values[other].bytes += v.bytes;
-                    p->values[other].count += v.count;
+                size_t *o = &other[p->stacks[v.key].pool];
+                if (*o != SIZE_MAX) {
+                    p->values[*o].bytes += v.bytes;
+                    p->values[*o].count += v.count;
                     continue;
                 }
-                other = w;
+                *o = w;
             }
             p->values[w++] = v;
         }
@@ -375,23 +390,24 @@ static int describe_sites(struct builder *b)
         struct model_row r;
         memset(&r, 0, sizeof r);
         row_describe(b->m, MODEL_GROUP_SITE, ps->id, -1, NULL, &r, 0); /* a site's row id is its index */
-        *ps = (struct picture_site){ps->id, r.text, r.function, r.file, r.module, r.line};
+        *ps = (struct picture_site){ps->id, r.text, r.function, r.file, r.module, r.line, ps->pool};
     }
     for (size_t i = 0; i < p->nstacks; i++) {
         struct picture_stack *s = &p->stacks[i];
         if (s->stack == OTHER_STACK) {
-            uint32_t si = site_of(b, UINT32_MAX - (uint32_t)s->proc);
+            uint32_t si = site_of(b, UINT32_MAX - (uint32_t)s->proc, s->pool);
             if (si == UINT32_MAX)
                 return -1;
-            p->sites[si] = (struct picture_site){UINT32_MAX, "(smaller stacks, merged)", NULL, NULL, NULL, 0};
+            p->sites[si] = (struct picture_site){UINT32_MAX, "(smaller stacks, merged)", NULL, NULL, NULL, 0, s->pool};
             s->site = si;
             continue;
         }
         const struct process *pr = model_proc(b->m, s->proc);
-        uint32_t u = u64map_get(&pr->unit_index, s->stack << 5 | CULEAK_KIND_DEVICE);
+        uint32_t u = UINT32_MAX; /* the stack's units share its site: any of its layer names it */
         for (unsigned k = 0; u == UINT32_MAX && k < CULEAK_KIND_COUNT; k++)
-            u = u64map_get(&pr->unit_index, s->stack << 5 | k);
-        s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, pr->units[u].site);
+            if (kind_is_pool(k) == s->pool)
+                u = u64map_get(&pr->unit_index, s->stack << 5 | k);
+        s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, pr->units[u].site, s->pool);
         if (s->site == UINT32_MAX)
             return -1;
     }

@@ -32,7 +32,8 @@ struct picture_moment {
     int has_stacks;
     size_t first, n;         /* values[first .. first+n): per stack, when has_stacks */
     size_t site_first, site_n; /* values[...]: per site */
-    uint64_t bytes;          /* their sum */
+    uint64_t bytes;          /* their sum: memory, not counting ... */
+    uint64_t pool_bytes;     /* ... the pools' blocks, summed apart (none are leaks) */
 };
 
 struct picture_stack {
@@ -40,6 +41,8 @@ struct picture_stack {
     uint64_t stack;          /* the process's stack id; UINT64_MAX: the smaller stacks merged */
     uint32_t leaf;           /* node of its innermost frame */
     uint32_t site;           /* index into picture.sites */
+    int pool;                /* blocks a pool handed out (tensors; culeak_alloc): drawn apart,
+                              * they lie inside memory the pool holds */
 };
 
 struct picture_node {
@@ -53,6 +56,7 @@ struct picture_site {
     uint32_t id;             /* the site's row id (MODEL_GROUP_SITE) */
     const char *text, *function, *file, *module;
     unsigned line;
+    int pool;                /* the site's pool blocks (a site of both has two entries) */
 };
 
 struct picture_options {

@@ -129,10 +129,10 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
     for (size_t i = 0; i < pc->nnodes; i++)
         fprintf(f, "%s%" PRIu32 ",%" PRIu32 ",%d", i ? "," : "", pc->nodes[i].parent, pc->nodes[i].name,
                 (pc->nodes[i].folded ? 1 : 0) | (pc->nodes[i].site ? 2 : 0));
-    fputs("],\"stacks\":[", f); /* proc, leaf node, site */
+    fputs("],\"stacks\":[", f); /* proc, leaf node, site, pool (1: a pool's blocks) */
     for (size_t i = 0; i < pc->nstacks; i++)
-        fprintf(f, "%s%d,%" PRIu32 ",%" PRIu32, i ? "," : "", pc->stacks[i].proc, pc->stacks[i].leaf,
-                pc->stacks[i].site);
+        fprintf(f, "%s%d,%" PRIu32 ",%" PRIu32 ",%d", i ? "," : "", pc->stacks[i].proc, pc->stacks[i].leaf,
+                pc->stacks[i].site, pc->stacks[i].pool);
     fputs("],\"sites\":[", f);
     for (size_t i = 0; i < pc->nsites; i++) {
         const struct picture_site *s = &pc->sites[i];
@@ -142,7 +142,7 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         json_write_cstr(f, s->function);
         fputs(",\"file\":", f);
         json_write_cstr(f, s->file);
-        fprintf(f, ",\"line\":%u,\"module\":", s->line);
+        fprintf(f, ",\"line\":%u,\"pool\":%d,\"module\":", s->line, s->pool);
         json_write_cstr(f, s->module);
         putc('}', f);
     }
@@ -150,8 +150,11 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
     for (size_t i = 0; i < pc->nmoments; i++) {
         const struct picture_moment *mo = &pc->moments[i];
         const struct model_process *p = model_process(m, mo->proc);
-        fprintf(f, "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"label\":", i ? "," : "",
-                mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes);
+        fprintf(f,
+                "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"pool_bytes\":%" PRIu64
+                ",\"label\":",
+                i ? "," : "", mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes,
+                mo->pool_bytes);
         json_write_cstr(f, mo->label);
         if (mo->has_stacks)
             write_values(f, ",\"v\":[", pc->values + mo->first, mo->n);
@@ -171,7 +174,8 @@ static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
         for (size_t i = 0; i < sus.n; i++) {
             const struct model_suspect *su = &sus.v[i];
             size_t k = 0;
-            while (k < pc->nsites && pc->sites[k].id != su->site)
+            int pool = su->kind == CULEAK_KIND_BLOCK || su->kind == CULEAK_KIND_USER;
+            while (k < pc->nsites && (pc->sites[k].id != su->site || pc->sites[k].pool != pool))
                 k++;
             if (k == pc->nsites) /* a kind the picture does not draw (pinned host...) */
                 continue;

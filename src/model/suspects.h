@@ -4,7 +4,11 @@
  *
  * The rule. The marks of a process are grouped into series by label, digits aside
  * ("iteration 5" and "iteration 6" are the series "iteration #"; range pops are not
- * marks here); up to MODEL_SUSPECT_SERIES series per process, the first ones seen. At
+ * marks here); up to MODEL_SUSPECT_SERIES series per process, the first ones seen, until
+ * a pattern whose numbers rise recurs with all taken: it replaces the lowest ranked one
+ * (seen once, then numbers that do not rise: operator names; counting up by one ranks
+ * above merely rising) from that mark on. A site suspect in several series is reported
+ * with the highest ranked, then the one with the most marks. At
  * each mark of a series the model keeps every site's live bytes (device-resident kinds
  * added up; pinned host, registered host and a program's own pool blocks apart), in a
  * ring of the last MODEL_SUSPECT_WINDOW + 1 marks per site. Over the last W intervals,
@@ -25,7 +29,7 @@
 
 #define MODEL_SUSPECT_WINDOW 10       /* mark intervals looked at */
 #define MODEL_SUSPECT_MIN_INTERVALS 4 /* fewer: no verdict yet */
-#define MODEL_SUSPECT_SERIES 8        /* label patterns followed per process */
+#define MODEL_SUSPECT_SERIES 8        /* label patterns followed per process (<= 8) */
 
 struct model_suspect {
     int proc;

@@ -60,9 +60,18 @@ __attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
 /* A free is recorded after the real call (so it carries the real result), but the
  * driver may hand the address out again at once: an allocation that returns an address
  * whose free is still being recorded waits for it, so the stream keeps free-then-alloc
- * order. Addresses are spread over buckets; a collision only delays an allocation. */
+ * order. Each thread that frees has a slot holding the address it is freeing (0: none),
+ * written with plain stores: the driver orders its free before its allocation of the
+ * same address, so a store made before the real free is seen by the thread the address
+ * goes to next. An allocation looks through the slots handed out. Threads beyond the
+ * slots count in shared counters per address bucket instead. */
+#define SLOTS 256
 #define INFLIGHT_BUCKETS 256
+static uint64_t slot_addr[SLOTS];
+static unsigned slots_used;
 static unsigned inflight[INFLIGHT_BUCKETS];
+static int buckets_used;
+static CULEAK_TLS int my_slot = -1; /* -2: no slot left, the buckets count this thread */
 
 static unsigned bucket(uint64_t addr)
 {
@@ -71,22 +80,57 @@ static unsigned bucket(uint64_t addr)
 
 void culeak_inflight_reset(void)
 {
+    for (unsigned i = 0; i < SLOTS; i++)
+        __atomic_store_n(&slot_addr[i], 0, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < INFLIGHT_BUCKETS; i++)
         __atomic_store_n(&inflight[i], 0, __ATOMIC_RELAXED);
 }
 
+static int thread_slot(void)
+{
+    if (my_slot == -1) {
+        unsigned s = __atomic_fetch_add(&slots_used, 1, __ATOMIC_ACQ_REL);
+        my_slot = s < SLOTS ? (int)s : -2;
+        if (my_slot == -2)
+            __atomic_store_n(&buckets_used, 1, __ATOMIC_RELEASE);
+    }
+    return my_slot;
+}
+
 void culeak_free_begin(const struct culeak_ev *e)
 {
-    if (e->addr)
+    if (!e->addr)
+        return;
+    int s = thread_slot();
+    if (s >= 0)
+        __atomic_store_n(&slot_addr[s], e->addr, __ATOMIC_RELEASE);
+    else
         __atomic_add_fetch(&inflight[bucket(e->addr)], 1, __ATOMIC_ACQ_REL);
 }
 
 void culeak_free_end(const struct culeak_ev *e)
 {
     culeak_emit(e);
-    if (e->addr)
-        __atomic_sub_fetch(&inflight[bucket(e->addr)], 1, __ATOMIC_ACQ_REL);
+    if (e->addr) {
+        if (my_slot >= 0)
+            __atomic_store_n(&slot_addr[my_slot], 0, __ATOMIC_RELEASE);
+        else
+            __atomic_sub_fetch(&inflight[bucket(e->addr)], 1, __ATOMIC_ACQ_REL);
+    }
     culeak_leave();
+}
+
+/* Waits while another thread records a free of addr. */
+static void wait_for_free(uint64_t addr)
+{
+    unsigned n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    n = n < SLOTS ? n : SLOTS;
+    for (unsigned i = 0; i < n; i++)
+        while (__atomic_load_n(&slot_addr[i], __ATOMIC_ACQUIRE) == addr)
+            sched_yield();
+    if (__atomic_load_n(&buckets_used, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&inflight[bucket(addr)], __ATOMIC_ACQUIRE))
+            sched_yield();
 }
 
 static void wait_inflight(struct culeak_ev *e)
@@ -94,8 +138,7 @@ static void wait_inflight(struct culeak_ev *e)
     if (e->result != 0 && e->op == CULEAK_OP_ALLOC)
         e->addr = 0;
     if (e->op == CULEAK_OP_ALLOC && e->addr)
-        while (__atomic_load_n(&inflight[bucket(e->addr)], __ATOMIC_ACQUIRE))
-            sched_yield();
+        wait_for_free(e->addr);
 }
 
 void culeak_after(struct culeak_ev *e)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ struct waiter {
 };
 
 struct stream {
-    pthread_mutex_t mu;       /* buffer, trace tree, seq, watch settings */
+    int mu;                   /* buffer, trace tree, seq, watch settings: see lock() */
     pthread_mutex_t write_mu; /* one writer at a time, in buffer order */
     uint8_t *cur, *spare;
     size_t len, cap, spare_cap;
@@ -48,6 +49,27 @@ struct stream {
 };
 
 static struct stream *S;
+
+/* mu is held for a few hundred instructions (never across I/O or a wait), except while a
+ * new stack's nodes are made; it is a spin lock: one atomic exchange to take it and a
+ * store to give it back, where a mutex needs two atomic operations. A holder that was
+ * preempted is waited for with sched_yield; the flush thread never waits for it (it
+ * tries again at its next tick). */
+static void lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+        for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
+            if (i < 100)
+                __builtin_ia32_pause();
+            else
+                sched_yield();
+        }
+    }
+}
+
+static int trylock(int *l) { return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
+
+static void unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
 
 int culeak_stream_open(int fd, int is_socket, uint64_t t0)
@@ -68,7 +90,6 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
     s->fd = fd;
     s->is_socket = is_socket;
     s->t_last = t0;
-    pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
     pthread_cond_init(&s->hold_cv, NULL);
@@ -106,13 +127,20 @@ static void write_all(struct stream *s, const uint8_t *p, size_t n)
     }
 }
 
-void culeak_stream_flush(void)
+/* Writes out what the buffer holds; try: unless another thread holds it (then 0). */
+static int flush(struct stream *s, int try)
 {
-    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
-    if (!s)
-        return;
-    pthread_mutex_lock(&s->write_mu);
-    pthread_mutex_lock(&s->mu);
+    if (try) {
+        if (pthread_mutex_trylock(&s->write_mu) != 0)
+            return 0;
+        if (!trylock(&s->mu)) {
+            pthread_mutex_unlock(&s->write_mu);
+            return 0;
+        }
+    } else {
+        pthread_mutex_lock(&s->write_mu);
+        lock(&s->mu);
+    }
     uint8_t *full = s->cur;
     size_t n = s->len, cap = s->cap;
     s->cur = s->spare;
@@ -120,10 +148,18 @@ void culeak_stream_flush(void)
     s->len = 0;
     s->spare = full;
     s->spare_cap = cap;
-    pthread_mutex_unlock(&s->mu);
+    unlock(&s->mu);
     if (n && active())
         write_all(s, full, n);
     pthread_mutex_unlock(&s->write_mu);
+    return 1;
+}
+
+void culeak_stream_flush(void)
+{
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
+    if (s)
+        flush(s, 0);
 }
 
 /* With mu held: makes room for `need` bytes, writing the buffer out (mu dropped
@@ -139,9 +175,9 @@ static int room(struct stream *s, size_t need)
             s->cap = need;
             break;
         }
-        pthread_mutex_unlock(&s->mu);
+        unlock(&s->mu);
         culeak_stream_flush();
-        pthread_mutex_lock(&s->mu);
+        lock(&s->mu);
     }
     return active() ? 0 : -1;
 }
@@ -151,12 +187,12 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
+    lock(&s->mu);
     if (room(s, len) == 0) {
         memcpy(s->cur + s->len, rec, len);
         s->len += len;
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(&s->mu);
 }
 
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
@@ -207,9 +243,9 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     struct waiter w = {0, 0, NULL};
     int fresh = 0, held = 0;
-    pthread_mutex_lock(&s->mu);
+    lock(&s->mu);
     if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX) < 0) {
-        pthread_mutex_unlock(&s->mu);
+        unlock(&s->mu);
         return;
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
@@ -238,7 +274,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         s->waiters = &w;
         pthread_mutex_unlock(&s->hold_mu);
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(&s->mu);
     if (fresh) /* a new call site may sit in a library loaded since the last MODULES */
         culeak_modules_send_if_changed();
     if (held) {
@@ -256,7 +292,7 @@ void culeak_stream_mark(const char *label, unsigned flags)
     int dev = -1;
     uint64_t mem_free = 0, mem_total = 0;
     int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
-    pthread_mutex_lock(&s->mu);
+    lock(&s->mu);
     if (room(s, EVENT_MAX + n) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
@@ -270,7 +306,7 @@ void culeak_stream_mark(const char *label, unsigned flags)
         }
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(&s->mu);
 }
 
 void culeak_stream_exit(void)
@@ -278,14 +314,14 @@ void culeak_stream_exit(void)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
+    lock(&s->mu);
     if (room(s, EVENT_MAX) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, 0);
         s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(&s->mu);
     culeak_stream_flush();
 }
 
@@ -317,7 +353,7 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
     switch (type) {
     case CULEAK_CMD_WATCH: {
         uint64_t count = culeak_get_u(&c);
-        pthread_mutex_lock(&s->mu);
+        lock(&s->mu);
         for (uint64_t i = 0; i < count && culeak_cursor_more(&c); i++) {
             uint64_t stack = culeak_get_u(&c);
             if (c.bad || watched(s, stack))
@@ -332,20 +368,20 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
             }
             s->watch[s->nwatch++] = stack;
         }
-        pthread_mutex_unlock(&s->mu);
+        unlock(&s->mu);
         break;
     }
     case CULEAK_CMD_UNWATCH:
-        pthread_mutex_lock(&s->mu);
+        lock(&s->mu);
         s->nwatch = 0;
-        pthread_mutex_unlock(&s->mu);
+        unlock(&s->mu);
         break;
     case CULEAK_CMD_HOLD_NEW:
     case CULEAK_CMD_HOLD_ALL: {
         int on = culeak_get_u(&c) != 0;
-        pthread_mutex_lock(&s->mu);
+        lock(&s->mu);
         *(type == CULEAK_CMD_HOLD_NEW ? &s->hold_new : &s->hold_all) = on;
-        pthread_mutex_unlock(&s->mu);
+        unlock(&s->mu);
         break;
     }
     case CULEAK_CMD_RELEASE: {
@@ -408,7 +444,7 @@ static void *flusher(void *arg)
         }
         culeak_clock_calibrate();
         culeak_modules_send_if_changed();
-        culeak_stream_flush();
+        flush(s, 1);
     }
     return NULL;
 }

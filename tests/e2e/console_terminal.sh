@@ -34,8 +34,10 @@ for size in "80 24" "120 40"; do
     type_line "search find-me-old"
     wait_for "'find-me-old' at output line"
     screen | grep -q "^FIND-ME-OLD" || fail "search did not bring the line into view ($size)"
-    type_line "search"
+    type_line "/"
     wait_for "no more: 'find-me-old' is not in the output above the last match"
+    # the console's first line, written before the first frame, wraps at the pane's width
+    type_expect "/.sock" "'.sock' at output line"
 done
 
 # the job's first output, likely read before the console's first drawing (a few tries: it

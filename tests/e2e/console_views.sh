@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # What the views show at 80x24 and 120x40: sites keep file:line in the table and the
-# stack pane's title; marks are counted in the header, listed by info marks, and neither
-# print into the job's output nor replace the result of the last command.
+# stack pane's title (at 60x15 too, where the table drops peak and allocs for the site);
+# marks are counted in the header, listed by info marks, and neither print into the
+# job's output nor replace the result of the last command.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
-for size in "80 24" "120 40"; do
+for size in "60 15" "80 24" "120 40"; do
     start_sized $size -- "$FAKE/client_static" until "$T/stop" 100000
     wait_for "RUNNING"
     wait_for "stack of #"

@@ -87,6 +87,22 @@ dom=$T/diff.html.dom
 grep -q 'comparing mark iteration 5 (.*) → mark iteration 15' "$dom" || fail "diff: the page does not open on A -> B"
 grep -q '+40.0 MiB' "$dom" || fail "diff: the growth from A to B (+40 MiB) is not shown"
 
+# a pool's blocks (the fake PyTorch allocator under a Python loop) are drawn apart from
+# the memory they lie in, and the page opens on them: the user's line keeps the bytes
+src=$ROOT/tests/e2e/python/blocks_train.py
+keep=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
+env LD_LIBRARY_PATH="$FAKE" FAKE_LIBCUDA="$FAKE/libcuda.so.1" FAKE_C10="$FAKE/torch/lib/libc10_cuda.so" \
+    "$B/culeak" record -o "$T/blocks.culeak" -- python3 "$src" 8 >"$T/blocks.out" 2>&1 ||
+    { cat "$T/blocks.out"; fail "blocks: record failed"; }
+"$B/culeak" report --format html -o "$T/blocks.html" "$T/blocks.culeak" || fail "blocks: report --format html failed"
+render "$T/blocks.html" >"$T/blocks.dom" || fail "blocks: the browser could not render the page"
+grep -q '<label id="layer-pick">' "$T/blocks.dom" || fail "blocks: no choice between blocks and memory"
+grep -q '<option value="1" selected="">' "$T/blocks.dom" ||
+    grep -qE 'id="layer"[^>]*>' "$T/blocks.dom" || fail "blocks: the layer menu is missing"
+grep -qE "<td class=\"site\">[^<]*blocks_train.py:$keep" "$T/blocks.dom" ||
+    fail "blocks: the kept tensor's line (blocks_train.py:$keep) is not a row of the page"
+grep -q "in the pools' blocks at the end" "$T/blocks.dom" || fail "blocks: the header does not count the blocks apart"
+
 # the console's export writes the same page of what it holds
 start -- "$B/demo/loop_leak_sim" --delay-ms 0
 wait_for "EXITED"

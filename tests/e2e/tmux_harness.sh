@@ -14,9 +14,10 @@
 #     type_expect LINE TEXT     types LINE and waits for TEXT, which must not be on the screen
 #                               before (so the wait cannot match a stale screen)
 #     fail MESSAGE              prints MESSAGE and the screen, exits 1
-# A line CONSOLE-DONE rc=N follows culeak's exit in the session (on a line of its own, so a
-# shell's long "Killed ..." message before it cannot wrap it). Killed (tests/run.sh's
-# timeout), the script says what it was waiting for and shows the screen.
+# A line CONSOLE-DONE rc=N follows culeak's exit in the session (at the start of a line of
+# its own, \r too: a killed console leaves the terminal raw; so a shell's long "Killed ..."
+# message before it cannot wrap it). Killed (tests/run.sh's timeout), the script says what
+# it was waiting for and shows the screen.
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=$ROOT/$BUILD
@@ -89,6 +90,6 @@ start_sized() {
     shift 2
     tmux kill-session -t "$S" 2>/dev/null
     tmux new-session -d -s "$S" -x "$cols" -y "$rows" \
-        "env $ENVS $B/culeak $* ; rc=\$?; printf '\\nCONSOLE-DONE rc=%s\\n' \$rc; sleep 600"
+        "env $ENVS $B/culeak $* ; rc=\$?; printf '\\r\\nCONSOLE-DONE rc=%s\\r\\n' \$rc; sleep 600"
 }
 start() { start_sized 120 40 "$@"; }

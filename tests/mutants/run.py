@@ -12,7 +12,8 @@ usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--list FILE] [NAME
   NAME-PART   run only the mutations whose name contains one of these
 
 The copy is the working tree as it is (committed or not, untracked files included, build
-outputs excluded); it is built once, and each mutant rebuilds what its file touches."""
+outputs excluded); it is built once, and each mutant rebuilds what its file touches. A
+mutant's suite stops at its first failing test (CULEAK_TEST_FAIL_FAST)."""
 import argparse
 import os
 import shutil
@@ -82,7 +83,7 @@ def copy_tree(dest):
 
 def make_test(tree, timeout, log):
     """(status, failed tests): 'pass', 'fail', 'timeout' or 'build'."""
-    env = dict(os.environ, BUILD="build")
+    env = dict(os.environ, BUILD="build", CULEAK_TEST_FAIL_FAST="1")
     env.pop("MAKEFLAGS", None)
     env.pop("MAKELEVEL", None)
     units = sorted("build/tests/" + f[:-2] for f in os.listdir(os.path.join(tree, "tests", "unit"))

@@ -507,7 +507,13 @@ static void test_outbuf_terminal(void **state)
     assert_int_equal(outbuf_search(&o, "end", total), 5);
     assert_int_equal(outbuf_search(&o, "ok RED", total), 0);
     assert_int_equal(outbuf_search(&o, "ok", 0), -1);
+    outbuf_feed(&o, "abcdefghijklmnopqrsTUVWXYZ\r\n", 28); /* wraps after T */
+    total = outbuf_lines(&o);
+    assert_string_equal(outbuf_line(&o, total - 1), "UVWXYZ");
+    assert_int_equal(outbuf_search(&o, "stuv", total), (long)total - 2); /* found across the wrap */
+    assert_int_equal(outbuf_search(&o, "WXY", total), (long)total - 1);
     outbuf_feed(&o, "\x1b[32mgreen ", 13);
+    total = outbuf_lines(&o);
     outbuf_add_line(&o, "[culeak] \x1b[2J\x07 plain");
     outbuf_feed(&o, "still", 5);
     total = outbuf_lines(&o);

@@ -208,6 +208,44 @@ static void test_stacks_at_some_moments(void **state)
     model_free(m);
 }
 
+/* A pool's blocks (tensors) lie inside a segment the pool holds: counted apart, never
+ * added to the memory, never leaks. */
+static void test_pool_blocks_apart(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 12, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200); /* the segment */
+    sb_frame(b, 3, 1, 0x400300); /* the tensors */
+    sb_alloc(b, 1, 2, 0x10000000, 2 * MIB);
+    for (uint64_t i = 0; i < 3; i++)
+        sb_event(b, (struct sb_ev){.seq = 2 + i, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_TORCH_BLOCK_ALLOC,
+                                   .kind = CULEAK_KIND_BLOCK, .size = 4096, .addr = 0x10000000 + i * 4096, .stack = 3});
+    sb_mark(b, 5, "iteration 1");
+    sb_exit(b, 6);
+    feed(m, b);
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    const struct picture_moment *mark = find_moment(&p, 0, PICTURE_MARK, "iteration 1");
+    assert_int_equal(mark->bytes, 2 * MIB);
+    assert_int_equal(mark->pool_bytes, 3 * 4096);
+    assert_int_equal(value_of(&p, mark, 3)->bytes, 3 * 4096);
+    for (size_t i = 0; i < p.nstacks; i++) {
+        assert_int_equal(p.stacks[i].pool, p.stacks[i].stack == 3);
+        assert_int_equal(p.sites[p.stacks[i].site].pool, p.stacks[i].pool);
+    }
+    const struct picture_moment *leaks = find_moment(&p, 0, PICTURE_LEAKS, NULL);
+    assert_int_equal(leaks->bytes, 2 * MIB);
+    assert_int_equal(leaks->pool_bytes, 0);
+    assert_null(value_of(&p, leaks, 3));
+    picture_free(&p);
+    model_free(m);
+}
+
 static void test_small_stacks_merged(void **state)
 {
     (void)state;
@@ -298,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_ticks_without_marks),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
+        cmocka_unit_test(test_pool_blocks_apart),
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
         cmocka_unit_test(test_page),

@@ -1,5 +1,8 @@
 /* 16 threads allocating and freeing concurrently: exact counts, one gap-free sequence,
- * each thread's events under its own tid; through the driver and through the runtime. */
+ * each thread's events under its own tid, and in stream order no address allocated
+ * while live nor freed while not (the driver hands a freed address out again at once,
+ * maybe to another thread, before the free is recorded); through the driver and through
+ * the runtime. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,6 +67,27 @@ static void check(const char *client, int pairs, int alloc_api, int free_api)
     assert_int_equal(ntid, THREADS);
     for (size_t t = 0; t < ntid; t++)
         assert_int_equal(per[t], 2 * (size_t)pairs);
+
+    /* stream order: every free ends a live allocation, no allocation reuses a live one */
+    uint64_t *live = calloc(total, sizeof *live);
+    size_t nlive = 0;
+    assert_non_null(live);
+    for (size_t i = 0; i < total; i++) {
+        const struct culeak_event *e = &rec.ev[i];
+        size_t j = 0;
+        while (j < nlive && live[j] != e->addr)
+            j++;
+        if (e->op == CULEAK_OP_ALLOC) {
+            if (j < nlive)
+                fail_msg("%s: event %zu allocates %#llx, still live", client, i, (unsigned long long)e->addr);
+            live[nlive++] = e->addr;
+        } else {
+            if (j == nlive)
+                fail_msg("%s: event %zu frees %#llx, not live", client, i, (unsigned long long)e->addr);
+            live[j] = live[--nlive];
+        }
+    }
+    free(live);
     th_rec_free(&rec);
     th_rmdir(dir);
 }
