@@ -121,7 +121,9 @@ static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 /* Loads every recording in dir (one per traced process), then removes them. In name
  * order, so that the processes of a job come in the same order from run to run. */
-static int load_dir(struct model *m, const char *dir)
+/* Loads every recording of dir into m (and removes them); *damaged counts those cut off
+ * or unreadable. Returns the number of files, -1 when dir cannot be read. */
+static int load_dir(struct model *m, const char *dir, int *damaged)
 {
     struct dirent **names;
     int n = scandir(dir, &names, not_hidden, alphasort);
@@ -135,6 +137,7 @@ static int load_dir(struct model *m, const char *dir)
             fprintf(stderr, "culeak: warning: %s\n", err);
         else if (r < 0)
             fprintf(stderr, "culeak: %s\n", err);
+        *damaged += r != 0;
         unlink(path);
         free(names[k]);
     }
@@ -212,6 +215,8 @@ int cmd_check(int argc, char **argv)
         i = -1;
         status = 2;
     }
+    if (i >= 0 && (status = culeak_check_program(argv[i])) != 0) /* as a shell: 127 or 126 */
+        i = -1;
     if (i < 0) {
         suppressions_free(a.supp);
         return status;
@@ -239,11 +244,34 @@ int cmd_check(int argc, char **argv)
         suppressions_free(a.supp);
         return 2;
     }
-    int loaded = load_dir(m, dir);
-    if (loaded <= 0 || model_process_count(m) == 0)
+    int damaged = 0;
+    int loaded = load_dir(m, dir, &damaged);
+    /* A recording that ends before its process did (killed with SIGKILL, or cut off:
+     * a full disk) makes an incomplete report: check never passes on one. */
+    int incomplete = damaged;
+    for (int p = 0; p < model_process_count(m); p++) {
+        const struct model_process *mp = model_process(m, p);
+        if (!mp->exited && !mp->truncated && !mp->corrupt) {
+            cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
+                                 "SIGKILL, or the recording could not be written)",
+                     (unsigned long long)mp->pid);
+            incomplete++;
+        }
+    }
+    if (incomplete && model_process_count(m) == 0) {
+        cli_fail(&cli_check, "no recording could be read: no leak report");
+        model_free(m);
+        suppressions_free(a.supp);
+        return 2;
+    }
+    if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
-        cli_fail(&cli_check, "no recording was written: %s made no CUDA calls culeak saw", argv[i]);
-    else if (st >= 0)
+        if (culeak_program_is_static(argv[i]))
+            cli_fail(&cli_check, "no recording was written: %s is statically linked, out of a preloaded "
+                                 "library's reach", argv[i]);
+        else
+            cli_fail(&cli_check, "no recording was written: %s made no CUDA calls culeak saw", argv[i]);
+    } else if (st >= 0)
         model_process_set_exit_status(m, 0, st);
     struct report_summary sum;
     int rc = write_reports(&a, m, &sum);
@@ -251,5 +279,12 @@ int cmd_check(int argc, char **argv)
     suppressions_free(a.supp);
     if (rc != 0)
         return rc;
-    return sum.allocations ? (int)a.error_exit : program_status;
+    if (sum.allocations)
+        return (int)a.error_exit;
+    if (incomplete) {
+        cli_fail(&cli_check, "%d recording%s incomplete: the report above may miss leaks", incomplete,
+                 incomplete == 1 ? " is" : "s are");
+        return 2;
+    }
+    return program_status;
 }

@@ -94,6 +94,8 @@ int cmd_console(int argc, char **argv)
         i = -1;
         status = cli_error(&cli_console, "missing the program to run (culeak [OPTIONS] -- PROGRAM [ARGS])");
     }
+    if (i >= 0 && (status = culeak_check_program(argv[i])) != 0) /* as a shell: 127 or 126 */
+        i = -1;
     if (i >= 0 && cli_check_output_dir(&cli_console, a.opt.log_file)) {
         i = -1;
         status = 2;

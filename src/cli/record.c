@@ -73,7 +73,7 @@ static int remove_earlier_run(const char *out)
         fprintf(stderr, "culeak record: cannot replace %s: %s\n", out, strerror(errno));
         return -1;
     }
-    char pattern[PATH_MAX];
+    char pattern[PATH_MAX + 16];
     snprintf(pattern, sizeof pattern, "%s.[0-9]*", out);
     glob_t g;
     if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
@@ -106,6 +106,15 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "missing -o FILE");
     if (i >= argc)
         return cli_error(&cli_record, "missing the program to run (culeak record -o FILE -- PROGRAM [ARGS])");
+    int missing = culeak_check_program(argv[i]);
+    if (missing) /* as a shell: 127 or 126 */
+        return missing;
+    char abs_out[PATH_MAX]; /* the job may change directory before its first CUDA call */
+    if (culeak_absolute_path(a.out, abs_out, sizeof abs_out) != 0) {
+        cli_fail(&cli_record, "cannot resolve %s: %s", a.out, strerror(errno));
+        return 1;
+    }
+    a.out = abs_out;
     char first[4096]; /* the name this process's pid would give: its directory must exist */
     int named = culeak_expand_path(a.out, (long)getpid(), NULL, NULL, first, sizeof first);
     if (named < 0)

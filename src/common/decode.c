@@ -163,6 +163,8 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
         return fail(d, at, "record type %u before HELLO", type);
     switch (type) {
     case CULEAK_REC_HELLO:
+        if (d->seen_hello) /* a stream is one process: more HELLOs would be more processes */
+            return fail(d, at, "a second HELLO record");
         return decode_hello(d, &c, at);
     case CULEAK_REC_MODULES:
         return decode_modules(d, &c, at);
@@ -269,6 +271,10 @@ static size_t decode_span(struct culeak_decoder *d, const uint8_t *b, size_t n, 
     return used;
 }
 
+/* The carry buffer a decoder keeps between records; one grown for a larger record (up to
+ * CULEAK_MAX_RECORD) shrinks back once that record is decoded. */
+#define CARRY_KEEP (64u << 10)
+
 int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
 {
     const uint8_t *in = bytes;
@@ -302,6 +308,13 @@ int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
     memmove(d->buf, d->buf + used, d->len - used);
     d->len -= used;
     d->offset += used;
+    if (d->cap > CARRY_KEEP && d->len <= CARRY_KEEP / 2) { /* a big record is done: give its room back */
+        uint8_t *nb = realloc(d->buf, CARRY_KEEP);
+        if (nb) {
+            d->buf = nb;
+            d->cap = CARRY_KEEP;
+        }
+    }
     return rc;
 }
 

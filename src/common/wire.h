@@ -77,6 +77,11 @@ enum culeak_record {
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
+/* EXIT reasons: how the process ended */
+#define CULEAK_EXIT_NORMAL 0u  /* exit(), return from main: destructors ran */
+#define CULEAK_EXIT_QUICK 1u   /* _exit(), _Exit() (os._exit) */
+#define CULEAK_EXIT_EXEC 2u    /* replaced by exec */
+#define CULEAK_EXIT_SIGNAL 3u  /* a fatal signal */
 /* FRAME ips with this bit set name a PYFRAME (native user-space addresses never have it). */
 #define CULEAK_PYFRAME_TAG (UINT64_C(1) << 63)
 

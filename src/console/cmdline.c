@@ -93,7 +93,8 @@ const struct cmd_spec cmd_specs[] = {
      "is not one. The header shows a line while there are any."},
     {"save", NULL, ARG_FILE, "save FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
-     "readable by culeak report and culeak open."},
+     "readable by culeak report and culeak open. Says which are incomplete (the console's\n"
+     "copy stopped at CULEAK_COPY_LIMIT or a full disk)."},
     {"export", NULL, ARG_FILE, "export FILE",
      "Write the table as JSON (FILE ending in .json) or CSV; FILE ending in .html gets a\n"
      "page with a timeline, a flame graph and the sites, to open in a browser."},

@@ -7,6 +7,7 @@
 #include "apis.h"
 #include "fmt.h"
 #include "job_input.h"
+#include "launch.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -321,11 +323,20 @@ void console_resume(struct console *c, int step)
     c->paused_conn = NULL;
     c->u.state = JOB_RUNNING;
     ui_message(&c->u, 0, step ? "stepping to the next allocation" : "continuing");
-    if (c->npending) {
+    /* the next thread waiting its turn pauses, if its breakpoint is still there and
+     * enabled (deleted or disabled meanwhile: it goes on) */
+    while (c->npending) {
         struct pending_hold ph = c->pending[0];
         memmove(c->pending, c->pending + 1, (c->npending - 1) * sizeof *c->pending);
         c->npending--;
-        pause_at(c, ph.c, &ph.h);
+        int still = 0;
+        for (size_t i = 0; i < c->u.bps.n; i++)
+            still |= c->u.bps.v[i].id == ph.h.bp_id && c->u.bps.v[i].enabled;
+        if (still) {
+            pause_at(c, ph.c, &ph.h);
+            break;
+        }
+        release(ph.c, ph.h.seq);
     }
 }
 
@@ -435,50 +446,77 @@ void console_leak_report(struct console *c)
     free(text);
 }
 
+/* Copies src to dst, every read and write checked. 0, or -1 with the reason in msg. */
+static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in) {
+        snprintf(msg, msglen, "cannot read the stream copy %s: %s", src, strerror(errno));
+        return -1;
+    }
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+        fclose(in);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int bad = 0;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        bad = fwrite(buf, 1, n, out) != n;
+    int read_err = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || bad) {
+        snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
+        return -1;
+    }
+    if (read_err) {
+        snprintf(msg, msglen, "cannot read the stream copy %s", src);
+        return -1;
+    }
+    return 0;
+}
+
 int console_save(struct console *c, const char *path, char *msg, size_t msglen)
 {
-    size_t nsrc = 0;
-    const char *src[1024];
-    if (c->live) {
-        for (size_t i = 0; i < c->nconns && nsrc < 1024; i++)
-            src[nsrc++] = c->conns[i]->tee_path;
-    } else {
-        for (int i = 0; i < c->tl.npaths && nsrc < 1024; i++)
-            src[nsrc++] = c->tl.paths[i];
+    size_t nsrc = 0, written = 0, partial = 0;
+    char lost[300] = "";
+    int n = c->live ? (int)c->nconns : c->tl.npaths;
+    for (int i = 0; i < n; i++) {
+        const char *src;
+        if (c->live) {
+            const struct conn *k = c->conns[i];
+            if (k->proc < 0)
+                continue; /* a connection that never said HELLO: nothing to save */
+            src = k->tee_path;
+            if (k->tee_lost[0] && !partial++) {
+                const struct model_process *p = proc_of(c, k->proc);
+                snprintf(lost, sizeof lost, "pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, k->tee_lost);
+            }
+        } else {
+            src = c->tl.paths[i];
+        }
+        char dst[4200];
+        if (nsrc++ == 0)
+            snprintf(dst, sizeof dst, "%s", path);
+        else
+            snprintf(dst, sizeof dst, "%s.%zu", path, nsrc - 1);
+        if (copy_file(src, dst, msg, msglen) != 0)
+            return -1;
+        written++;
     }
-    if (!nsrc) {
+    if (!written) {
         snprintf(msg, msglen, "nothing to save yet: no process has connected");
         return -1;
     }
-    size_t written = 0;
-    for (size_t i = 0; i < nsrc; i++) {
-        char dst[4200];
-        if (i == 0)
-            snprintf(dst, sizeof dst, "%s", path);
-        else
-            snprintf(dst, sizeof dst, "%s.%zu", path, i);
-        FILE *in = fopen(src[i], "rb"), *out = in ? fopen(dst, "wb") : NULL;
-        if (!in || !out) {
-            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
-            if (in)
-                fclose(in);
-            return -1;
-        }
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-            fwrite(buf, 1, n, out);
-        fclose(in);
-        if (fclose(out) != 0) {
-            snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
-            return -1;
-        }
-        written++;
+    int w = written == 1 ? snprintf(msg, msglen, "saved the recording to %s", path)
+                         : snprintf(msg, msglen, "saved %zu recordings: %s, %s.1 ... %s.%zu", written, path, path,
+                                    path, written - 1);
+    if (partial && w >= 0 && (size_t)w < msglen) {
+        snprintf(msg + w, msglen - (size_t)w, "; %zu incomplete (%s)", partial, lost);
+        return -1;
     }
-    if (written == 1)
-        snprintf(msg, msglen, "saved the recording to %s", path);
-    else
-        snprintf(msg, msglen, "saved %zu recordings: %s, %s.1 ... %s.%zu", written, path, path, path, written - 1);
     return 0;
 }
 
@@ -628,13 +666,63 @@ static void accept_all(struct console *c)
     }
 }
 
+void console_read_conn(struct console *c, size_t i)
+{
+    static uint8_t buf[1 << 16];
+    struct conn *k = c->conns[i];
+    /* read eagerly, a bounded amount per turn so keys stay responsive */
+    c->feeding = k;
+    for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
+        long got = conn_pump(k, buf, sizeof buf);
+        if (got == -2)
+            break;
+        if (got == 0 || got == -1) {
+            drop_conn(c, i, NULL);
+            break;
+        }
+        if (got == -3) {
+            drop_conn(c, i, model_stream_error(k->ms));
+            break;
+        }
+    }
+    c->feeding = NULL;
+    if (k->tee_lost[0] && !k->tee_lost_said) {
+        k->tee_lost_said = 1;
+        const struct model_process *p = proc_of(c, k->proc);
+        char line[400];
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", p ? (unsigned long long)p->pid : 0ull,
+                 k->tee_lost);
+        outbuf_add_line(&c->u.out, line);
+    }
+}
+
+void console_observe(struct console *c)
+{
+    struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
+                                 .mark = o_mark, .exit = o_exit, .note = o_note};
+    model_set_observer(c->u.m, &obs);
+}
+
 static int run_loop(struct console *c)
 {
     static uint8_t buf[1 << 16];
     int report_done = 0;
     double next_tick = 0;
+    struct pollfd *fds = NULL;
+    size_t *map = NULL, cap = 0; /* map: the connection of each polled descriptor */
     while (!c->quit) {
-        struct pollfd fds[4 + 1024];
+        if (cap < c->nconns + 4) { /* one slot per connection, however many connect */
+            size_t ncap = (c->nconns + 4) * 2;
+            struct pollfd *nfds = realloc(fds, ncap * sizeof *nfds);
+            if (nfds)
+                fds = nfds;
+            size_t *nmap = realloc(map, ncap * sizeof *nmap);
+            if (nmap)
+                map = nmap;
+            if (!nfds || !nmap)
+                break;
+            cap = ncap;
+        }
         size_t nf = 0;
         fds[nf++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = sigpipe_fd[0], .events = POLLIN};
@@ -648,8 +736,7 @@ static int run_loop(struct console *c)
             fds[nf++] = (struct pollfd){.fd = c->srv.lfd, .events = POLLIN};
         }
         conn0 = nf;
-        size_t map[1024];
-        for (size_t i = 0; i < c->nconns && nf < sizeof fds / sizeof *fds; i++) {
+        for (size_t i = 0; i < c->nconns; i++) {
             if (c->conns[i]->fd < 0)
                 continue;
             map[nf - conn0] = i;
@@ -687,23 +774,7 @@ static int run_loop(struct console *c)
             for (size_t i = conn0; i < nf; i++) {
                 if (!fds[i].revents)
                     continue;
-                struct conn *k = c->conns[map[i - conn0]];
-                /* read eagerly, a bounded amount per turn so keys stay responsive */
-                c->feeding = k;
-                for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
-                    long got = conn_pump(k, buf, sizeof buf);
-                    if (got == -2)
-                        break;
-                    if (got == 0 || got == -1) {
-                        drop_conn(c, map[i - conn0], NULL);
-                        break;
-                    }
-                    if (got == -3) {
-                        drop_conn(c, map[i - conn0], model_stream_error(k->ms));
-                        break;
-                    }
-                }
-                c->feeding = NULL;
+                console_read_conn(c, map[i - conn0]);
             }
         }
         now = console_clock();
@@ -750,6 +821,8 @@ static int run_loop(struct console *c)
             next_tick = now + 0.1; /* at most ten frames a second */
         }
     }
+    free(fds);
+    free(map);
     return 0;
 }
 
@@ -796,9 +869,7 @@ int console_main(const struct console_options *opt)
             return 1;
         }
         c->live = 1;
-        struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
-                                     .mark = o_mark, .exit = o_exit, .note = o_note};
-        model_set_observer(c->u.m, &obs);
+        console_observe(c);
         size_t n = 0;
         for (int i = 0; opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
             int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->argv[i]);
@@ -837,7 +908,7 @@ int console_main(const struct console_options *opt)
      * console's terminal open after a detach) */
     int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
-    snprintf(errlog, sizeof errlog, "%s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
+    snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
     int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
     if (ef >= 0) {
         dup2(ef, STDERR_FILENO);
@@ -858,14 +929,33 @@ int console_main(const struct console_options *opt)
             c->quit = 1;
             start_failed = 1;
         } else {
+            /* every process of the job holds a connection: the console may need many
+             * descriptors (raised for the console only, the job started with its own) */
+            struct rlimit rl;
+            if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+            }
             char line[1300];
+            c->u.out.reply_fd = &c->job.master; /* the terminal's answers go to the job */
             snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
             outbuf_add_line(&c->u.out, line);
+            if (culeak_program_is_static(opt->argv[0])) {
+                snprintf(line, sizeof line, "[culeak] %.900s is statically linked: a preloaded library cannot "
+                         "reach it, so nothing of it is traced", opt->argv[0]);
+                outbuf_add_line(&c->u.out, line);
+            }
         }
     } else {
-        ui_message(&c->u, 0, "%llu event%s in %d process%s; goto peak|oom|MARK|TIME|start|end",
-                   (unsigned long long)c->tl.nevents, plural(c->tl.nevents), model_process_count(c->u.m),
-                   model_process_count(c->u.m) == 1 ? "" : "es");
+        if (c->tl.damage[0]) { /* as culeak report: what comes before the damage is shown */
+            char line[500];
+            snprintf(line, sizeof line, "[culeak] %.400s: read up to the damage", c->tl.damage);
+            outbuf_add_line(&c->u.out, line);
+            ui_message(&c->u, 1, "a recording is corrupt: read up to the damage (see the output pane)");
+        } else
+            ui_message(&c->u, 0, "%llu event%s in %d process%s; goto peak|oom|MARK|TIME|start|end",
+                       (unsigned long long)c->tl.nevents, plural(c->tl.nevents), model_process_count(c->u.m),
+                       model_process_count(c->u.m) == 1 ? "" : "es");
     }
     c->dirty = 1;
     run_loop(c);

@@ -61,6 +61,11 @@ int console_main(const struct console_options *opt);
 
 double console_clock(void); /* monotonic seconds */
 
+/* The job's streams (console.c): the model's observer that pauses at breakpoints and
+ * fills the output pane, and reading what connection i sent (dropped at its end). */
+void console_observe(struct console *c);
+void console_read_conn(struct console *c, size_t i);
+
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);
 

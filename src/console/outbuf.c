@@ -2,10 +2,12 @@
  * reads its cells. */
 #include "outbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <vterm.h>
 
 #define DEFAULT_ROWS 24
@@ -132,6 +134,24 @@ static int sb_popline(int cols, VTermScreenCell *cells, void *user)
 
 static const VTermScreenCallbacks callbacks = {.sb_pushline = sb_pushline, .sb_popline = sb_popline};
 
+/* What a terminal answers (the cursor position a program asks for with ESC [ 6 n, its
+ * identity) goes back to the job, as a terminal would send it: a program that waits for
+ * the answer must not hang. */
+static void reply(const char *bytes, size_t len, void *user)
+{
+    struct outbuf *o = user;
+    int fd = o->reply_fd ? *o->reply_fd : -1;
+    while (fd >= 0 && len) {
+        ssize_t w = write(fd, bytes, len);
+        if (w <= 0 && errno != EINTR)
+            return; /* the job reads nothing: dropped, as a full terminal buffer would */
+        if (w > 0) {
+            bytes += w;
+            len -= (size_t)w;
+        }
+    }
+}
+
 int outbuf_init(struct outbuf *o, size_t cap)
 {
     memset(o, 0, sizeof *o);
@@ -151,6 +171,7 @@ int outbuf_init(struct outbuf *o, size_t cap)
     o->rows = DEFAULT_ROWS;
     o->cols = DEFAULT_COLS;
     vterm_set_utf8(vt, 1);
+    vterm_output_set_callback(vt, reply, o);
     VTermScreen *s = vterm_obtain_screen(vt);
     vterm_screen_set_callbacks(s, &callbacks, o);
     vterm_screen_enable_altscreen(s, 1);

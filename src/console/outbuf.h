@@ -31,6 +31,7 @@ struct outbuf {
     struct orow *sb;  /* ring of scrollback rows, oldest at head */
     size_t cap, head, count;
     uint64_t dropped; /* rows that left the ring: row numbers below stay stable */
+    const int *reply_fd; /* where the terminal's answers go (the job's pty, when >= 0) */
     char text[OUTBUF_MAX_COLS * 4 + 1]; /* outbuf_line's result */
     struct ocell tmp[OUTBUF_MAX_COLS];
 };

@@ -12,6 +12,10 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         return;
     outbuf_resize(&u->out, rows, r.w); /* the emulated terminal is the pane, as the job's pty is */
     size_t total = outbuf_lines(&u->out);
+    uint64_t seen = u->out.dropped + total;
+    if (u->out_scroll && seen > u->out_seen)
+        u->out_scroll += (size_t)(seen - u->out_seen); /* scrolled back, the view stays put as output comes */
+    u->out_seen = seen;
     size_t max_scroll = total > (size_t)rows ? total - (size_t)rows : 0;
     if (u->out_scroll > max_scroll)
         u->out_scroll = max_scroll;

@@ -48,6 +48,7 @@ void cmd_search(struct console *c, int argc, char **argv)
     }
     u->out_hit = u->out.dropped + (uint64_t)hit + 1;
     u->out_scroll = total - (size_t)hit - 1; /* the match is the pane's last row */
+    u->out_seen = u->out.dropped + total;     /* counted from the rows as they are now */
     ui_message(u, 0, "'%s' at output line %ld of %zu (search: the next older one; End in the output pane: newest)",
                u->out_search, hit + 1, total);
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,78 @@ static int private_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+/* Removes dir/name and everything in it (one level: the session directories are flat). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char p[PATH_MAX + 300];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* In dir (private to this user): the sockets and session directories of consoles that no
+ * longer run (a console killed with SIGKILL cannot clean up after itself). */
+static void remove_dead_sessions(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid = 0, n = 0;
+        int sock = sscanf(e->d_name, "console-%d.sock%n", &pid, &n) == 1 && !e->d_name[n];
+        int session = !sock && sscanf(e->d_name, "session-%d%n", &pid, &n) == 1 && !e->d_name[n];
+        if ((!sock && !session) || pid <= 0 || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[PATH_MAX + 300];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (sock)
+            unlink(p);
+        else
+            remove_dir(p);
+    }
+    closedir(d);
+}
+
+/* $XDG_CACHE_HOME/culeak (default ~/.cache/culeak), made private: where the stream copies
+ * go, on disk (the runtime directory is usually memory). 0, or -1. */
+static int cache_dir(char *out, size_t len)
+{
+    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char base[900];
+    if (cache && cache[0] == '/')
+        snprintf(base, sizeof base, "%s", cache);
+    else if (home && *home)
+        snprintf(base, sizeof base, "%s/.cache", home);
+    else
+        return -1;
+    mkdir(base, 0700);
+    snprintf(out, len, "%s/culeak", base);
+    char err[64];
+    return private_dir(out, err, sizeof err);
+}
+
+/* CULEAK_COPY_LIMIT: bytes, or with a K, M or G suffix (binary). Default 4 GiB. */
+static uint64_t copy_limit(void)
+{
+    const char *v = getenv("CULEAK_COPY_LIMIT");
+    char *end;
+    if (!v || !*v)
+        return (uint64_t)4 << 30;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+    return (uint64_t)n << shift;
+}
+
 int server_open(struct server *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
@@ -43,10 +116,19 @@ int server_open(struct server *s, char *err, size_t errlen)
         snprintf(s->dir, sizeof s->dir, "/tmp/culeak-%u", (unsigned)getuid());
     if (private_dir(s->dir, err, errlen) != 0)
         return -1;
+    remove_dead_sessions(s->dir);
     snprintf(s->path, sizeof s->path, "%s/console-%d.sock", s->dir, (int)getpid());
     snprintf(s->session, sizeof s->session, "%s/session-%d", s->dir, (int)getpid());
     if (private_dir(s->session, err, errlen) != 0)
         return -1;
+    char cache[1024];
+    if (cache_dir(cache, sizeof cache) == 0) {
+        remove_dead_sessions(cache);
+        snprintf(s->copies, sizeof s->copies, "%s/session-%d", cache, (int)getpid());
+    }
+    if (!s->copies[0] || private_dir(s->copies, err, errlen) != 0) /* no cache: beside the socket */
+        snprintf(s->copies, sizeof s->copies, "%s", s->session);
+    s->copy_limit = copy_limit();
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(s->path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "socket path too long: %s", s->path);
@@ -91,9 +173,20 @@ struct conn *server_accept(struct server *s, struct model *m, int *refused)
     /* a big receive buffer lets the job run ahead while the console draws */
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%d.culeak", s->session, ++s->nconn_total, (int)cred.pid);
-    c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%d.culeak", s->copies, ++s->nconn_total, (int)cred.pid);
+    c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (c->tee_fd < 0)
+        snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be created: %s", strerror(errno));
+    c->srv = s;
     return c;
+}
+
+static void stop_copy(struct conn *c, const char *why)
+{
+    snprintf(c->tee_lost, sizeof c->tee_lost, "its copy stopped after %llu bytes: %s",
+             (unsigned long long)c->tee_bytes, why);
+    close(c->tee_fd);
+    c->tee_fd = -1;
 }
 
 long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
@@ -104,18 +197,23 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
     if (n == 0)
         return 0;
     if (c->tee_fd >= 0) {
-        size_t off = 0;
-        while (off < (size_t)n) {
-            ssize_t w = write(c->tee_fd, buf + off, (size_t)n - off);
+        /* up to the limit: a copy cut there is still read up to the cut */
+        uint64_t room = c->srv->copy_limit > c->srv->copy_total ? c->srv->copy_limit - c->srv->copy_total : 0;
+        size_t want = (uint64_t)n < room ? (size_t)n : (size_t)room, off = 0;
+        while (off < want) {
+            ssize_t w = write(c->tee_fd, buf + off, want - off);
             if (w <= 0) {
                 if (w < 0 && errno == EINTR)
                     continue;
-                close(c->tee_fd);
-                c->tee_fd = -1;
+                stop_copy(c, w < 0 ? strerror(errno) : "a short write");
                 break;
             }
             off += (size_t)w;
         }
+        c->tee_bytes += off;
+        c->srv->copy_total += off;
+        if (c->tee_fd >= 0 && want < (size_t)n)
+            stop_copy(c, "the session's copies reached CULEAK_COPY_LIMIT");
     }
     return model_stream_feed(c->ms, buf, (size_t)n) == MODEL_FEED_CORRUPT ? -3 : n;
 }
@@ -175,19 +273,8 @@ void server_close(struct server *s)
     s->lfd = -1;
     if (s->path[0])
         unlink(s->path);
-    if (s->session[0]) {
-        DIR *d = opendir(s->session);
-        if (d) {
-            struct dirent *e;
-            while ((e = readdir(d))) {
-                if (e->d_name[0] == '.')
-                    continue;
-                char p[PATH_MAX + 300];
-                snprintf(p, sizeof p, "%s/%s", s->session, e->d_name);
-                unlink(p);
-            }
-            closedir(d);
-        }
-        rmdir(s->session);
-    }
+    if (s->copies[0] && strcmp(s->copies, s->session) != 0)
+        remove_dir(s->copies);
+    if (s->session[0])
+        remove_dir(s->session);
 }

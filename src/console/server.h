@@ -15,6 +15,10 @@ struct conn {
     struct model_stream *ms; /* every byte read goes into the model through it */
     int tee_fd;             /* raw bytes, for `save` */
     char tee_path[PATH_MAX];
+    uint64_t tee_bytes;     /* in the copy so far */
+    char tee_lost[160];     /* why the copy stopped before the stream's end; "" while whole */
+    int tee_lost_said;      /* the console said so in the output pane */
+    struct server *srv;
     void *owner;
 };
 
@@ -22,23 +26,30 @@ struct server {
     int lfd;
     char dir[1024];         /* $XDG_RUNTIME_DIR/culeak or /tmp/culeak-UID, mode 0700 */
     char path[1100];        /* the socket */
-    char session[1100];     /* per-session directory of the tee files */
+    char session[1100];     /* per-session directory (stderr.log) */
+    char copies[1100];      /* per-session directory of the stream copies, on disk:
+                             * $XDG_CACHE_HOME/culeak/session-PID (~/.cache) */
     unsigned nconn_total;
+    uint64_t copy_total;    /* bytes in every copy of this session */
+    uint64_t copy_limit;    /* CULEAK_COPY_LIMIT (default 4 GiB): copies stop there */
 };
 
 /* Creates the private directory (checked: owned by us, mode 0700), the socket and the
- * session directory. 0, or -1 with err. */
+ * session directories, after removing those of consoles of this user that died (killed
+ * before they could clean up). 0, or -1 with err. */
 int server_open(struct server *s, char *err, size_t errlen);
 /* Accepts one pending connection, with a stream into m; NULL when none or refused
  * (another user: *refused set). */
 struct conn *server_accept(struct server *s, struct model *m, int *refused);
 /* Reads what is available: >0 bytes fed, 0 on end of stream, -1 on error, -2 would block.
- * Bytes go to the tee file and the model (corrupt stream: -3, model_stream_error says why). */
+ * Bytes go to the copy and the model (corrupt stream: -3, model_stream_error says why).
+ * A copy that cannot be written, or would pass the session's limit, stops: tee_lost says
+ * why, and `save` reports it. */
 long conn_pump(struct conn *c, uint8_t *buf, size_t cap);
 /* Sends a command record (wire.h). 0, or -1 when the connection is gone. */
 int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals);
 void conn_close(struct conn *c); /* closes the fd and frees; the tee file stays */
-/* Removes the socket and the session directory (with its tee files). */
+/* Removes the socket and the session directories (with the copies). */
 void server_close(struct server *s);
 
 #endif

@@ -141,8 +141,7 @@ static long long load(const struct timeline *tl, struct model *m, uint64_t cut_n
     long long events = 0;
     for (int i = 0; i < tl->npaths; i++) {
         if (!cut_ns) {
-            if (model_load_file(m, tl->paths[i], err, errlen) < 0)
-                return -1;
+            model_load_file(m, tl->paths[i], err, errlen); /* corrupt: kept up to the damage */
             continue;
         }
         struct model_stream *s = model_stream_open(m);
@@ -154,12 +153,8 @@ static long long load(const struct timeline *tl, struct model *m, uint64_t cut_n
         struct culeak_sink k = {.ctx = &c, .hello = cut_hello, .modules = cut_modules, .frame = cut_frame,
                                 .event = cut_event, .mark = cut_mark, .exit = cut_exit, .note = cut_note};
         char e[256];
-        int rc = culeak_decode_file(tl->paths[i], &k, e, sizeof e);
+        culeak_decode_file(tl->paths[i], &k, e, sizeof e); /* corrupt: up to the damage */
         model_stream_close(s);
-        if (rc < 0) {
-            snprintf(err, errlen, "%s: %s", tl->paths[i], e);
-            return -1;
-        }
         events += (long long)c.events;
     }
     return cut_ns ? events : (long long)model_event_count(m);
@@ -174,13 +169,15 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
     struct culeak_sink k = {.ctx = &sc, .hello = scan_hello, .event = scan_event, .mark = scan_mark};
     for (int i = 0; i < nfiles; i++) {
         char e[256];
-        if (culeak_decode_file(files[i], &k, e, sizeof e) < 0) {
-            snprintf(err, errlen, "%s: %s", files[i], e);
-            return -1;
-        }
+        if (culeak_decode_file(files[i], &k, e, sizeof e) < 0 && !tl->damage[0])
+            snprintf(tl->damage, sizeof tl->damage, "%s: %s", files[i], e);
     }
     if (load(tl, m, 0, err, errlen) < 0)
         return -1;
+    if (model_process_count(m) == 0) {
+        snprintf(err, errlen, "%s", tl->damage[0] ? tl->damage : "no process in the recordings");
+        return -1;
+    }
     snprintf(tl->where, sizeof tl->where, "at end: event %llu/%llu", (unsigned long long)tl->nevents,
              (unsigned long long)tl->nevents);
     return 0;

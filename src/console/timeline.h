@@ -23,10 +23,12 @@ struct timeline {
     uint64_t t0_real;       /* earliest process start (wall ns) */
     uint64_t t_end_real;    /* the latest record (wall ns) */
     char where[160];        /* the position, in words */
+    char damage[400];       /* the first recording found corrupt: read up to the damage */
 };
 
 /* Loads files into m (marks and the start armed as snapshots "LABEL", "@start");
- * positions at the end. 0, or -1 with err. */
+ * positions at the end. A corrupt recording is read up to the damage, as culeak report
+ * does (damage says where). 0, or -1 with err when nothing could be read. */
 int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles, char *err, size_t errlen);
 /* Moves to "peak", "oom", "end", "start", a mark label (or a snapshot's name) or a time
  * ("12.5s", not past the end): sets src. *m stays. 0, or -1 (err set). */

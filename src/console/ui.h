@@ -103,6 +103,7 @@ struct ui {
     int keyboard_job;      /* keys go to the job's terminal (input, Ctrl-]) */
     size_t out_scroll;     /* lines scrolled back from the newest */
     uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
+    uint64_t out_seen;     /* output rows ever (out.dropped + rows) at the last frame */
     char out_search[128];  /* the text searched for last */
 
     int help_open;         /* the help view covers the panes */

@@ -1,13 +1,16 @@
 /* Starting a program under the shim: finding libculeak.so and setting the environment. */
 #include "launch.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,6 +174,117 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
         snprintf(d, sizeof d, "%d", depth);
         setenv("CULEAK_DEPTH", d, 1);
     }
+    return 0;
+}
+
+/* 0 when path is an executable file, else the errno execve would give. */
+static int runnable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) != 0)
+        return EACCES;
+    return 0;
+}
+
+/* The path execvp would run for prog, into out: 0, or -1 when there is none. */
+static int find_program(const char *prog, char *out, size_t len)
+{
+    if (strchr(prog, '/')) {
+        snprintf(out, len, "%s", prog);
+        return runnable(out) ? -1 : 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";
+    for (const char *d = path;; d++) {
+        size_t n = strcspn(d, ":");
+        snprintf(out, len, "%.*s/%s", (int)n, n ? d : ".", prog);
+        if (!runnable(out))
+            return 0;
+        d += n;
+        if (!*d)
+            return -1;
+    }
+}
+
+int culeak_program_is_static(const char *prog)
+{
+    char path[PATH_MAX];
+    if (find_program(prog, path, sizeof path) != 0)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    int is_static = 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+        is_static = 1; /* until a PT_INTERP names the dynamic loader */
+        for (unsigned i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph ||
+                ph.p_type == PT_INTERP) {
+                is_static = 0;
+                break;
+            }
+        }
+    }
+    close(fd);
+    return is_static;
+}
+
+int culeak_check_program(const char *prog)
+{
+    int err = ENOENT;
+    if (strchr(prog, '/')) {
+        err = runnable(prog);
+    } else if (*prog) {
+        const char *path = getenv("PATH");
+        if (!path)
+            path = "/bin:/usr/bin"; /* execvp's default */
+        int denied = 0;
+        for (const char *d = path;; d++) {
+            size_t n = strcspn(d, ":");
+            char full[PATH_MAX];
+            snprintf(full, sizeof full, "%.*s%s%s", (int)n, n ? d : ".", "/", prog);
+            int e = runnable(full);
+            if (!e) {
+                err = 0;
+                break;
+            }
+            denied |= e == EACCES || e == EISDIR;
+            d += n;
+            if (!*d)
+                break;
+        }
+        if (err && denied) /* execvp reports EACCES when a match could not be run */
+            err = EACCES;
+    }
+    if (!err) {
+        if (culeak_program_is_static(prog))
+            fprintf(stderr, "culeak: warning: %s is statically linked: a preloaded library cannot reach it, "
+                            "so nothing of it is traced (link it dynamically; the CUDA runtime may stay "
+                            "static)\n",
+                    prog);
+        return 0;
+    }
+    fprintf(stderr, "culeak: cannot run %s: %s\n", prog, strerror(err));
+    return err == ENOENT || err == ENOTDIR || err == ENAMETOOLONG || err == ELOOP ? 127 : 126;
+}
+
+int culeak_absolute_path(const char *path, char *abs, size_t len)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        snprintf(abs, len, "%s", path);
+    else if (getcwd(cwd, sizeof cwd))
+        snprintf(abs, len, "%s/%s", cwd, path);
+    else
+        return -1;
     return 0;
 }
 

@@ -26,6 +26,20 @@ void culeak_no_pool_env(void);
  * Returns the wait status, or -1 (message on stderr) when it could not start. */
 int culeak_run_traced(char **argv, const char *output_file, int depth);
 
+/* Whether prog can be run as execvp would find it (a name without '/' is searched in
+ * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr
+ * ("culeak: cannot run PROG: REASON"): 127 when there is no such program, 126 when it is
+ * not executable (a directory, no permission). */
+int culeak_check_program(const char *prog);
+
+/* A recording's path made absolute here, before the job starts (the job may chdir before
+ * its first CUDA call), into abs. 0, or -1 (errno set). */
+int culeak_absolute_path(const char *path, char *abs, size_t len);
+
+/* 1 when prog (found as culeak_check_program finds it) is a statically linked ELF
+ * program: no dynamic loader, so LD_PRELOAD, and the shim, never reach it. */
+int culeak_program_is_static(const char *prog);
+
 /* Exit status of a shell for a wait status: the code, or 128+signal. */
 int culeak_exit_code(int wstatus);
 

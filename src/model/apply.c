@@ -1,5 +1,6 @@
 /* Applying records to the model: trace-tree nodes, events (alloc, free, free-all, ...)
- * and marks. Every event costs O(1) except FREE_ALL, which walks the live table. */
+ * and marks. Every event costs O(1) except FREE_ALL, which walks the live table from its
+ * end until it has freed every allocation of its context (none: no walk). */
 #include "model_internal.h"
 #include "wire.h"
 
@@ -197,8 +198,29 @@ static void account_free(struct model *m, struct process *p, struct unit *u, int
  * frees both); handles and host pointers of other kinds are numbers of their own. */
 static unsigned space_of(unsigned kind) { return kind == CULEAK_KIND_MANAGED ? CULEAK_KIND_DEVICE : kind; }
 
+/* Live entries per (device, context), and per device (ctx DEVICE_WIDE): a FREE_ALL of a
+ * context or device that holds nothing costs nothing, one that holds some stops when it
+ * has found them all. */
+#define DEVICE_WIDE 0x10000u
+static uint64_t count_key(int8_t dev, uint32_t ctx) { return (uint64_t)(uint8_t)dev << 32 | ctx; }
+
+static uint32_t live_count(const struct process *p, int8_t dev, uint32_t ctx)
+{
+    uint32_t n = u64map_get(&p->live_count, count_key(dev, ctx));
+    return n == UINT32_MAX ? 0 : n;
+}
+
+static void live_count_add(struct process *p, int8_t dev, uint16_t ctx, int delta)
+{
+    const uint32_t ctxs[2] = {ctx, DEVICE_WIDE};
+    for (int i = 0; i < 2; i++)
+        if (u64map_put(&p->live_count, count_key(dev, ctxs[i]), live_count(p, dev, ctxs[i]) + (uint32_t)delta) != 0)
+            p->live_count_lost = 1;
+}
+
 static void end_live(struct model *m, struct process *p, struct live_entry *le, uint64_t t, int reset)
 {
+    live_count_add(p, le->device, le->ctx, -1);
     struct unit *u = &p->units[le->unit];
     int ds = 0;
     for (int i = 0; i < p->ndev; i++)
@@ -284,6 +306,7 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     };
     if (!live_table_insert(&m->live, &le))
         return;
+    live_count_add(p, dev, le.ctx, 1);
     account_alloc(m, p, u, ds < 0 ? 0 : ds, e->size, e->t_ns, e->seq);
 }
 
@@ -319,12 +342,15 @@ static void do_free_all(struct model *m, struct process *p, const struct culeak_
     uint32_t ctx = e->ctx ? u64map_get(&p->ctx_index, e->ctx) : UINT32_MAX;
     if (e->ctx && ctx == UINT32_MAX)
         return; /* a context that never allocated */
-    for (size_t i = 0; i < m->live.n;) {
+    uint32_t left = p->live_count_lost ? UINT32_MAX : live_count(p, dev, e->ctx ? ctx : DEVICE_WIDE);
+    /* from the end: an entry removed takes the last one, already looked at, into its place */
+    for (size_t i = m->live.n; i-- > 0 && left;) {
         struct live_entry *le = &m->live.entries[i];
-        if (live_entry_proc(le) == p->pub.index && le->device == dev && (!e->ctx || le->ctx == ctx))
-            end_live(m, p, le, e->t_ns, 1); /* the last entry moved into i: look at i again */
-        else
-            i++;
+        m->free_all_visits++;
+        if (live_entry_proc(le) == p->pub.index && le->device == dev && (!e->ctx || le->ctx == ctx)) {
+            end_live(m, p, le, e->t_ns, 1);
+            left--;
+        }
     }
 }
 

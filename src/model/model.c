@@ -50,6 +50,7 @@ static void process_free(struct process *p)
     free(p->units);
     u64map_free(&p->unit_index);
     u64map_free(&p->ctx_index);
+    u64map_free(&p->live_count);
     u64map_free(&p->retains);
     free(p->ranges);
     for (int i = 0; i <= MODEL_MAX_DEVICES; i++)
@@ -127,6 +128,7 @@ struct process *model_add_process(struct model *m)
     p->pub.host = p->pub.exe = p->pub.last_note = "";
     u64map_init(&p->unit_index);
     u64map_init(&p->ctx_index);
+    u64map_init(&p->live_count);
     u64map_init(&p->retains);
     m->procs[m->nprocs++] = p;
     return p;

@@ -81,6 +81,8 @@ struct process {
     struct series series[MODEL_MAX_DEVICES + 1];
     uint64_t peak_epoch;
     struct u64map ctx_index;   /* ctx -> small index */
+    struct u64map live_count;  /* live entries per (device, context) and per device */
+    int live_count_lost;       /* a count could not be kept: FREE_ALL always walks */
     uint32_t nctx;
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
@@ -157,6 +159,7 @@ struct model {
     struct live_table live;
     struct model_counter global[MODEL_KIND_SLOTS];
     uint64_t events;
+    uint64_t free_all_visits;  /* live entries FREE_ALLs looked at (tests: no more than they free) */
     struct snapshot *snaps;
     int nsnaps;
     int seq_triggers;              /* armed snapshots waiting for a seq */

@@ -5,9 +5,12 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct sym_module {
     Dwfl *dwfl;
@@ -101,6 +104,22 @@ const char *symbolizer_demangle(struct symbolizer *s, const char *name)
     return strpool_intern(s->pool, name, strlen(name));
 }
 
+/* A module's path comes from a recording, maybe another machine's or a hostile one: only
+ * a regular file is opened, and never in a way that blocks (a FIFO, a device). -1: none. */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const char *path)
 {
     if (id >= s->nmods) {
@@ -117,10 +136,13 @@ static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const
     struct sym_module *m = &s->mods[id];
     if (!m->opened) {
         m->opened = 1;
-        if (path && path[0] == '/' && (m->dwfl = dwfl_begin(&callbacks))) {
-            m->mod = dwfl_report_elf(m->dwfl, path, path, -1, 0, false);
+        int fd = path && path[0] == '/' ? open_regular(path) : -1;
+        if (fd >= 0 && (m->dwfl = dwfl_begin(&callbacks))) {
+            m->mod = dwfl_report_elf(m->dwfl, path, path, fd, 0, false);
             dwfl_report_end(m->dwfl, NULL, NULL);
         }
+        if (fd >= 0 && !m->mod)
+            close(fd); /* libdwfl owns it only when the module was reported */
     }
     return m;
 }

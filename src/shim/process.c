@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
@@ -87,6 +88,30 @@ static int expand_path(const char *tmpl, char *out, size_t cap)
     return has_pid || forked_child;
 }
 
+/* A recording holds the program's arguments and environment: mode 0600, never through a
+ * symbolic link (one planted at the path would have its target overwritten). Created
+ * fresh; with replace, an existing regular file of this user is truncated instead. */
+static int create_private(const char *path, int replace)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST || !replace)
+        return fd;
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 static int open_output(int *is_socket)
 {
     if (socket_path) {
@@ -113,14 +138,14 @@ static int open_output(int *is_socket)
     *is_socket = 0;
     char path[4096];
     if (expand_path(output_path, path, sizeof path) || !output_exclusive)
-        return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        return create_private(path, 1);
     /* a path shared by the job: the first process takes it, the others add their pid */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = create_private(path, 0);
     if (fd >= 0 || errno != EEXIST)
         return fd;
     size_t n = strlen(path);
     snprintf(path + n, sizeof path - n, ".%d", (int)getpid());
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return create_private(path, 1);
 }
 
 /* A growable HELLO payload: only the shim's start uses it, so plain malloc is fine. */
@@ -255,6 +280,7 @@ int culeak_ensure_started(void)
             culeak_stream_append(hello, hlen);
             culeak_stream_append(modules, mlen);
             culeak_stream_start_flusher();
+            culeak_abrupt_end_arm();
         }
         free(hello);
     }

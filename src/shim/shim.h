@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CULEAK_EXPORT __attribute__((visibility("default")))
 #define CULEAK_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -131,10 +132,30 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
 void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/POP */
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);
+/* The process ends without destructors: appends EXIT with exit_reason (a
+ * CULEAK_EXIT_* of wire.h; 0: none, only write) and writes what is buffered, from a path
+ * that may be a signal handler interrupting the shim itself: gives up when the locks are
+ * not free within timeout_ms. */
+void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms);
 /* Forget the parent's stream in a forked child (no locks touched). */
 void culeak_stream_reset_child(void);
 /* Wakes every thread the console holds (tracing stopped). */
 void culeak_stream_release_all(void);
+
+/* ---- sink.c: the stream's descriptor, which the program may close or take over ---- */
+/* Takes fd (just opened or connected) as the stream's descriptor: moved high,
+ * close-on-exec, its identity noted. Returns the descriptor to use. */
+int culeak_sink_adopt(int fd, int is_socket);
+/* The stream's descriptor if it is still the one opened (a recording taken away is
+ * reopened), else -1: the caller must not touch any descriptor then. */
+int culeak_sink_fd(void);
+/* write/send on the stream's descriptor (-1, EBADF when it is gone); a file size limit
+ * makes it fail with EFBIG, never raise SIGXFSZ in the program. */
+ssize_t culeak_sink_write(const void *p, size_t n);
+
+/* ---- abrupt_end.c: ends without destructors (_exit, exec, fatal signals) ---- */
+/* Installs the flushing handlers of fatal signals the program leaves at their default. */
+void culeak_abrupt_end_arm(void);
 
 /* ---- devmem.c ---- */
 /* The current context's device and its free/total memory: 1, or 0 when unknown. */

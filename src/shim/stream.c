@@ -71,6 +71,21 @@ static int trylock(int *l) { return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__
 
 static void unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
+/* Takes the spin lock unless `until` (CLOCK_REALTIME) passes first: 0, or -1. An abrupt
+ * end may come while this very thread holds it (a signal): it must never wait forever. */
+static int lock_until(int *l, const struct timespec *until)
+{
+    for (;;) {
+        if (trylock(l))
+            return 0;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (now.tv_sec > until->tv_sec || (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec))
+            return -1;
+        sched_yield();
+    }
+}
+
 
 int culeak_stream_open(int fd, int is_socket, uint64_t t0)
 {
@@ -87,7 +102,7 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
         return -1;
     }
     s->cap = s->spare_cap = BUF_SIZE;
-    s->fd = fd;
+    s->fd = culeak_sink_adopt(fd, is_socket);
     s->is_socket = is_socket;
     s->t_last = t0;
     pthread_mutex_init(&s->write_mu, NULL);
@@ -108,7 +123,14 @@ static int active(void) { return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE
 static void write_all(struct stream *s, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t k = s->is_socket ? send(s->fd, p, n, MSG_NOSIGNAL) : write(s->fd, p, n);
+        ssize_t k = culeak_sink_write(p, n);
+        if (k < 0 && errno == EBADF) {
+            culeak_stop(s->is_socket ? "the program closed or reused the console connection's descriptor; "
+                                       "tracing stopped, the program continues"
+                                     : "the recording cannot be reopened after the program closed its "
+                                       "descriptor; tracing stopped, the program continues");
+            return;
+        }
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -309,6 +331,42 @@ void culeak_stream_mark(const char *label, unsigned flags)
     unlock(&s->mu);
 }
 
+/* With mu held: appends the EXIT record (written out first when there is no room). */
+static void put_exit(struct stream *s, unsigned reason)
+{
+    if (s->cap - s->len < EVENT_MAX) {
+        write_all(s, s->cur, s->len);
+        s->len = 0;
+    }
+    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
+    size_t k = put_seq_dt(s, p);
+    k += culeak_put_u(p + k, reason);
+    s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
+}
+
+void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
+{
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
+    if (!s || !active())
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    until.tv_sec += timeout_ms / 1000 + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
+        return;
+    if (lock_until(&s->mu, &until) == 0) {
+        /* the buffer holds whole records only: len grows after a record is complete */
+        if (exit_reason)
+            put_exit(s, exit_reason);
+        write_all(s, s->cur, s->len);
+        s->len = 0;
+        unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->write_mu);
+}
+
 void culeak_stream_exit(void)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
@@ -398,7 +456,10 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
 /* Reads what the console sent; returns -1 when it closed the connection. */
 static int read_commands(struct stream *s, uint8_t *buf, size_t *have, size_t cap)
 {
-    ssize_t k = recv(s->fd, buf + *have, cap - *have, MSG_DONTWAIT);
+    int fd = culeak_sink_fd();
+    if (fd < 0)
+        return -1;
+    ssize_t k = recv(fd, buf + *have, cap - *have, MSG_DONTWAIT);
     if (k < 0)
         return errno == EINTR || errno == EAGAIN ? 0 : -1;
     if (k == 0)
@@ -431,7 +492,7 @@ static void *flusher(void *arg)
     size_t have = 0;
     while (active() && __atomic_load_n(&S, __ATOMIC_ACQUIRE) == s) {
         if (s->is_socket) {
-            struct pollfd pfd = {s->fd, POLLIN, 0};
+            struct pollfd pfd = {culeak_sink_fd(), POLLIN, 0};
             int r = poll(&pfd, 1, FLUSH_MS);
             if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) &&
                 read_commands(s, cmd, &have, sizeof cmd) < 0) {

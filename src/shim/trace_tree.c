@@ -193,7 +193,14 @@ static pthread_key_t prefix_key;
 static pthread_once_t prefix_once = PTHREAD_ONCE_INIT;
 static CULEAK_TLS struct prefix *prefix;
 
-static void prefix_key_init(void) { pthread_key_create(&prefix_key, free); }
+/* At thread exit; as walker_gone (unwind.c): later key destructors may allocate. */
+static void prefix_gone(void *p)
+{
+    prefix = NULL;
+    free(p);
+}
+
+static void prefix_key_init(void) { pthread_key_create(&prefix_key, prefix_gone); }
 
 static struct prefix *thread_prefix(void)
 {

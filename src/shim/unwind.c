@@ -111,7 +111,15 @@ static CULEAK_TLS struct walker *walker;
 static int check_mode;
 static unsigned long checked, differed;
 
-static void walker_key_init(void) { pthread_key_create(&walker_key, free); }
+/* At thread exit. Later key destructors may still allocate (libraries free per-thread
+ * handles so): the pointer is cleared, and a new walker is made and freed again. */
+static void walker_gone(void *w)
+{
+    walker = NULL;
+    free(w);
+}
+
+static void walker_key_init(void) { pthread_key_create(&walker_key, walker_gone); }
 
 static struct walker *thread_walker(void)
 {

@@ -3,7 +3,7 @@
 # and kills it only on y; detach FILE leaves it running to its end with its further output
 # in FILE; a console killed with SIGKILL, the job running or paused at a breakpoint,
 # detaches the same way, the output going to $XDG_STATE_HOME/culeak/job-PID.log; the job
-# inherits no descriptor of the console.
+# inherits no descriptor of the console; kill asks (y or n) too.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -147,4 +147,19 @@ wait_for "descriptors listed"
 screen | grep "inherited fd" && fail "the job inherited descriptors of the console"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
+
+# 7. kill asks too: n keeps the job, y stops it (SIGTERM) and the console stays
+start -- "$T/job.sh" kill
+wait_for "waiting for the go"
+type_line "kill"
+wait_for "Kill the job (pid"
+type_line "n"
+wait_for "Not confirmed."
+screen | grep -q " RUNNING " || fail "kill + n stopped the job"
+type_line "kill"
+wait_for "Kill the job (pid"
+type_line "y"
+wait_for "EXITED (signal 15)"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=143"
 echo "console detach e2e ok"

@@ -3,6 +3,7 @@
 # cursor movement and a line longer than the pane, at 80x24 and 120x40; search finds a
 # line that scrolled away; a long line that the job writes at once, before the console
 # first draws, is wrapped at the pane's width and kept whole.
+# A program that asks its terminal where the cursor is gets the answer.
 set -u
 . "$(dirname "$0")/tmux_harness.sh"
 ENVS="$ENVS LANG=C.UTF-8"
@@ -49,6 +50,22 @@ for try in 1 2 3; do
     wait_for "FIRST-READY"
     screen | grep -q "TAIL700" || fail "the end of a 700-column line written at once is lost (try $try)"
 done
+
+# a program that asks its terminal where the cursor is gets the answer
+cat >"$T/ask.sh" <<'JOB'
+#!/usr/bin/env bash
+stty -icanon -echo
+printf 'abc\033[6n'
+IFS= read -r -d R pos
+stty sane
+echo
+echo "CURSOR AT ${pos#*[}"
+exec sleep 600
+JOB
+chmod +x "$T/ask.sh"
+start_sized 80 24 -- "$T/ask.sh"
+wait_for "CURSOR AT "
+screen | grep -qE "^CURSOR AT [0-9]+;4$" || fail "the cursor position answer is wrong"
 
 ENVS="$ENVS NO_COLOR=1"
 start_sized 80 24 -- "$T/job.sh"

@@ -503,6 +503,54 @@ static int remap(void)
     return 0;
 }
 
+/* A thread's key destructor that allocates after culeak's per-thread caches were freed
+ * (cuBLAS-like handles are released so): the shim must build them anew, never reuse
+ * freed memory. Keys are destroyed in creation order, so this one, created after the
+ * first allocation made the shim's, runs after them. */
+static pthread_key_t late_key;
+
+__attribute__((noinline)) static void deep_pair(int d)
+{
+    if (d > 0) {
+        deep_pair(d - 1);
+        return;
+    }
+    CUdeviceptr p;
+    CK(D.cuMemAlloc_v2(&p, SZ_THREAD));
+    CK(D.cuMemFree_v2(p));
+}
+
+static void late_release(void *v)
+{
+    (void)v;
+    CK(D.cuCtxSetCurrent(primary));
+    for (int i = 0; i < 50; i++)
+        deep_pair(i % 20);
+}
+
+static void *late_thread(void *v)
+{
+    (void)v;
+    CK(D.cuCtxSetCurrent(primary));
+    deep_pair(3);
+    pthread_setspecific(late_key, (void *)1);
+    return NULL;
+}
+
+static int keydtor(int n)
+{
+    setup();
+    deep_pair(0);
+    EXPECT(pthread_key_create(&late_key, late_release) == 0);
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        EXPECT(pthread_create(&t, NULL, late_thread, NULL) == 0);
+        pthread_join(t, NULL);
+    }
+    finish("keydtor", 1);
+    return 0;
+}
+
 /* The 32-bit v1 entry points must keep working (and keep their ABI) under an interposer. */
 static int v1(void)
 {
@@ -553,7 +601,9 @@ int client_run(int argc, char **argv)
         return remap();
     if (!strcmp(s, "growth"))
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC\n",
+    if (!strcmp(s, "keydtor"))
+        return keydtor(argc > 2 ? a : 4);
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
             argv[0]);
     return 2;
 }

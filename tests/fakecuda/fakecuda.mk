@@ -5,7 +5,7 @@
 FAKE          := $(BUILD)/fakecuda
 FAKE_LIB_SRC  := $(wildcard tests/fakecuda/fake_*.c)
 FAKE_LIB_OBJ  := $(patsubst %.c,$(BUILD)/fakepic/%.o,$(FAKE_LIB_SRC))
-FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime client_mixed_fp)
+FAKE_CLIENTS  := $(addprefix $(FAKE)/,client_static client_driver client_dlsym client_runtime client_mixed_fp client_hostile)
 FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
@@ -50,6 +50,9 @@ $(FAKE)/client_static $(FAKE)/client_dlsym: $(FAKE)/%: tests/fakecuda/%.c $(FAKE
 $(FAKE)/client_driver: tests/fakecuda/client_driver.c $(FAKE_CLIENT_COMMON) $(FAKE_CLIENT_HDRS) $(FAKE)/libcuda.so
 	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(FAKE_CLIENT_COMMON) $(LDFLAGS) \
 		-L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+$(FAKE)/client_hostile: tests/fakecuda/client_hostile.c tests/fakecuda/scenarios.h $(FAKE)/libcuda.so
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -L$(FAKE) -lcuda -Wl,-rpath,'$$ORIGIN' -lpthread
 
 $(FAKE)/client_runtime: tests/fakecuda/client_runtime.c $(FAKE_CLIENT_HDRS) $(FAKE)/libcudart.so $(FAKE)/libcuda.so
 	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the decoder+model fuzz target and runs it briefly (FUZZ_SECONDS, default 30) from
-# the seed corpus. Fails on any crash, leak, timeout or memory blow-up. Needs clang.
+# Builds the fuzz targets (the decoder and model; a connection read by the console) and runs
+# each briefly (FUZZ_SECONDS, default 30) from the seed corpus. Fails on any crash, leak, timeout or memory blow-up. Needs clang.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -12,11 +12,16 @@ fi
 make -s BUILD="$BUILD" fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp tests/fuzz/corpus/* "$work"/
-cd "$work"
 # -rss_limit_mb and -malloc_limit_mb turn unbounded growth into a failure
-mkdir -p "$OLDPWD/$BUILD/fuzz/artifacts"
-"$OLDPWD/$BUILD/fuzz/fuzz_model" -artifact_prefix="$OLDPWD/$BUILD/fuzz/artifacts/" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
-    -rss_limit_mb=1024 -malloc_limit_mb=512 -print_final_stats=1 "$work" >"$work/log" 2>&1 || { grep -B2 -A30 -m1 "ERROR\|runtime error" "$work/log" || tail -n 40 "$work/log"; exit 1; }
-tail -n 6 "$work/log"
-echo "fuzz: no crash in ${seconds} s"
+mkdir -p "$BUILD/fuzz/artifacts"
+for target in fuzz_model fuzz_console; do
+    rm -rf "$work/corpus"
+    mkdir "$work/corpus"
+    cp tests/fuzz/corpus/* "$work/corpus"/
+    (cd "$work" && "$OLDPWD/$BUILD/fuzz/$target" -artifact_prefix="$OLDPWD/$BUILD/fuzz/artifacts/$target-" \
+        -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=512 \
+        -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1) ||
+        { grep -B2 -A30 -m1 "ERROR\|runtime error" "$work/log" || tail -n 40 "$work/log"; exit 1; }
+    tail -n 6 "$work/log"
+    echo "fuzz: $target: no crash in ${seconds} s"
+done

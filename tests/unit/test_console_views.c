@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_sizes(void **state)
 {
@@ -512,6 +513,18 @@ static void test_outbuf_terminal(void **state)
     assert_string_equal(outbuf_line(&o, total - 1), "UVWXYZ");
     assert_int_equal(outbuf_search(&o, "stuv", total), (long)total - 2); /* found across the wrap */
     assert_int_equal(outbuf_search(&o, "WXY", total), (long)total - 1);
+    /* a program asking where the cursor is gets the answer on its terminal */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    o.reply_fd = &pfd[1];
+    outbuf_feed(&o, "ab\x1b[6n", 6);
+    char ans[32] = "";
+    assert_int_equal(read(pfd[0], ans, sizeof ans - 1), 6);
+    assert_string_equal(ans, "\x1b[5;3R"); /* row 5 (the last of 5), column 3 */
+    outbuf_feed(&o, "\r\n", 2);
+    o.reply_fd = NULL;
+    close(pfd[0]);
+    close(pfd[1]);
     outbuf_feed(&o, "\x1b[32mgreen ", 13);
     total = outbuf_lines(&o);
     outbuf_add_line(&o, "[culeak] \x1b[2J\x07 plain");
@@ -751,6 +764,39 @@ static void test_group_stack_callers(void **state)
     ui_free(&u);
 }
 
+/* Scrolled back, the output pane keeps showing the same rows while the job writes on. */
+static void test_output_scroll_stays(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct grid g;
+    assert_int_equal(grid_init(&g, 6, 40), 0);
+    struct rect r = {0, 0, 6, 40};
+    for (int i = 0; i < 20; i++) {
+        char line[32];
+        int n = snprintf(line, sizeof line, "line %d\r\n", i);
+        outbuf_feed(&u.out, line, (size_t)n);
+    }
+    output_view.render(&u, &g, r);
+    u.out_scroll = 3;
+    output_view.render(&u, &g, r);
+    char top[64];
+    grid_row_text(&g, 1, top, sizeof top);
+    outbuf_feed(&u.out, "more 1\r\nmore 2\r\n", 16);
+    grid_clear(&g);
+    output_view.render(&u, &g, r);
+    char again[64];
+    assert_string_equal(grid_row_text(&g, 1, again, sizeof again), top);
+    u.out_scroll = 0; /* at the newest, the pane follows the output */
+    output_view.render(&u, &g, r);
+    outbuf_feed(&u.out, "more 3\r\n", 8);
+    output_view.render(&u, &g, r);
+    assert_true(grid_contains(&g, "more 3"));
+    grid_free(&g);
+    ui_free(&u);
+}
+
 /* A PyTorch-like stack: 19 library frames (looked through by default) inside the call
  * site app+0x200, its caller app+0x100, and two libc frames outermost. The stack pane
  * folds each run into one line so the site is on screen even in a few rows; show folds
@@ -845,7 +891,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

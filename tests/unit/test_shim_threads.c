@@ -103,11 +103,32 @@ static void test_runtime_threads(void **s)
     check("client_runtime", 50, CULEAK_API_CUDA_MALLOC, CULEAK_API_CUDA_FREE);
 }
 
+/* Key destructors that allocate after the shim's per-thread caches are gone (freed
+ * cuBLAS-like handles): the program runs to its end and every event is recorded. */
+static void test_key_destructor_allocates(void **s)
+{
+    char dir[64];
+    struct th_rec rec;
+    struct th_run run;
+    const char *args[] = {"keydtor", "4", NULL};
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    assert_int_equal(th_record(&rec, &run, dir, "client_static", args, NULL, 1), 0);
+    if (!th_exited_ok(&run))
+        fail_msg("keydtor: status 0x%x, stderr: %s", run.status, run.err);
+    assert_int_equal(rec.rc, 0);
+    /* main: 1 pair; each of 4 threads: 1 pair, then 50 in its key destructor */
+    assert_int_equal(th_count(&rec, CULEAK_API_CU_MEM_ALLOC, CULEAK_OP_ALLOC), 1 + 4 * 51);
+    assert_int_equal(th_count(&rec, CULEAK_API_CU_MEM_FREE, CULEAK_OP_FREE), 1 + 4 * 51);
+    th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_driver_threads),
         cmocka_unit_test(test_runtime_threads),
+        cmocka_unit_test(test_key_destructor_allocates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,174 @@
+/* A driver-API program that is hard on a tracer: it closes or takes over every descriptor,
+ * or ends without running destructors right after allocating. Each scenario allocates
+ * HOSTILE_ALLOC bytes per allocation; the test counts the allocations in the recording.
+ *   closeall DIR N   1 allocation, closes every descriptor above 2 (a daemon, closefrom),
+ *                    opens DIR/f0..f2, N more allocations, writes "program data K" into
+ *                    each file (K its index) and exits 0
+ *   dup2all FILE N   1 allocation, then puts FILE on every descriptor number from 3 up,
+ *                    the last below the limit excepted (where a recording taken away can
+ *                    be reopened), N more allocations, writes "program data" into FILE
+ *   abort|segv|exit|Exit|exec   1 allocation, then abort(), a SIGSEGV, _exit(3), _Exit(4)
+ *                    or exec of /bin/true
+ *   kill9            1 allocation, 100 ms (the shim writes it), then SIGKILL
+ *   threadgate N     1 allocation, then waits for a byte on stdin; then N threads make one
+ *                    allocation each at the same line, at once (a breakpoint there holds
+ *                    one and queues the others)
+ *   oomabort         a failed allocation (out of memory), then abort() (goto oom's event)
+ *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0 */
+#include "fakecuda.h"
+#include "scenarios.h"
+
+#include "culeak_cuda.h"
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOSTILE_ALLOC 4096
+
+static void die(const char *what)
+{
+    fprintf(stderr, "FAIL %s\n", what);
+    exit(1);
+}
+
+static CUcontext ctx;
+
+static void setup(void)
+{
+    CUdevice dev;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx))
+        die("setup");
+}
+
+static void alloc_n(int n)
+{
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        if (cuMemAlloc(&d, HOSTILE_ALLOC) != CUDA_SUCCESS)
+            die("cuMemAlloc");
+    }
+}
+
+static void write_str(int fd, const char *s)
+{
+    if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+        die("write");
+}
+
+static int closeall(const char *dir, int n)
+{
+    alloc_n(1);
+    closefrom(3);
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/f%d", dir, i);
+        if ((fds[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+            die("open");
+    }
+    alloc_n(n);
+    for (int i = 0; i < 3; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "program data %d\n", i);
+        write_str(fds[i], line);
+        close(fds[i]);
+    }
+    return 0;
+}
+
+static int dup2all(const char *file, int n)
+{
+    int f = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (f < 0)
+        die("open");
+    alloc_n(1);
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    int lim = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+    for (int fd = 3; fd < lim - 1; fd++)
+        if (fd != f)
+            dup2(f, fd);
+    alloc_n(n);
+    write_str(f, "program data\n");
+    return 0;
+}
+
+static void *one_alloc(void *arg)
+{
+    (void)arg;
+    if (cuCtxSetCurrent(ctx))
+        die("cuCtxSetCurrent");
+    alloc_n(1);
+    return NULL;
+}
+
+static int threadgate(int n)
+{
+    pthread_t t[64];
+    char c;
+    alloc_n(1);
+    if (n < 1 || n > 64 || read(0, &c, 1) < 0)
+        die("threadgate");
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, one_alloc, NULL) != 0)
+            die("pthread_create");
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    printf("threadgate ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    setup();
+    if (!strcmp(s, "closeall") && argc > 3)
+        return closeall(argv[2], atoi(argv[3]));
+    if (!strcmp(s, "dup2all") && argc > 3)
+        return dup2all(argv[2], atoi(argv[3]));
+    if (!strcmp(s, "threadgate") && argc > 2)
+        return threadgate(atoi(argv[2]));
+    if (!strcmp(s, "forkexit")) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alloc_n(1);
+            _exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (!strcmp(s, "oomabort")) {
+        CUdeviceptr d;
+        if (cuMemAlloc(&d, SZ_OOM) != CUDA_ERROR_OUT_OF_MEMORY)
+            die("no out-of-memory");
+        abort();
+    }
+    alloc_n(1);
+    if (!strcmp(s, "abort"))
+        abort();
+    if (!strcmp(s, "segv"))
+        raise(SIGSEGV);
+    if (!strcmp(s, "exit"))
+        _exit(3);
+    if (!strcmp(s, "Exit"))
+        _Exit(4);
+    if (!strcmp(s, "kill9")) {
+        struct timespec t = {0, 100 * 1000 * 1000};
+        nanosleep(&t, NULL);
+        raise(SIGKILL);
+    }
+    if (!strcmp(s, "exec")) {
+        execl("/bin/true", "true", (char *)NULL);
+        die("exec");
+    }
+    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N\n", argv[0]);
+    return 2;
+}
