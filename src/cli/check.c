@@ -20,7 +20,8 @@ enum check_opt {
 };
 
 static const struct cli_option check_options[] = {
-    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when leaks were found (0 to 255, default 1)"},
+    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when leaks were found and the program succeeded\n"
+                                                "(0 to 255, default 1; 0: the program's status)"},
     {"format", OPT_FORMAT, "text|json", "report format (default text)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stderr (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
@@ -29,13 +30,10 @@ static const struct cli_option check_options[] = {
                                                "repeatable"},
     {"gen-suppressions", OPT_GEN_SUPPRESSIONS, NULL, "after the text report, a suppression block per leak site"},
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
-    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
+    CLI_RECORD_DEPTH(OPT_DEPTH),
     {"merge-processes", OPT_MERGE, NULL, "add the processes of the job up per call site"},
-    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
-    {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
-    {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
-    {"my-code", OPT_MY_CODE, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"
-                                       "(site-packages): their lines can be call sites; repeatable"},
+    CLI_NO_POOL(OPT_NO_POOL),
+    CLI_CALL_SITE_OPTIONS(OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE),
     CLI_HELP,
     {0},
 };
@@ -55,7 +53,9 @@ const struct cli_command cli_check = {
              "cuda_runtime.h) is looked through by default, and $CULEAK_SKIP_MODULES and\n"
              "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function. In --output and --log-file,\n"
              "%p is the program's pid, %h its host, %r its rank.\n"
-             "Exit status: N (--error-exitcode, default 1) when leaks were found, else the program's.\n",
+             "Exit status: the program's when it failed (a non-zero status, or 128+N when killed\n"
+             "by signal N), whether it leaked or not; else N (--error-exitcode, default 1; 0: off)\n"
+             "when leaks were found; else 2 when a recording is incomplete; else 0.\n",
     .options = check_options,
     .program = 1,
     .run = cmd_check,
@@ -65,7 +65,7 @@ struct check_args {
     long error_exit, depth;
     const char *format, *output, *log_file;
     int gen_suppressions;
-    char skip[4096], skip_fn[4096], my_code[4096];
+    struct cli_call_sites sites;
     struct report_options ro;
     struct suppressions *supp;
 };
@@ -92,13 +92,8 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_GEN_SUPPRESSIONS:
         a->gen_suppressions = 1;
         return 0;
-    case OPT_GROUP: {
-        int g = model_group_by_name(arg);
-        if (g < 0)
-            return cli_error(&cli_check, "--group takes site, function, file, module or stack, not '%s'", arg);
-        a->ro.group = (enum model_group)g;
-        return 0;
-    }
+    case OPT_GROUP:
+        return cli_group_option(&cli_check, &a->ro.group, arg);
     case OPT_DEPTH:
         return cli_int(&cli_check, key, arg, 1, 256, &a->depth);
     case OPT_MERGE:
@@ -108,11 +103,9 @@ static int on_option(void *ctx, int key, const char *arg)
         culeak_no_pool_env();
         return 0;
     case OPT_SKIP:
-        return cli_append_glob(&cli_check, a->skip, sizeof a->skip, arg);
     case OPT_SKIP_FUNCTION:
-        return cli_append_glob(&cli_check, a->skip_fn, sizeof a->skip_fn, arg);
     case OPT_MY_CODE:
-        return cli_append_glob(&cli_check, a->my_code, sizeof a->my_code, arg);
+        return cli_call_site_option(&cli_check, &a->sites, key, arg);
     }
     return cli_error(&cli_check, "option %d is not handled", key);
 }
@@ -236,9 +229,7 @@ int cmd_check(int argc, char **argv)
     int st = culeak_run_traced(argv + i, file, (int)a.depth);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
-    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
-                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL,
-                               .my_code = a.my_code[0] ? a.my_code : NULL};
+    struct model_options mo = cli_call_sites_model_options(&a.sites);
     struct model *m = model_new(&mo);
     if (!m) {
         suppressions_free(a.supp);
@@ -279,8 +270,12 @@ int cmd_check(int argc, char **argv)
     suppressions_free(a.supp);
     if (rc != 0)
         return rc;
+    /* as compute-sanitizer and valgrind: --error-exitcode stands for what was found, and
+     * never hides the program's own failure (its status, 128+N for a signal) */
+    if (program_status != 0)
+        return program_status;
     if (sum.allocations)
-        return (int)a.error_exit;
+        return (int)a.error_exit; /* 0: off, the program's status */
     if (incomplete) {
         cli_fail(&cli_check, "%d recording%s incomplete: the report above may miss leaks", incomplete,
                  incomplete == 1 ? " is" : "s are");

@@ -18,10 +18,9 @@ enum console_opt {
 };
 
 static const struct cli_option console_options[] = {
-    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
-    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
-    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
-                                           "(by default a free carries its address only)"},
+    CLI_RECORD_DEPTH(OPT_DEPTH),
+    CLI_NO_POOL(OPT_NO_POOL),
+    CLI_FREE_STACKS(OPT_FREE_STACKS),
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
     {"log-file", OPT_LOG_FILE, "FILE", "also write the leak report made when the job exits to FILE\n"

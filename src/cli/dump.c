@@ -154,28 +154,22 @@ static int dump_note(void *ctx, struct culeak_str s)
     return 0;
 }
 
-static const struct cli_option dump_options[] = {CLI_HELP, {0}};
-
 const struct cli_command cli_dump = {
     .name = "dump",
     .summary = "print a recording as JSON Lines",
     .synopsis = "FILE...",
     .about = "Prints every record of culeak recordings as JSON Lines. Stacks list frame ips,\n"
              "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n",
-    .options = dump_options,
+    .options = cli_help_only,
     .run = cmd_dump,
 };
-
-static int no_option(void *ctx, int key, const char *arg) { return cli_error(&cli_dump, "option %d is not handled", key); }
 
 int cmd_dump(int argc, char **argv)
 {
     int status;
-    int first = cli_parse(&cli_dump, argc, argv, no_option, NULL, &status);
+    int first = cli_parse_files(&cli_dump, argc, argv, "the recordings to print", &status);
     if (first < 0)
         return status;
-    if (first >= argc)
-        return cli_error(&cli_dump, "missing the recordings to print (culeak dump FILE...)");
     status = 0;
     for (int i = first; i < argc; i++) {
         struct dump_state st = {.out = stdout};

@@ -13,6 +13,8 @@
 const struct cli_command *const cli_commands[] = {&cli_console, &cli_record, &cli_check, &cli_report,
                                                   &cli_open,    &cli_dump,   NULL};
 
+const struct cli_option cli_help_only[] = {CLI_HELP, {0}};
+
 static int parse_argc;
 static char **parse_argv;
 
@@ -177,7 +179,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
             parse_argv = NULL;
             return -1;
         } else {
-            rc = h(ctx, key, optarg);
+            rc = h ? h(ctx, key, optarg) : cli_error(c, "option %d is not handled", key);
         }
     }
     parse_argv = NULL;
@@ -186,4 +188,14 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
         return -1;
     }
     return optind;
+}
+
+int cli_parse_files(const struct cli_command *c, int argc, char **argv, const char *what, int *status)
+{
+    int first = cli_parse(c, argc, argv, NULL, NULL, status);
+    if (first >= 0 && first >= argc) {
+        *status = cli_error(c, "missing %s (culeak %s %s)", what, c->name, c->synopsis);
+        return -1;
+    }
+    return first;
 }

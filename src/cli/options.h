@@ -16,6 +16,20 @@ struct cli_option {
 
 #define CLI_HELP {"help", 'h', NULL, "print this help and exit"}
 
+/* Rows that several commands' tables share, each with the command's own key. */
+/* the commands that run a job under the shim (the console, record, check) */
+#define CLI_RECORD_DEPTH(key) {"depth", key, "N", "record at most N frames per stack (1 to 256, default 48)"}
+#define CLI_NO_POOL(key) {"no-pool", key, NULL, "turn the frameworks' caching allocators off for the job"}
+#define CLI_FREE_STACKS(key)                                                                                \
+    {"free-stacks", key, NULL, "record the stack, device and context of every free too\n"                   \
+                               "(by default a free carries its address only)"}
+/* where call sites are (check, report): struct cli_call_sites in report_io.h keeps them */
+#define CLI_CALL_SITE_OPTIONS(skip, skip_function, my_code)                                                 \
+    {"skip", skip, "GLOB", "also look through modules matching GLOB to find call sites"},                   \
+    {"skip-function", skip_function, "GLOB", "also look through functions (or source files, a GLOB with '/')"}, \
+    {"my-code", my_code, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"       \
+                                   "(site-packages): their lines can be call sites; repeatable"}
+
 struct cli_command {
     const char *name;     /* "check"; NULL: the console (culeak [OPTIONS] -- PROGRAM) */
     const char *summary;  /* one line, in `culeak --help`'s list of commands */
@@ -31,11 +45,12 @@ struct cli_command {
  * printing an error with cli_error(). */
 typedef int (*cli_handler)(void *ctx, int key, const char *arg);
 
-/* Parses argv[1..argc) with getopt_long. Options may be --name=VALUE or --name VALUE,
- * -k VALUE or -kVALUE; `--` ends them. --help prints the help on stdout. Returns the
- * index of the first operand (argc when none; with a program command, operands start at
- * the program; otherwise getopt_long moves the operands after the options), or -1 with
- * the exit status in *status: 0 after --help, else 2 (the error printed). */
+/* Parses argv[1..argc) with getopt_long (h NULL: a table with --help only). Options may
+ * be --name=VALUE or --name VALUE, -k VALUE or -kVALUE; `--` ends them. --help prints
+ * the help on stdout. Returns the index of the first operand (argc when none; with a
+ * program command, operands start at the program; otherwise getopt_long moves the
+ * operands after the options), or -1 with the exit status in *status: 0 after --help,
+ * else 2 (the error printed). */
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, int *status);
 
 /* The next argument after the one being parsed, for an option that takes two
@@ -54,6 +69,14 @@ int cli_int(const struct cli_command *c, int key, const char *arg, long min, lon
 void cli_help(FILE *f, const struct cli_command *c);
 /* "--name" or "-k, --name" of the option with this key ("?" when none). */
 const char *cli_option_name(const struct cli_command *c, int key, char *buf, size_t len);
+
+/* The table of a command whose operands are files and whose only option is --help (open,
+ * dump), parsed with cli_parse_files(). */
+extern const struct cli_option cli_help_only[];
+/* cli_parse() for such a command: the index of the first file, or -1 with the exit status
+ * in *status (0 after --help; 2 after a bad option, or no file: "missing WHAT (culeak
+ * NAME FILE...)"). */
+int cli_parse_files(const struct cli_command *c, int argc, char **argv, const char *what, int *status);
 
 /* Every command (the console first), for the dispatcher and the tests; NULL-terminated. */
 extern const struct cli_command *const cli_commands[];

@@ -19,10 +19,9 @@ enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256, OPT_FREE
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
                                    "%r: rank, so that every process writes its own file"},
-    {"depth", OPT_DEPTH, "N", "record at most N frames per stack (1 to 256, default 48)"},
-    {"no-pool", OPT_NO_POOL, NULL, "turn the frameworks' caching allocators off for the job"},
-    {"free-stacks", OPT_FREE_STACKS, NULL, "record the stack, device and context of every free too\n"
-                                           "(by default a free carries its address only)"},
+    CLI_RECORD_DEPTH(OPT_DEPTH),
+    CLI_NO_POOL(OPT_NO_POOL),
+    CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
     {0},
 };

@@ -38,10 +38,7 @@ static const struct cli_option report_options[] = {
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
     {"merge-processes", OPT_MERGE, NULL, "add the processes up per call site (one row per site)"},
     {"depth", OPT_DEPTH, "N", "print at most N frames per stack (1 to 4096)"},
-    {"skip", OPT_SKIP, "GLOB", "also look through modules matching GLOB to find call sites"},
-    {"skip-function", OPT_SKIP_FUNCTION, "GLOB", "also look through functions (or source files, a GLOB with '/')"},
-    {"my-code", OPT_MY_CODE, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"
-                                       "(site-packages): their lines can be call sites; repeatable"},
+    CLI_CALL_SITE_OPTIONS(OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE),
     CLI_HELP,
     {0},
 };
@@ -77,7 +74,7 @@ struct report_args {
     const char *format, *output, *log_file, *at;
     int suspects;
     long error_exit; /* -1: none */
-    char skip[4096], skip_fn[4096], my_code[4096];
+    struct cli_call_sites sites;
     struct suppressions *supp;
 };
 
@@ -117,13 +114,8 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_load_suppressions(&cli_report, &a->supp, arg);
     case OPT_ERROR_EXITCODE:
         return cli_int(&cli_report, key, arg, 0, 255, &a->error_exit);
-    case OPT_GROUP: {
-        int g = model_group_by_name(arg);
-        if (g < 0)
-            return cli_error(&cli_report, "--group takes site, function, file, module or stack, not '%s'", arg);
-        a->ro.group = (enum model_group)g;
-        return 0;
-    }
+    case OPT_GROUP:
+        return cli_group_option(&cli_report, &a->ro.group, arg);
     case OPT_MERGE:
         a->ro.merge_processes = 1;
         return 0;
@@ -138,11 +130,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     }
     case OPT_SKIP:
-        return cli_append_glob(&cli_report, a->skip, sizeof a->skip, arg);
     case OPT_SKIP_FUNCTION:
-        return cli_append_glob(&cli_report, a->skip_fn, sizeof a->skip_fn, arg);
     case OPT_MY_CODE:
-        return cli_append_glob(&cli_report, a->my_code, sizeof a->my_code, arg);
+        return cli_call_site_option(&cli_report, &a->sites, key, arg);
     }
     return cli_error(&cli_report, "option %d is not handled", key);
 }
@@ -249,9 +239,7 @@ int cmd_report(int argc, char **argv)
     a.ro.supp = a.supp;
     const char **files = (const char **)argv + first;
     int nfiles = argc - first;
-    struct model_options mo = {.skip_modules = a.skip[0] ? a.skip : NULL,
-                               .skip_functions = a.skip_fn[0] ? a.skip_fn : NULL,
-                               .my_code = a.my_code[0] ? a.my_code : NULL};
+    struct model_options mo = cli_call_sites_model_options(&a.sites);
     struct model *m = model_new(&mo);
     if (!m) {
         suppressions_free(a.supp);

@@ -1,4 +1,4 @@
-/* Report outputs, suppression files and glob lists of the commands (report_io.h). */
+/* Report outputs, suppression files, call-site globs and grouping of the commands (report_io.h). */
 #include "report_io.h"
 #include "outpath.h"
 #include "suppress.h"
@@ -71,7 +71,7 @@ int cli_load_suppressions(const struct cli_command *c, struct suppressions **sup
     return 0;
 }
 
-int cli_append_glob(const struct cli_command *c, char *list, size_t len, const char *glob)
+static int append_glob(const struct cli_command *c, char *list, size_t len, const char *glob)
 {
     size_t n = strlen(list);
     int w = snprintf(list + n, len - n, "%s%s", n ? "," : "", glob);
@@ -79,5 +79,29 @@ int cli_append_glob(const struct cli_command *c, char *list, size_t len, const c
         list[n] = 0;
         return cli_error(c, "too many globs to look through");
     }
+    return 0;
+}
+
+int cli_call_site_option(const struct cli_command *c, struct cli_call_sites *s, int key, const char *glob)
+{
+    char name[64];
+    cli_option_name(c, key, name, sizeof name);
+    char *list = !strcmp(name, "--skip") ? s->skip : !strcmp(name, "--skip-function") ? s->skip_fn : s->my_code;
+    return append_glob(c, list, sizeof s->skip, glob);
+}
+
+struct model_options cli_call_sites_model_options(const struct cli_call_sites *s)
+{
+    return (struct model_options){.skip_modules = s->skip[0] ? s->skip : NULL,
+                                  .skip_functions = s->skip_fn[0] ? s->skip_fn : NULL,
+                                  .my_code = s->my_code[0] ? s->my_code : NULL};
+}
+
+int cli_group_option(const struct cli_command *c, enum model_group *group, const char *arg)
+{
+    int g = model_group_by_name(arg);
+    if (g < 0)
+        return cli_error(c, "--group takes site, function, file, module or stack, not '%s'", arg);
+    *group = (enum model_group)g;
     return 0;
 }

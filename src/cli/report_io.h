@@ -1,8 +1,10 @@
 /* What the commands that write reports share (check, report, the console): output files
- * with %p/%h/%r, suppression files, glob lists. */
+ * with %p/%h/%r, suppression files, the options that say where call sites are and how
+ * they are grouped. */
 #ifndef CULEAK_CLI_REPORT_IO_H
 #define CULEAK_CLI_REPORT_IO_H
 
+#include "model.h"
 #include "options.h"
 
 #include <stddef.h>
@@ -30,7 +32,17 @@ int cli_check_output_dir(const struct cli_command *c, const char *path);
  * "culeak CMD: FILE:LINE: what is wrong". */
 int cli_load_suppressions(const struct cli_command *c, struct suppressions **supp, const char *path);
 
-/* Appends ",glob" to a comma-separated list: 0, or 2 when it does not fit. */
-int cli_append_glob(const struct cli_command *c, char *list, size_t len, const char *glob);
+/* --skip, --skip-function and --my-code (CLI_CALL_SITE_OPTIONS): comma-separated globs. */
+struct cli_call_sites {
+    char skip[4096], skip_fn[4096], my_code[4096];
+};
+/* One of them, by its key in c's table: appends ",glob" to its list: 0, or 2 when it
+ * does not fit. */
+int cli_call_site_option(const struct cli_command *c, struct cli_call_sites *s, int key, const char *glob);
+/* The model's options they make (an empty list: none). */
+struct model_options cli_call_sites_model_options(const struct cli_call_sites *s);
+
+/* --group G into *group: 0, or 2 after "--group takes site, ...". */
+int cli_group_option(const struct cli_command *c, enum model_group *group, const char *arg);
 
 #endif

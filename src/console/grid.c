@@ -85,7 +85,7 @@ size_t utf8_encode(uint32_t cp, char *o)
         o[2] = (char)(0x80 | (cp & 0x3F));
         return 3;
     }
-    o[0] = (char)(0xF0 | (cp >> 18));
+    o[0] = (char)(0xF0 | ((cp >> 18) & 0x07)); /* a four-byte lead byte, even past U+1FFFFF */
     o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
     o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
     o[3] = (char)(0x80 | (cp & 0x3F));

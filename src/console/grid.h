@@ -45,6 +45,8 @@ int grid_contains(const struct grid *g, const char *needle);
 
 /* Decodes one UTF-8 sequence; returns bytes used (>= 1), *cp gets U+FFFD when invalid. */
 int utf8_decode(const char *s, size_t n, uint32_t *cp);
+/* Writes cp as UTF-8 into out (room for 4 bytes): the bytes written. One encoder for the
+ * grid and the output pane. */
 size_t utf8_encode(uint32_t cp, char *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* The output pane's terminal: libvterm does the emulation; this keeps its scrollback and
  * reads its cells. */
 #include "outbuf.h"
+#include "grid.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -325,30 +326,6 @@ int outbuf_cells(const struct outbuf *o, size_t i, struct ocell *out, int max)
     return trimmed(out, n);
 }
 
-static size_t encode(uint32_t cp, char *o)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | ((cp >> 18) & 0x07));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 const char *outbuf_line(const struct outbuf *o, size_t i)
 {
     struct outbuf *w = (struct outbuf *)o; /* the text and cell buffers are scratch space */
@@ -356,7 +333,7 @@ const char *outbuf_line(const struct outbuf *o, size_t i)
     size_t len = 0;
     for (int k = 0; k < n; k++)
         if (w->tmp[k].ch)
-            len += encode(w->tmp[k].ch, w->text + len);
+            len += utf8_encode(w->tmp[k].ch, w->text + len);
     w->text[len] = 0;
     return w->text;
 }

@@ -22,7 +22,7 @@ struct block {
     char *name;
     const char *file; /* one of the suppressions' file names */
     unsigned line;
-    uint32_t kinds;   /* bit (1u << kind); 0: every kind */
+    uint32_t kinds;   /* bit (1u << kind); 0: every kind; KINDS_NOTHING: none */
     struct frame_pat *pats;
     size_t n;
 };
@@ -152,23 +152,45 @@ static int parse_tool_line(struct parser *p, const char *l)
     return ours;
 }
 
+/* A kinds mask that no allocation has: `match-leak-kinds: none` */
+#define KINDS_NOTHING (1u << 31)
+_Static_assert(CULEAK_KIND_COUNT < 31, "a kind's bit must not be KINDS_NOTHING");
+
+/* valgrind's leak kinds say how reachable a block is, which culeak does not tell apart:
+ * every leak is any of them, so a block shared with valgrind keeps its meaning. */
+static int is_valgrind_leak_kind(const char *k)
+{
+    return !strcmp(k, "definite") || !strcmp(k, "indirect") || !strcmp(k, "possible") || !strcmp(k, "reachable");
+}
+
 static int parse_kinds(struct parser *p, const char *list, uint32_t *kinds)
 {
     *kinds = 0;
+    int every = 0, nothing = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *k = strtok_r(buf, ", \t", &save); k; k = strtok_r(NULL, ", \t", &save)) {
-        if (!strcmp(k, "all")) {
-            *kinds = 0;
-            return 0;
+        if (!strcmp(k, "all") || is_valgrind_leak_kind(k)) {
+            every = 1;
+            continue;
+        }
+        if (!strcmp(k, "none")) {
+            nothing = 1;
+            continue;
         }
         int kind = culeak_kind_by_name(k);
         if (kind <= 0)
-            return parse_error(p, "unknown kind '%s' in match-leak-kinds (device, managed, pinned, ..., all)",
+            return parse_error(p,
+                               "unknown kind '%s' in match-leak-kinds (device, managed, pinned, ..., block, all, "
+                               "none, or valgrind's definite, indirect, possible, reachable)",
                                k);
         *kinds |= 1u << kind;
     }
-    if (!*kinds)
+    if (every)
+        *kinds = 0;
+    else if (!*kinds && nothing)
+        *kinds = KINDS_NOTHING;
+    else if (!*kinds)
         return parse_error(p, "match-leak-kinds names no kind");
     return 0;
 }

@@ -3,7 +3,8 @@
  *   {
  *      name
  *      culeak:Leak
- *      match-leak-kinds: device,managed      (optional; default: every kind)
+ *      match-leak-kinds: device,managed      (optional; default: every kind; none: no kind;
+ *                                             valgrind's definite, ..., reachable: every kind)
  *      fun:grow_buffers                      (function glob, demangled)
  *      src:train.py:57                       (source file glob, optional :LINE)
  *      obj:*libfoo.so                        (module path glob)

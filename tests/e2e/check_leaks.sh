@@ -47,6 +47,16 @@ grep -q "LEAK SUMMARY: 0 bytes leaked in 0 allocations" "$tmp/clean" || fail "cl
 "$B/culeak" record -o "$tmp/rec.culeak" -- "$B/fakecuda/client_static" leak 1 64 >/dev/null
 "$B/culeak" report "$tmp/rec.culeak" --format folded >"$tmp/folded"
 grep -q ";leak 64$" "$tmp/folded" || fail "folded stacks"
+# --group: by source file, and an unknown grouping is a usage error
+"$B/culeak" report "$tmp/rec.culeak" --group file >"$tmp/byfile"
+grep -q "^LEAKED 64 bytes in 1 allocation (device) from .*client_scenarios.c$" "$tmp/byfile" || fail "--group file"
+set +e
+"$B/culeak" report "$tmp/rec.culeak" --group nothing >/dev/null 2>"$tmp/grouperr"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--group nothing: exit $rc, want 2"
+grep -q "^culeak report: --group takes site, function, file, module or stack, not 'nothing'$" "$tmp/grouperr" \
+    || fail "--group nothing: message"
 # a recording cut short still reports what it holds, with a warning naming the offset
 head -c 200 "$tmp/rec.culeak" >"$tmp/cut.culeak"
 # (a cut is not an unreadable file: exit status 0)

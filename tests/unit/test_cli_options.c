@@ -155,6 +155,33 @@ static void test_errors(void **state)
     assert_int_equal(s.n, 1);
 }
 
+/* open and dump: files, --help and nothing else; no file is a usage error */
+static void test_file_commands(void **state)
+{
+    (void)state;
+    int status = -1;
+    char *files[] = {"dump", "a.culeak", "b.culeak", NULL};
+    assert_int_equal(cli_parse_files(&cli_dump, 3, files, "the recordings to print", &status), 1);
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    char *none[] = {"open", NULL};
+    assert_int_equal(cli_parse_files(&cli_open, 1, none, "the recordings to open", &status), -1);
+    assert_int_equal(status, 2);
+    char *bad[] = {"open", "--frames", "a.culeak", NULL};
+    status = -1;
+    assert_int_equal(cli_parse_files(&cli_open, 3, bad, "the recordings to open", &status), -1);
+    assert_int_equal(status, 2);
+    fclose(stderr);
+    stderr = saved;
+    FILE *out = stdout;
+    stdout = fopen("/dev/null", "w");
+    char *help[] = {"dump", "--help", NULL};
+    assert_int_equal(cli_parse_files(&cli_dump, 2, help, "the recordings to print", &status), -1);
+    fclose(stdout);
+    stdout = out;
+    assert_int_equal(status, 0);
+}
+
 /* The option names culeak(1)'s SYNOPSIS gives a command: the words after each "Fl". */
 static int man_synopsis(const char *command, char names[][64], int max)
 {
@@ -227,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_parser_accepts_every_option),
         cmocka_unit_test(test_program_and_double_dash),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_file_commands),
         cmocka_unit_test(test_man_synopsis_matches_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,15 @@ static void test_frame_lines(void **state)
     assert_true(matches("match-leak-kinds: device,managed\nfun:Buffers::grow", dev));
     assert_false(matches("match-leak-kinds: pinned\nfun:Buffers::grow", dev));
     assert_true(matches("match-leak-kinds: all\nfun:Buffers::grow", CULEAK_KIND_HOST_PINNED));
+    assert_true(matches("match-leak-kinds: block\nfun:Buffers::grow", CULEAK_KIND_BLOCK));
+    assert_false(matches("match-leak-kinds: block\nfun:Buffers::grow", dev));
+    /* valgrind's leak kinds (a block shared with valgrind): every leak is any of them */
+    assert_true(matches("match-leak-kinds: definite,possible\nfun:Buffers::grow", dev));
+    assert_true(matches("match-leak-kinds: indirect\nfun:Buffers::grow", CULEAK_KIND_MANAGED));
+    assert_true(matches("match-leak-kinds: reachable, pinned\nfun:Buffers::grow", dev));
+    assert_false(matches("match-leak-kinds: none\nfun:Buffers::grow", dev));
+    assert_false(matches("match-leak-kinds: none\nfun:Buffers::grow", CULEAK_KIND_BLOCK));
+    assert_true(matches("match-leak-kinds: none,device\nfun:Buffers::grow", dev));
 }
 
 static void test_file_syntax(void **state)
@@ -117,7 +126,9 @@ static void test_malformed(void **state)
     expect_error("{\n n\n culeak:Leak\n\n frob:a\n}\n", "bad.supp:5: expected a frame line");
     expect_error("{\n n\n culeak:Param\n fun:a\n}\n", "bad.supp:3: culeak suppresses leaks only");
     expect_error("{\n n\n no tool here\n}\n", "bad.supp:3: expected TOOL:KIND");
-    expect_error("{\n n\n culeak:Leak\n match-leak-kinds: definite\n fun:a\n}\n", "bad.supp:4: unknown kind 'definite'");
+    expect_error("{\n n\n culeak:Leak\n match-leak-kinds: definite,leaky\n fun:a\n}\n",
+                 "bad.supp:4: unknown kind 'leaky'");
+    expect_error("{\n n\n culeak:Leak\n match-leak-kinds: ,\n fun:a\n}\n", "bad.supp:4: match-leak-kinds names no kind");
     expect_error("{\n n\n culeak:Leak\n}\n", "bad.supp:4: the block 'n' has no frame lines");
     expect_error("{\n n\n culeak:Leak\n fun:a\n{\n", "bad.supp:5: '{' inside the block");
     expect_error("{\n n\n culeak:Leak\n fun:\n}\n", "bad.supp:4: 'fun:' matches nothing");
