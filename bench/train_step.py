@@ -81,7 +81,11 @@ def main():
         print("%-40s median %7.3f ms  (min %.3f, max %.3f)  %.3fx untraced"
               % (k, m, min(res[k]), max(res[k]), m / base))
     if os.path.exists(rec):
-        print("culeak recording of the last run: %d bytes" % os.path.getsize(rec))
+        # the figure means something only if the tensors were tracked: count their events
+        dump = subprocess.run([a.culeak, "dump", rec], capture_output=True, text=True).stdout
+        blocks = sum(1 for line in dump.splitlines() if '"kind":"block"' in line)
+        print("culeak recording of the last run: %d bytes, %d block events%s"
+              % (os.path.getsize(rec), blocks, "" if blocks else " (tensor tracking was off)"))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ static int split(const char *text, size_t *head, const char **path, size_t *path
     const char *found = NULL;
     for (const char *p = strstr(text, " at "); p; p = strstr(p + 1, " at ")) {
         const char *s = p + 4, *end = s + strcspn(s, " ");
+        if (end > s && end[-1] == ',') /* "FILE:LINE, via LIB:LINE": the rest is the tail */
+            end--;
         const char *colon = NULL;
         for (const char *q = s; q < end; q++)
             if (*q == ':')

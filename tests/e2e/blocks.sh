@@ -39,12 +39,13 @@ frees=$(grep -c '"api":"torch.free","kind":"block"' "$tmp/dump" || true)
 # 8 churned blocks freed in the loop, the kept ones when the interpreter exits
 [ "$allocs" = 17 ] && [ "$frees" -ge 8 ] || fail "expected 17 block allocations and 8 or more frees, saw $allocs and $frees"
 
-# a thread without Python frames gets its whole native stack, not the pool's few frames
-"$PY" - "$tmp/dump" <<'PYEOF' || fail "the block of a thread without Python has a short stack"
+# in a Python process a thread without Python frames (autograd's backward thread) keeps
+# the pool's few native frames, not its whole stack (11 nested calls below its start)
+"$PY" - "$tmp/dump" <<'PYEOF' || fail "the block of a thread without Python is unwound in full"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 b = [e for e in ev if e.get("api") == "torch.alloc" and e["size"] == 12800]
-assert len(b) == 1 and len(b[0]["stack"]) > 12, b  # 11 nested calls below the thread's start
+assert len(b) == 1 and 1 <= len(b[0]["stack"]) <= 6, b
 assert not any(int(ip, 16) >> 63 for ip in b[0]["stack"]), b
 PYEOF
 

@@ -9,7 +9,10 @@ tmux kill-session -t "$S" 2>/dev/null
 tmux new-session -d -s "$S" -x 120 -y 40 \
     "env $ENVS BUILD=$BUILD $ROOT/demo/run.sh --sim; echo CONSOLE-DONE rc=\$?; sleep 600"
 wait_for "RUNNING"
-delay=$(screen | head -n 1 | sed -n 's/.*--delay-ms \([0-9]*\).*/\1/p')
+# the job's own command line (the header cuts it where the checkout's path is long)
+pid=$(screen | sed -n 's/.*\[culeak\] started pid \([0-9]*\);.*/\1/p' | head -n 1)
+[ -n "$pid" ] || fail "no job pid on the screen"
+delay=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^--delay-ms$/{n;p;}')
 [ -n "$delay" ] && [ "$delay" -ge 3000 ] || fail "20 iterations $delay ms apart end before a newcomer has typed help"
 type_line "break main live > 4MiB"
 wait_for "PAUSED in cuMemAlloc"

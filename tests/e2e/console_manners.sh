@@ -8,17 +8,16 @@ set -u
 
 # wait_prompt TEXT: the prompt line (the last one) is TEXT
 wait_prompt() {
-    local i
-    for i in $(seq 1 300); do
-        [ "$(screen | tail -n 1 | sed 's/ *$//')" = "$1" ] && return 0
+    local end=$((SECONDS + WAIT_S))
+    until [ "$(screen | tail -n 1 | sed 's/ *$//')" = "$1" ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "the prompt never read: $1"
         sleep 0.1
     done
-    fail "the prompt never read: $1"
 }
 for size in "80 24" "120 40"; do
-    start_sized $size -- "$FAKE/client_static" long 40 100000
+    start_sized $size -- "$FAKE/client_static" until "$T/stop" 100000   # runs while the test does
     wait_for "RUNNING"
-    type_line "break client_run"
+    type_line "break run_until"
     wait_for "PAUSED in cuMemAlloc_v2"
     type_line "info processes"
     wait_for "1 process listed in the output pane"

@@ -9,8 +9,10 @@ set -u
 # the table's rows: between the header (2 lines) and the stack pane's title
 table() { screen | sed -n '3,/^ stack/p'; }
 
-printf '#!/bin/bash\n"%s" fork\n"%s" leak 2 4096\nexec "%s" leak 3 1048576\n' \
-    "$FAKE/client_static" "$FAKE/client_static" "$FAKE/client_driver" >"$T/job.sh"
+# the clients run as ./NAME: info processes lists them whole, however long the checkout's
+# path (a line wider than the pane wraps)
+printf '#!/bin/bash\ncd "%s" || exit 1\n./client_static fork\n./client_static leak 2 4096\nexec ./client_driver leak 3 1048576\n' \
+    "$FAKE" >"$T/job.sh"
 chmod +x "$T/job.sh"
 start_sized 160 50 -- "$T/job.sh"
 wait_for "EXITED (status 0)"

@@ -24,13 +24,13 @@ JOB
 # marks_at_least N: polls until the header counts N marks or more (the count can pass N
 # between two looks at the screen)
 marks_at_least() {
-    local i n
-    for i in $(seq 1 300); do
+    local end=$((SECONDS + WAIT_S)) n
+    while :; do
         n=$(screen | head -n 1 | sed -n 's/.* \([0-9][0-9]*\) marks, .*/\1/p')
         [ -n "$n" ] && [ "$n" -ge "$1" ] && return 0
+        [ "$SECONDS" -lt "$end" ] || fail "the header never counted $1 marks"
         sleep 0.1
     done
-    fail "the header never counted $1 marks"
 }
 for size in "80 24" "120 40"; do
     start_sized $size --snapshot-at-marks -- python3 "$T/marks.py"

@@ -623,6 +623,10 @@ static void test_site_fit(void **state)
     assert_string_equal(site_fit(f, "/abs", 50, b, sizeof b),
                         "> #0  longrun at client_scenarios.c:337 (inlined)");
     assert_string_equal(site_fit(f, "/abs", 40, b, sizeof b), "> #0  longrun at client_scenarios.c:337");
+    /* a site reached through a library: its ", via LIB:LINE" is the tail, which gives way */
+    const char *v = "<module> at /home/ann/src/proj/models/train.py:25, via tensorlib/__init__.py:16";
+    assert_string_equal(site_fit(v, cwd, 0, b, sizeof b), "<module> at models/train.py:25, via tensorlib/__init__.py:16");
+    assert_string_equal(site_fit(v, cwd, 30, b, sizeof b), "<module> at train.py:25");
     /* no file:line: cut only */
     assert_string_equal(site_fit("app+0x200", cwd, 5, b, sizeof b), "app+0");
     assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
