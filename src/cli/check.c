@@ -112,10 +112,10 @@ static int on_option(void *ctx, int key, const char *arg)
 
 static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
-/* Loads every recording in dir (one per traced process), then removes them. In name
- * order, so that the processes of a job come in the same order from run to run. */
-/* Loads every recording of dir into m (and removes them); *damaged counts those cut off
- * or unreadable. Returns the number of files, -1 when dir cannot be read. */
+/* Loads every recording of dir into m (one per traced process), then removes them, in
+ * name order so that the processes of a job come in the same order from run to run;
+ * *damaged counts those cut off or unreadable. Returns the number of files, -1 when dir
+ * cannot be read. */
 static int load_dir(struct model *m, const char *dir, int *damaged)
 {
     struct dirent **names;
