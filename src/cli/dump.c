@@ -15,10 +15,12 @@ struct dump_state {
     FILE *out;
     uint64_t *parent, *ip; /* trace tree by node id, to print events' stacks */
     size_t nframes, cap;
+    int hello, exited; /* records seen: a recording without EXIT ends before its process */
 };
 
 static int dump_hello(void *ctx, const struct culeak_hello *h)
 {
+    ((struct dump_state *)ctx)->hello = 1;
     FILE *f = ((struct dump_state *)ctx)->out;
     fprintf(f, "{\"type\":\"hello\",\"version\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64
                ",\"realtime_ns\":%" PRIu64 ",\"monotonic_ns\":%" PRIu64 ",\"host\":",
@@ -139,6 +141,7 @@ static int dump_pyframe(void *ctx, const struct culeak_pyframe *p)
 
 static int dump_exit(void *ctx, const struct culeak_exit *x)
 {
+    ((struct dump_state *)ctx)->exited = 1;
     fprintf(((struct dump_state *)ctx)->out,
             "{\"type\":\"exit\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"reason\":%" PRIu64 "}\n", x->seq,
             x->t_ns, x->reason);
@@ -184,6 +187,10 @@ int cmd_dump(int argc, char **argv)
         if (rc != 0) {
             fprintf(stderr, "culeak: %s\n", err);
             status = rc < 0 ? 1 : (status ? status : 3);
+        } else if (st.hello && !st.exited) { /* cut between two records, or its process killed */
+            fprintf(stderr, "culeak: %s ends before its process did (no exit record: the process was killed, "
+                            "or the recording could not be written on)\n", argv[i]);
+            status = status ? status : 3;
         }
         free(st.parent);
         free(st.ip);
