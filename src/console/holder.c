@@ -81,15 +81,18 @@ static void holder_main(int master, int ctl, const char *fallback)
 {
     char msg[1100];
     size_t mlen = 0;
+    int job_closed = 0;
     for (;;) { /* attached: the console reads the job's output; wait for its last word */
         struct pollfd p[2] = {{ctl, POLLIN, 0}, {master, 0, 0}};
-        if (poll(p, 2, -1) < 0) {
+        /* the job closing its terminal ends nothing here: what it wrote last may still be
+         * unread, and only the console's word (or its death) says who is to read it */
+        if (poll(p, job_closed ? 1 : 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
-        if (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))
-            _exit(0); /* the job closed its terminal: nothing left to hold */
+        if (!job_closed && (p[1].revents & (POLLHUP | POLLERR | POLLNVAL)))
+            job_closed = 1; /* from now on the master only reports its hang-up: watch ctl alone */
         if (!p[0].revents)
             continue;
         ssize_t r = read(ctl, msg + mlen, sizeof msg - 1 - mlen);

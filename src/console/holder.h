@@ -1,8 +1,10 @@
 /* The holder of the job's terminal: a small process of its own session that keeps the
  * job's pseudo-terminal master open for as long as the job has its terminal, so that the
  * console quitting or dying never hangs the terminal up (the job would die of SIGHUP).
- * While the console lives the holder only waits; once the console detaches or dies it
- * copies the job's further output into a file, and ends when the job closes its terminal. */
+ * While the console lives the holder only waits, even after the job has closed its
+ * terminal (what the job wrote last may be unread yet); once the console detaches or dies
+ * it copies the job's further output into a file, and ends when the terminal has nothing
+ * more to give: every process of the job closed it and the last byte was read. */
 #ifndef CULEAK_CONSOLE_HOLDER_H
 #define CULEAK_CONSOLE_HOLDER_H
 

@@ -114,7 +114,30 @@ ended paused
 wait_file "$T/state/culeak/job-$pid.log" "job ran to its end"
 grep -q "console went away" "$T/state/culeak/job-$pid.log" || fail "the shim did not say it stopped tracing"
 
-# 6. the job inherits no descriptor of the console (its terminal, /dev/null): a detached
+# 6. as 5, the holder slow to learn that the console died (stopped, as a loaded machine
+#    may leave it unscheduled) until the job has ended: the job's output waiting in the
+#    terminal still goes to the file, not away with the terminal
+start -- "$T/job.sh" slow gated
+wait_for "connected:"
+type_line "break client_run"
+wait_for "breakpoint 1 at client_run"
+echo >"$T/gate.slow"
+wait_for "PAUSED in cuMemAlloc_v2"
+touch "$T/go.slow"
+job_pid
+console=$(pgrep -P "$(tmux display-message -p -t "$S" '#{pane_pid}')" -x culeak)
+holder=$(pgrep -P "$console" -x culeak)
+[ -n "$holder" ] || fail "no holder of the job's terminal"
+kill -STOP "$holder"
+kill_console
+wait_for "CONSOLE-DONE rc=137"
+end=$((SECONDS + WAIT_S))
+while [ ! -e "$T/ended.slow" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+kill -CONT "$holder"
+ended slow
+wait_file "$T/state/culeak/job-$pid.log" "job ran to its end"
+
+# 7. the job inherits no descriptor of the console (its terminal, /dev/null): a detached
 #    job would hold the console's terminal open (a closed ssh session would hang on it)
 cat >"$T/fds.c" <<'C'
 #include <dirent.h>
@@ -148,7 +171,7 @@ screen | grep "inherited fd" && fail "the job inherited descriptors of the conso
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 
-# 7. kill asks too: n keeps the job, y stops it (SIGTERM) and the console stays
+# 8. kill asks too: n keeps the job, y stops it (SIGTERM) and the console stays
 start -- "$T/job.sh" kill
 wait_for "waiting for the go"
 type_line "kill"
