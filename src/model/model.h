@@ -180,6 +180,9 @@ const struct model_mark *model_marks(const struct model *m, int proc, size_t *n)
  * stays) and the tick interval doubles, so a long run keeps an even spread. */
 enum model_moment_kind { MODEL_MOMENT_MARK, MODEL_MOMENT_TICK };
 void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns);
+/* At most this many (unit, bytes) items in all moments of all processes (0: 4M, 64 MiB):
+ * a process whose new moment goes past it is thinned (not below 2 moments). */
+void model_limit_moment_items(struct model *m, size_t items);
 struct model_moment {
     enum model_moment_kind kind;
     const char *label;   /* the mark's label; NULL for a tick */

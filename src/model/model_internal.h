@@ -170,6 +170,7 @@ struct model {
     char *stop_label;
     unsigned moments_max;          /* moments kept per process; 0: none (model_keep_moments) */
     uint64_t moments_tick0;        /* first tick interval */
+    size_t moment_items, moment_items_max; /* state items kept in all moments, and the bound */
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
     uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */

@@ -118,6 +118,21 @@ static void test_moments_thinned_when_full(void **state)
     model_free(m);
 }
 
+/* Moments are bounded in items too: a job with many live stacks keeps fewer moments. */
+static void test_moments_bounded_in_items(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 1000000000000ull);
+    model_limit_moment_items(m, 5); /* each mark of job() holds 2 live stacks */
+    feed(m, job(10, 9));
+    struct model_moment mm[64];
+    size_t n = model_moments(m, 0, mm, 64);
+    assert_true(n >= 2 && n * 2 <= 5 + 1); /* 2 moments of 2 items: within the bound */
+    assert_string_equal(mm[n - 1].label, "iteration 9");
+    model_free(m);
+}
+
 static void test_ticks_without_marks(void **state)
 {
     (void)state;
@@ -333,6 +348,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moments_at_marks),
         cmocka_unit_test(test_moments_thinned_when_full),
+        cmocka_unit_test(test_moments_bounded_in_items),
         cmocka_unit_test(test_ticks_without_marks),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
