@@ -7,6 +7,7 @@
 
 #include "model.h"
 #include "stream_builder.h"
+#include "model_fixture.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,25 +35,6 @@ static struct sb *standard_prefix(uint64_t pid, const char *env)
     sb_frame(b, 7, 6, A(0x200));
     sb_frame(b, 8, 7, C(0x50));
     return b;
-}
-
-static int load(struct model *m, struct sb *b)
-{
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    int rc = model_stream_feed(s, b->buf, b->n);
-    if (rc == MODEL_FEED_OK)
-        rc = model_stream_finish(s);
-    model_stream_close(s);
-    return rc;
-}
-
-static struct model *new_model(void)
-{
-    struct model_options o = {.no_default_skips = 1, .skip_modules = "libcudart*"};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
-    return m;
 }
 
 static const struct model_row *row_with_text(const struct model_table *t, const char *needle)

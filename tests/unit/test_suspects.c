@@ -8,6 +8,7 @@
 
 #include "model.h"
 #include "stream_builder.h"
+#include "model_fixture.h"
 #include "suspects.h"
 
 #include <stdio.h>
@@ -54,25 +55,6 @@ static void mark_at(struct sb *b, uint64_t seq, uint64_t dt_ns, const char *labe
         sb_u(b, mem_total);
     }
     sb_end(b, CULEAK_REC_MARK);
-}
-
-static int load(struct model *m, struct sb *b)
-{
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    int rc = model_stream_feed(s, b->buf, b->n);
-    if (rc == MODEL_FEED_OK)
-        rc = model_stream_finish(s);
-    model_stream_close(s);
-    return rc;
-}
-
-static struct model *new_model(void)
-{
-    struct model_options o = {.no_default_skips = 1, .skip_modules = "libcudart*"};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
-    return m;
 }
 
 /* Iteration i: GROW keeps 4 KiB; CHURN allocates 1 MiB and frees it; UPDOWN goes up and
