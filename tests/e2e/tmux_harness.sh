@@ -47,36 +47,35 @@ fail() { echo "FAIL: $*"; echo "---- screen ----"; screen; exit 1; }
 WAIT_S=${WAIT_S:-60}
 waiting=""
 trap 'fail "killed while ${waiting:-not waiting}"' TERM INT
-# wait_for TEXT: polls the screen until a generous deadline (never a fixed sleep)
-wait_for() {
+# until_deadline CMD...: runs CMD every 0.1 s until it succeeds (0), or WAIT_S s pass (1)
+until_deadline() {
     local end=$((SECONDS + WAIT_S))
-    waiting="waiting for: $1"
-    until screen | grep -qF -- "$1"; do
-        [ "$SECONDS" -lt "$end" ] || fail "never saw in $WAIT_S s: $1"
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || return 1
         sleep 0.1
     done
+}
+on_screen() { screen | grep -qF -- "$1"; }
+off_screen() { ! on_screen "$1"; }
+in_file() { grep -qF -- "$2" "$1" 2>/dev/null; }
+# wait_for TEXT: polls the screen until a generous deadline (never a fixed sleep)
+wait_for() {
+    waiting="waiting for: $1"
+    until_deadline on_screen "$1" || fail "never saw in $WAIT_S s: $1"
     waiting=""
 }
 wait_gone() {
-    local end=$((SECONDS + WAIT_S))
     waiting="waiting for this to go: $1"
-    while screen | grep -qF -- "$1"; do
-        [ "$SECONDS" -lt "$end" ] || fail "still on the screen after $WAIT_S s: $1"
-        sleep 0.1
-    done
+    until_deadline off_screen "$1" || fail "still on the screen after $WAIT_S s: $1"
     waiting=""
 }
 wait_file() {
-    local end=$((SECONDS + WAIT_S))
     waiting="waiting for '$2' in $1"
-    until grep -qF -- "$2" "$1" 2>/dev/null; do
-        if [ "$SECONDS" -ge "$end" ]; then
-            echo "---- $1 ----"
-            cat "$1"
-            fail "'$2' not in $1 after $WAIT_S s"
-        fi
-        sleep 0.1
-    done
+    if ! until_deadline in_file "$1" "$2"; then
+        echo "---- $1 ----"
+        cat "$1"
+        fail "'$2' not in $1 after $WAIT_S s"
+    fi
     waiting=""
 }
 type_line() { tmux send-keys -t "$S" -l -- "$1"; tmux send-keys -t "$S" Enter; }
