@@ -39,6 +39,8 @@ uint32_t culeak_tid(void);
 uint64_t culeak_now_ns(void);
 /* The flush thread, at every tick: anchors the counter's scale to CLOCK_MONOTONIC. */
 void culeak_clock_calibrate(void);
+/* In a forked child: a calibration the fork cut short is started over. */
+void culeak_clock_fork_child(void);
 
 /* ---- event.c: one traced call = one event ---- */
 

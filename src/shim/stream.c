@@ -227,15 +227,18 @@ static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
     s->len += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
 }
 
-/* With mu held: the next seq and the time since the previous timed record. */
-static size_t put_seq_dt(struct stream *s, uint8_t *p)
+/* With mu held: the next seq and the time since the previous timed record, for a
+ * record made at `now` (read before mu was taken: another thread's record may come
+ * first with a later time, then this one's dt is 0). */
+static size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
 {
-    uint64_t now = culeak_now_ns();
     uint64_t dt = now > s->t_last ? now - s->t_last : 0;
     s->t_last = now > s->t_last ? now : s->t_last;
     size_t k = culeak_put_u(p, ++s->seq);
     return k + culeak_put_u(p + k, dt);
 }
+
+static size_t put_seq_dt(struct stream *s, uint8_t *p) { return put_seq_dt_at(s, p, culeak_now_ns()); }
 
 static int watched(const struct stream *s, uint64_t stack)
 {
@@ -265,6 +268,8 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     struct waiter w = {0, 0, NULL};
     int fresh = 0, held = 0;
+    /* read outside the lock: the counter's read overlaps the work before it */
+    uint64_t now = culeak_now_ns();
     lock(&s->mu);
     if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX) < 0) {
         unlock(&s->mu);
@@ -274,7 +279,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     held = s->is_socket && e->op == CULEAK_OP_ALLOC &&
            (s->hold_all || (s->hold_new && fresh) || watched(s, leaf));
     uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_seq_dt(s, p);
+    size_t k = put_seq_dt_at(s, p, now);
     k += culeak_put_u(p + k, culeak_tid());
     k += culeak_put_u(p + k, e->op);
     k += culeak_put_u(p + k, e->api);
