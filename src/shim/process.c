@@ -296,6 +296,7 @@ static void fork_child(void)
     start_mu = fresh; /* the parent's may have been held by another thread */
     culeak_inflight_reset(); /* frees other threads had in flight never end here */
     culeak_clock_fork_child();
+    culeak_ctx_forget();
     culeak_py_fork_child();
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
     if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {

@@ -56,6 +56,9 @@ int culeak_enter(void);
 void culeak_leave(void);
 /* Fills device and ctx from the current context (real driver, -1/0 when none). */
 void culeak_fill_ctx(struct culeak_ev *e);
+/* Before and after every call that may destroy a context: fill_ctx asks the driver for
+ * the device again. */
+void culeak_ctx_forget(void);
 /* Records one event with the caller's stack; may block while the console holds it. */
 void culeak_emit(const struct culeak_ev *e);
 /* Ends a traced call: records e (made after the real call; a failed allocation gets

@@ -351,6 +351,30 @@ static int ctxdestroy(void)
     return 0;
 }
 
+/* Allocations from the primary contexts of devices 0 and 1 in turn, then from a context
+ * created on device 1 and destroyed, then from device 0's again: each event names the
+ * device of the context current at its allocation. */
+static int devswitch(void)
+{
+    CUcontext p1, c;
+    CUdeviceptr d;
+    setup();
+    CK(D.cuDevicePrimaryCtxRetain(&p1, 1));
+    for (int i = 0; i < 3; i++) {
+        CK(D.cuCtxSetCurrent(primary));
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+        CK(D.cuCtxSetCurrent(p1));
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    }
+    CK(D.cuCtxCreate_v4(&c, NULL, 0, 1));
+    CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    CK(D.cuCtxDestroy_v2(c));
+    CK(D.cuCtxSetCurrent(primary));
+    CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    finish("devswitch", 0);
+    return 0;
+}
+
 static int longrun(int n, long usec)
 {
     setup();
@@ -587,6 +611,8 @@ int client_run(int argc, char **argv)
         return free0();
     if (!strcmp(s, "ctxdestroy"))
         return ctxdestroy();
+    if (!strcmp(s, "devswitch"))
+        return devswitch();
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
     if (!strcmp(s, "until") && argc > 2)
@@ -603,7 +629,7 @@ int client_run(int argc, char **argv)
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
             argv[0]);
     return 2;
 }

@@ -131,6 +131,31 @@ static void test_ctxdestroy(void **s)
     assert_int_equal(e[7].device, 0);
 }
 
+/* Each allocation's device is its context's, whichever context was current before. */
+static void test_devswitch(void **s)
+{
+    const char *args[] = {"devswitch", NULL};
+    record("client_static", args, NULL);
+    assert_non_null(strstr(run.out, "client_static devswitch ok"));
+    assert_int_equal(rec.nev, 10);
+    const struct culeak_event *e = rec.ev;
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(e[i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(e[i].device, i % 2);
+        assert_int_equal(e[i].ctx, e[i % 2].ctx);
+    }
+    assert_int_not_equal(e[0].ctx, e[1].ctx);
+    assert_int_equal(e[6].op, CULEAK_OP_CTX_CREATE);
+    assert_int_equal(e[6].device, 1);
+    assert_int_equal(e[7].api, CULEAK_API_CU_MEM_ALLOC);
+    assert_int_equal(e[7].ctx, e[6].addr);
+    assert_int_equal(e[7].device, 1);
+    assert_int_equal(e[8].api, CULEAK_API_CU_CTX_DESTROY);
+    assert_int_equal(e[9].api, CULEAK_API_CU_MEM_ALLOC);
+    assert_int_equal(e[9].ctx, e[0].ctx);
+    assert_int_equal(e[9].device, 0);
+}
+
 /* cudaDeviceReset is one event named after it (not also the driver release underneath) */
 static void test_device_reset(void **s)
 {
@@ -181,6 +206,7 @@ int main(void)
         cmocka_unit_test_teardown(test_free0_runtime, after),
         cmocka_unit_test_teardown(test_remap_while_unmapping, after),
         cmocka_unit_test_teardown(test_ctxdestroy, after),
+        cmocka_unit_test_teardown(test_devswitch, after),
         cmocka_unit_test_teardown(test_device_reset, after),
         cmocka_unit_test_teardown(test_marks, after),
         cmocka_unit_test_teardown(test_v1_abi, after),
