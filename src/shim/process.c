@@ -48,16 +48,14 @@ static const char *const rank_vars[] = {
     "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
 };
 
-uint32_t culeak_tid(void)
+CULEAK_TLS uint32_t culeak_tid_known;
+CULEAK_TLS unsigned culeak_tid_gen;
+
+uint32_t culeak_tid_ask(void)
 {
-    static CULEAK_TLS uint32_t tid;
-    static CULEAK_TLS unsigned gen;
-    unsigned g = __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED);
-    if (!tid || gen != g) {
-        tid = (uint32_t)syscall(SYS_gettid);
-        gen = g;
-    }
-    return tid;
+    culeak_tid_known = (uint32_t)syscall(SYS_gettid);
+    culeak_tid_gen = __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED);
+    return culeak_tid_known;
 }
 
 void culeak_stop(const char *why)

@@ -33,7 +33,17 @@ extern int culeak_free_stacks;
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
 void culeak_stop(const char *why);
-uint32_t culeak_tid(void);
+/* The calling thread's id, asked of the kernel once per thread (and again in a forked
+ * child). */
+extern CULEAK_TLS uint32_t culeak_tid_known;
+extern CULEAK_TLS unsigned culeak_tid_gen;
+uint32_t culeak_tid_ask(void);
+static inline uint32_t culeak_tid(void)
+{
+    if (culeak_tid_known && culeak_tid_gen == __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED))
+        return culeak_tid_known;
+    return culeak_tid_ask();
+}
 
 /* ---- clock.c: CLOCK_MONOTONIC ns, from the time-stamp counter where it is invariant ---- */
 uint64_t culeak_now_ns(void);

@@ -152,7 +152,7 @@ void culeak_stream_flush(void)
 
 /* With lk held (*h: how): makes room for `need` bytes, writing the buffer out (lk
  * dropped meanwhile) or growing it for an oversized record. -1: tracing stopped. */
-static int room(struct stream *s, size_t need, enum culeak_held *h, int records)
+static int room_slow(struct stream *s, size_t need, enum culeak_held *h, int records)
 {
     while (s->cap - s->len < need) {
         if (s->len == 0) {
@@ -168,6 +168,13 @@ static int room(struct stream *s, size_t need, enum culeak_held *h, int records)
         *h = culeak_slock_lock(&s->lk, records);
     }
     return active() ? 0 : -1;
+}
+
+static inline int room(struct stream *s, size_t need, enum culeak_held *h, int records)
+{
+    if (s->cap - s->len >= need && active())
+        return 0;
+    return room_slow(s, need, h, records);
 }
 
 void culeak_stream_append(const uint8_t *rec, size_t len)
@@ -196,7 +203,7 @@ static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
 /* With lk held: the next seq and the time since the previous timed record, for a
  * record made at `now` (read before lk was taken: another thread's record may come
  * first with a later time, then this one's dt is 0). */
-static size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
+static inline size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
 {
     uint64_t dt = now > s->t_last ? now - s->t_last : 0;
     s->t_last = now > s->t_last ? now : s->t_last;
