@@ -390,6 +390,33 @@ static int longrun(int n, long usec)
     return 0;
 }
 
+static unsigned long long monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* N allocations USEC apart, each between two readings of CLOCK_MONOTONIC, printed as
+ * "at BEFORE AFTER" (ns): the event's time must lie between them. */
+static int clock_scenario(int n, long usec)
+{
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        unsigned long long before = monotonic_ns();
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        unsigned long long after = monotonic_ns();
+        CK(D.cuMemFree_v2(d));
+        printf("at %llu %llu\n", before, after);
+        if (usec)
+            nanosleep(&ts, NULL);
+    }
+    finish("clock", 1);
+    return 0;
+}
+
 /* Pairs every USEC until FILE exists, or its directory is gone (the test that made it is
  * over): a job that runs as long as a test needs it, not for a time a slow machine outlasts. */
 static int run_until(const char *file, long usec)
@@ -613,6 +640,8 @@ int client_run(int argc, char **argv)
         return ctxdestroy();
     if (!strcmp(s, "devswitch"))
         return devswitch();
+    if (!strcmp(s, "clock"))
+        return clock_scenario(argc > 2 ? a : 60, argc > 3 ? b : 500);
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
     if (!strcmp(s, "until") && argc > 2)
@@ -629,7 +658,7 @@ int client_run(int argc, char **argv)
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
             argv[0]);
     return 2;
 }
