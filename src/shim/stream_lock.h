@@ -13,8 +13,8 @@
  * it once per tick, and the first event recorded by another thread ends the bias for
  * good (the owner then takes the spin lock too). Without membarrier there is no bias.
  *
- * A holder that was preempted is waited for with sched_yield; the flush thread never
- * waits for it (it tries again at its next tick). */
+ * A holder that was preempted is waited for with sched_yield; the flush thread waits
+ * about a microsecond at most (then tries again at its next tick). */
 #ifndef CULEAK_STREAM_LOCK_H
 #define CULEAK_STREAM_LOCK_H
 
