@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "../console/console.h"
 #include "../console/fmt.h"
+#include "../console/script.h"
 #include "launch.h"
 #include "options.h"
 #include "report_io.h"
@@ -14,7 +15,7 @@
 /* every key of the table: the handler's switch names each (-Wswitch) */
 enum console_opt {
     OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
-    OPT_SUPPRESSIONS, OPT_LOG_FILE,
+    OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_COMMAND_FILE = 'x',
 };
 
 static const struct cli_option console_options[] = {
@@ -27,10 +28,16 @@ static const struct cli_option console_options[] = {
                                        "(%p, %h, %r: the job's pid, host and rank)"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
                                                "(culeak-suppressions(5)); repeatable"},
+    {"eval-command", OPT_EVAL_COMMAND, "COMMAND", "run the console command COMMAND before the job starts\n"
+                                                   "(break FILE:LINE pauses at its first allocation); repeatable"},
+    {"command", OPT_COMMAND_FILE, "FILE", "run the console commands of FILE (one a line, # comments)\n"
+                                          "before the job starts; repeatable, in order with -ex"},
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
     CLI_HELP,
     {0},
 };
+
+static const struct cli_dash_name console_dash_names[] = {{"ex", "eval-command"}, {0}};
 
 const struct cli_command cli_console = {
     .name = NULL,
@@ -40,12 +47,14 @@ const struct cli_command cli_console = {
              "pause the job inside the allocation that makes a site grow. Type help inside.\n",
     .options = console_options,
     .program = 1,
+    .dash_names = console_dash_names,
     .run = cmd_console,
 };
 
 struct console_args {
     struct console_options opt;
     struct suppressions *supp;
+    struct script script;
 };
 
 static int on_option(void *ctx, int key, const char *arg)
@@ -77,6 +86,16 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_LOG_FILE:
         opt->log_file = arg;
         return 0;
+    case OPT_EVAL_COMMAND:
+        if (script_add_command(&a->script, arg) != 0)
+            return cli_error(&cli_console, "out of memory");
+        return 0;
+    case OPT_COMMAND_FILE: {
+        char err[600];
+        if (script_add_file(&a->script, arg, err, sizeof err) != 0)
+            return cli_error(&cli_console, "--command: %s", err);
+        return 0;
+    }
     case OPT_VERSION:
         printf("culeak %s\n", CULEAK_VERSION);
         return -1; /* done: exit status 0 */
@@ -108,8 +127,10 @@ int cmd_console(int argc, char **argv)
     if (i >= 0) {
         a.opt.argv = argv + i;
         a.opt.supp = a.supp;
+        a.opt.script = &a.script;
         status = console_main(&a.opt);
     }
     suppressions_free(a.supp);
+    script_free(&a.script);
     return status;
 }

@@ -59,11 +59,21 @@ static const struct cli_option *by_key(const struct cli_command *c, int key)
     return NULL;
 }
 
+const char *cli_dash_name(const struct cli_command *c, const struct cli_option *o)
+{
+    for (const struct cli_dash_name *d = c->dash_names; d && d->dash; d++)
+        if (!strcmp(d->name, o->name))
+            return d->dash;
+    return NULL;
+}
+
 const char *cli_option_name(const struct cli_command *c, int key, char *buf, size_t len)
 {
     const struct cli_option *o = by_key(c, key);
     if (!o)
         snprintf(buf, len, "?");
+    else if (cli_dash_name(c, o))
+        snprintf(buf, len, "-%s, --%s", cli_dash_name(c, o), o->name);
     else if (o->key < 256)
         snprintf(buf, len, "-%c, --%s", o->key, o->name);
     else
@@ -96,8 +106,10 @@ void cli_help(FILE *f, const struct cli_command *c)
     fprintf(f, "usage: %s %s\n%s\noptions:\n", command_name(c, name, sizeof name), c->synopsis, c->about);
     for (const struct cli_option *o = c->options; o->name; o++) {
         char left[128];
-        int w = o->key < 256 ? snprintf(left, sizeof left, "  -%c, --%s", o->key, o->name)
-                             : snprintf(left, sizeof left, "      --%s", o->name);
+        const char *dash = cli_dash_name(c, o);
+        int w = dash ? snprintf(left, sizeof left, "  -%s, --%s", dash, o->name)
+                : o->key < 256 ? snprintf(left, sizeof left, "  -%c, --%s", o->key, o->name)
+                               : snprintf(left, sizeof left, "      --%s", o->name);
         if (o->arg && w > 0 && (size_t)w < sizeof left)
             snprintf(left + w, sizeof left - (size_t)w, " %s", o->arg);
         fputs(left, f);
@@ -141,8 +153,53 @@ static int bad_option(const struct cli_command *c, int argc, char **argv)
     return cli_error(c, "unknown option '%.*s'", (int)strcspn(given, "="), given);
 }
 
+static const struct cli_option *by_long_name(const struct cli_command *c, const char *name, size_t n)
+{
+    for (const struct cli_option *o = c->options; o->name; o++)
+        if (strlen(o->name) == n && !strncmp(o->name, name, n))
+            return o;
+    return NULL;
+}
+
+/* gdb's single-dash long names (-ex CMD): getopt_long would read -ex as -e x, so each is
+ * replaced by its --name before parsing. Walks the options as getopt_long will, stepping
+ * over their arguments, and stops where they end (`--`, or the program's name). */
+static void single_dash_names(const struct cli_command *c, int argc, char **argv)
+{
+    static char rewritten[MAX_OPTIONS][64]; /* the --names put into argv, which keeps them */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            return;
+        if (a[0] != '-' || !a[1]) {
+            if (c->program)
+                return;
+            continue;
+        }
+        if (a[1] == '-') {
+            size_t n = strcspn(a + 2, "=");
+            const struct cli_option *o = by_long_name(c, a + 2, n);
+            i += o && o->arg && !a[2 + n];
+            continue;
+        }
+        const struct cli_option *o = c->options;
+        while (o->name && !(cli_dash_name(c, o) && !strcmp(a + 1, cli_dash_name(c, o))))
+            o++;
+        if (o->name && (size_t)(o - c->options) < sizeof rewritten / sizeof *rewritten) {
+            char *r = rewritten[o - c->options];
+            snprintf(r, sizeof rewritten[0], "--%s", o->name);
+            argv[i] = r;
+            i += o->arg != NULL;
+            continue;
+        }
+        const struct cli_option *k = by_key(c, (unsigned char)a[1]);
+        i += k && k->arg && !a[2];
+    }
+}
+
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, int *status)
 {
+    single_dash_names(c, argc, argv);
     struct option lo[MAX_OPTIONS + 1];
     char shorts[3 * MAX_OPTIONS + 3];
     size_t n = 0, s = 0;

@@ -14,6 +14,13 @@ struct cli_option {
     const char *help; /* what it does; '\n' continues on the next help line */
 };
 
+/* A long option also taken with one dash under a short name of its own, as gdb takes
+ * -ex for --eval-command. */
+struct cli_dash_name {
+    const char *dash; /* "ex" */
+    const char *name; /* the option's long name */
+};
+
 #define CLI_HELP {"help", 'h', NULL, "print this help and exit"}
 
 /* Rows that several commands' tables share, each with the command's own key. */
@@ -37,6 +44,7 @@ struct cli_command {
     const char *about;    /* the paragraph after the usage line */
     const struct cli_option *options; /* ends with an entry whose name is NULL */
     int program;          /* the first operand starts a program: options end there */
+    const struct cli_dash_name *dash_names; /* NULL, or ends with an entry whose dash is NULL */
     int (*run)(int argc, char **argv);
 };
 
@@ -46,7 +54,8 @@ struct cli_command {
 typedef int (*cli_handler)(void *ctx, int key, const char *arg);
 
 /* Parses argv[1..argc) with getopt_long (h NULL: a table with --help only). Options may
- * be --name=VALUE or --name VALUE, -k VALUE or -kVALUE; `--` ends them. --help prints
+ * be --name=VALUE or --name VALUE, -k VALUE or -kVALUE, or -NAME VALUE for an option with
+ * a single-dash name (that argv entry is replaced by --name); `--` ends them. --help prints
  * the help on stdout. Returns the index of the first operand (argc when none; with a
  * program command, operands start at the program; otherwise getopt_long moves the
  * operands after the options), or -1 with the exit status in *status: 0 after --help,
@@ -67,6 +76,8 @@ int cli_int(const struct cli_command *c, int key, const char *arg, long min, lon
 
 /* The help text: usage line, about, then one line per option of the table. */
 void cli_help(FILE *f, const struct cli_command *c);
+/* The single-dash name of o in c's table ("ex"), or NULL. */
+const char *cli_dash_name(const struct cli_command *c, const struct cli_option *o);
 /* "--name" or "-k, --name" of the option with this key ("?" when none). */
 const char *cli_option_name(const struct cli_command *c, int key, char *buf, size_t len);
 

@@ -840,6 +840,12 @@ void console_exec(struct console *c, const char *line)
             argv[w][strlen(argv[w])] = ' ';
         argc = 2;
     }
+    static const char *const need_job[] = {"continue", "step", "kill", "detach", "quit", "input"};
+    for (size_t k = 0; c->live && c->job.pid <= 0 && k < sizeof need_job / sizeof *need_job; k++)
+        if (!strcmp(need_job[k], cmd_specs[i].name)) { /* -ex before the job starts */
+            ui_message(&c->u, 1, "%s: the job has not started yet", cmd_specs[i].name);
+            return;
+        }
     for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
         if (strcmp(table[k].name, cmd_specs[i].name) == 0) {
             char echo[1200];

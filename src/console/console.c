@@ -52,6 +52,8 @@ double console_clock(void)
 
 /* The model calls the observer from inside model_stream_feed on c->feeding. */
 
+static void push_watches(struct console *c, struct conn *k);
+
 static const struct model_process *proc_of(struct console *c, int proc) { return model_process(c->u.m, proc); }
 
 static void release(struct conn *k, uint64_t seq)
@@ -165,8 +167,11 @@ static void o_hello(void *ctx, int proc)
     if (!p->argc)
         snprintf(line + n, sizeof line - n, " %s", p->exe);
     outbuf_add_line(&c->u.out, line);
-    if (c->u.bps.n || c->stepping)
-        console_update_watches(c);
+    /* Always answered: a process the console launched holds its allocations at new stacks
+     * from the start (CULEAK_HOLD_AT_START) until told what to watch; with no breakpoint,
+     * HOLD_NEW 0 lets it run free. Its allocations held meanwhile come after this HELLO
+     * and are released (on_held) unless a breakpoint covers them. */
+    push_watches(c, k);
     c->dirty = 1;
 }
 
@@ -275,35 +280,39 @@ static void drop_conn(struct console *c, size_t i, const char *why)
     c->dirty = 1;
 }
 
+/* Tells one process what to watch: the stacks of its own that enabled breakpoints cover,
+ * and whether its allocations at new stacks wait for the console. */
+static void push_watches(struct console *c, struct conn *k)
+{
+    if (k->fd < 0 || k->proc < 0)
+        return;
+    size_t n = 0;
+    for (size_t b = 0; b < c->u.bps.n; b++)
+        if (c->u.bps.v[b].enabled)
+            n += c->u.bps.v[b].nmembers;
+    uint64_t *v = malloc((n + 1) * sizeof *v);
+    if (!v)
+        return;
+    n = 0;
+    for (size_t b = 0; b < c->u.bps.n; b++) {
+        const struct breakpoint *bp = &c->u.bps.v[b];
+        for (size_t j = 0; bp->enabled && j < bp->nmembers; j++)
+            if (bp->members[j].proc == k->proc)
+                v[1 + n++] = bp->members[j].stack;
+    }
+    v[0] = n;
+    conn_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
+    if (n)
+        conn_send(k, CULEAK_CMD_WATCH, v, n + 1);
+    uint64_t on = bp_count_enabled(&c->u.bps) > 0;
+    conn_send(k, CULEAK_CMD_HOLD_NEW, &on, 1);
+    free(v);
+}
+
 void console_update_watches(struct console *c)
 {
-    size_t enabled = bp_count_enabled(&c->u.bps);
-    for (size_t i = 0; i < c->nconns; i++) {
-        struct conn *k = c->conns[i];
-        if (k->fd < 0 || k->proc < 0)
-            continue;
-        size_t n = 0;
-        for (size_t b = 0; b < c->u.bps.n; b++)
-            if (c->u.bps.v[b].enabled)
-                n += c->u.bps.v[b].nmembers;
-        uint64_t *v = malloc((n + 1) * sizeof *v);
-        if (!v)
-            continue;
-        n = 0;
-        for (size_t b = 0; b < c->u.bps.n; b++) {
-            const struct breakpoint *bp = &c->u.bps.v[b];
-            for (size_t j = 0; bp->enabled && j < bp->nmembers; j++)
-                if (bp->members[j].proc == k->proc)
-                    v[1 + n++] = bp->members[j].stack;
-        }
-        v[0] = n;
-        conn_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
-        if (n)
-            conn_send(k, CULEAK_CMD_WATCH, v, n + 1);
-        uint64_t on = enabled > 0;
-        conn_send(k, CULEAK_CMD_HOLD_NEW, &on, 1);
-        free(v);
-    }
+    for (size_t i = 0; i < c->nconns; i++)
+        push_watches(c, c->conns[i]);
 }
 
 void console_resume(struct console *c, int step)
@@ -826,6 +835,33 @@ static int run_loop(struct console *c)
     return 0;
 }
 
+/* -ex and -x, in the order given, before the job starts (so a breakpoint is in place for
+ * its first allocation). As gdb does, an error is printed and the next command runs; an
+ * error in a command file ends that file. */
+static void run_script(struct console *c)
+{
+    const struct script *s = c->opt.script;
+    int skip = 0;
+    for (size_t i = 0; s && i < s->n; i++) {
+        const struct script_line *l = &s->v[i];
+        if (l->source && l->source == skip)
+            continue;
+        c->u.msg[0] = 0;
+        c->u.msg_error = 0;
+        console_exec(c, l->text);
+        if (c->confirm_yes) { /* no one to answer before the job starts */
+            c->confirm_yes = NULL;
+            ui_message(&c->u, 1, "'%s' asks a question: type it at the prompt", l->text);
+        }
+        if (c->u.msg_error) {
+            char line[1300];
+            snprintf(line, sizeof line, "[culeak] %.500s: %.700s", l->where, c->u.msg);
+            outbuf_add_line(&c->u.out, line);
+            skip = l->source;
+        }
+    }
+}
+
 int console_main(const struct console_options *opt)
 {
     static struct console con;
@@ -921,6 +957,8 @@ int console_main(const struct console_options *opt)
     /* the emulated terminal is the pane's size before the job can write to it: libvterm does
      * not rewrap on a resize, so what the job wrote at another width would be cut */
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
+    if (c->live)
+        run_script(c);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */

@@ -7,6 +7,7 @@
 #include "pty.h"
 #include "server.h"
 #include "timeline.h"
+#include "script.h"
 #include "ui.h"
 
 struct console_options {
@@ -18,6 +19,7 @@ struct console_options {
     int snapshot_at_marks;
     const struct suppressions *supp; /* the exit leak report leaves out what these suppress */
     const char *log_file;    /* the exit leak report is also written there (%p, %h, %r) */
+    const struct script *script; /* -ex and -x: commands run before the job starts, or NULL */
 };
 
 struct pending_hold {

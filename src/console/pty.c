@@ -8,6 +8,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -45,6 +46,9 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
             dprintf(errpipe[1], "cannot find libculeak.so");
             _exit(127);
         }
+        /* the job's processes (children too) wait at their first allocations until the
+         * console has said what to watch: a breakpoint set before they start catches them */
+        setenv("CULEAK_HOLD_AT_START", "1", 1);
         execvp(argv[0], argv);
         dprintf(errpipe[1], "cannot run %s: %s", argv[0], strerror(errno));
         _exit(127);

@@ -169,6 +169,9 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
         setenv("CULEAK_SOCKET", socket_path, 1);
     else
         unsetenv("CULEAK_SOCKET");
+    /* only the console's own launch (pty.c) answers a held allocation: record and check,
+     * run from inside a console's job too, must not hold theirs */
+    unsetenv("CULEAK_HOLD_AT_START");
     if (depth > 0) {
         char d[32];
         snprintf(d, sizeof d, "%d", depth);

@@ -11,7 +11,8 @@ const char *culeak_shim_path(void);
 
 /* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
  * for a child about to exec; also NVTX_INJECTION64_PATH (the shim, unless set) and
- * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default. Returns 0, or -1
+ * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default.
+ * Removes CULEAK_HOLD_AT_START: only the console's launch, which answers, sets it. Returns 0, or -1
  * with a message on stderr when the shim cannot be found. */
 int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth);
 

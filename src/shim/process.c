@@ -36,6 +36,7 @@ int culeak_state;
 unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
 unsigned culeak_fork_gen;
 int culeak_free_stacks;
+int culeak_hold_at_start;
 
 static const char *socket_path, *output_path;
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
@@ -319,6 +320,8 @@ __attribute__((constructor)) static void culeak_init(void)
     output_path = op && *op && !socket_path ? strdup(op) : NULL;
     const char *fs = getenv("CULEAK_FREE_STACKS");
     culeak_free_stacks = fs && strcmp(fs, "1") == 0;
+    const char *hs = getenv("CULEAK_HOLD_AT_START");
+    culeak_hold_at_start = hs && strcmp(hs, "1") == 0;
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     if (!socket_path && !output_path)

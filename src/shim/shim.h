@@ -28,6 +28,9 @@ extern unsigned culeak_fork_gen; /* bumped in each forked child: invalidates thr
 /* CULEAK_FREE_STACKS=1: frees carry their stack, device and context; by default they
  * carry none (nothing reads them: a free ends the allocation at its address). */
 extern int culeak_free_stacks;
+/* CULEAK_HOLD_AT_START=1 (set by the console for its job): a stream on a socket starts with
+ * HOLD_NEW on, so the first allocations wait until the console has said what to watch. */
+extern int culeak_hold_at_start;
 
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);

@@ -68,6 +68,9 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
     s->cap = s->spare_cap = BUF_SIZE;
     s->fd = culeak_sink_adopt(fd, is_socket);
     s->is_socket = is_socket;
+    /* a console that launched the job answers HELLO with what to watch: until then, an
+     * allocation at a new stack waits (a file or a silent peer is never asked to answer) */
+    s->hold_new = is_socket && culeak_hold_at_start;
     s->t_last = t0;
     culeak_slock_init(&s->lk); /* biased to this thread, which records the first event */
     pthread_mutex_init(&s->write_mu, NULL);

@@ -58,7 +58,10 @@ static void test_help_lists_every_option(void **state)
         char *h = help_text(*c);
         for (const struct cli_option *o = (*c)->options; o->name; o++) {
             char want[160];
-            if (o->key < 256)
+            if (cli_dash_name(*c, o))
+                snprintf(want, sizeof want, "\n  -%s, --%s%s%s", cli_dash_name(*c, o), o->name, o->arg ? " " : "",
+                         o->arg ? o->arg : "");
+            else if (o->key < 256)
                 snprintf(want, sizeof want, "\n  -%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
                          o->arg ? o->arg : "");
             else
@@ -107,6 +110,33 @@ static void test_parser_accepts_every_option(void **state)
             }
         }
     }
+}
+
+/* gdb's -ex CMD: a single-dash name is the option's --name, in order with the others; the
+ * same word among the program's arguments is the program's. */
+static void test_single_dash_names(void **state)
+{
+    (void)state;
+    struct seen s;
+    int status;
+    char *a[] = {"culeak", "-ex", "break a.c:1", "-x", "cmds", "--eval-command=info", "-ex", "-ex",
+                 "--", "prog", "-ex", "x", NULL};
+    assert_int_equal(parse(&cli_console, &s, &status, a), 9);
+    assert_int_equal(s.n, 4);
+    assert_string_equal(s.arg[0], "break a.c:1");
+    assert_int_equal(s.key[0], s.key[2]);
+    assert_int_equal(s.key[1], 'x');
+    assert_string_equal(s.arg[1], "cmds");
+    assert_string_equal(s.arg[2], "info");
+    assert_string_equal(s.arg[3], "-ex"); /* an option's argument is not an option */
+    assert_string_equal(a[10], "-ex");
+    char *b[] = {"culeak", "prog", "-ex", "x", NULL}; /* the program's: no -- needed */
+    assert_int_equal(parse(&cli_console, &s, &status, b), 1);
+    assert_int_equal(s.n, 0);
+    assert_string_equal(b[2], "-ex");
+    char *h = help_text(&cli_console);
+    assert_non_null(strstr(h, "\n  -ex, --eval-command COMMAND "));
+    free(h);
 }
 
 static void test_program_and_double_dash(void **state)
@@ -253,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_help_lists_every_option),
         cmocka_unit_test(test_parser_accepts_every_option),
         cmocka_unit_test(test_program_and_double_dash),
+        cmocka_unit_test(test_single_dash_names),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_file_commands),
         cmocka_unit_test(test_man_synopsis_matches_tables),
