@@ -191,11 +191,27 @@ static void o_new_stack(void *ctx, int proc, uint64_t stack)
     }
 }
 
+/* With no enabled breakpoint and no step, nothing can stop a held allocation: it goes
+ * back at once, before the model's work on it (the first allocations of a process the
+ * console launched are held until HOLD_NEW 0 reaches it; see o_hello). */
+static void o_held(void *ctx, int proc, const struct culeak_event *e)
+{
+    struct console *c = ctx;
+    (void)proc;
+    if (!c->feeding || c->stepping || bp_count_enabled(&c->u.bps))
+        return;
+    release(c->feeding, e->seq);
+    c->released_early = c->feeding;
+    c->released_early_seq = e->seq;
+}
+
 static void o_event(void *ctx, int proc, const struct culeak_event *e)
 {
     struct console *c = ctx;
     c->rate_events++;
-    if ((e->flags & CULEAK_EVENT_HELD) && c->feeding)
+    int early = c->released_early == c->feeding && c->released_early_seq == e->seq;
+    c->released_early = NULL;
+    if ((e->flags & CULEAK_EVENT_HELD) && c->feeding && !early)
         on_held(c, c->feeding, proc, e);
     c->dirty = 1;
 }
@@ -707,8 +723,8 @@ void console_read_conn(struct console *c, size_t i)
 
 void console_observe(struct console *c)
 {
-    struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .new_stack = o_new_stack,
-                                 .mark = o_mark, .exit = o_exit, .note = o_note};
+    struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .held = o_held,
+                                 .new_stack = o_new_stack, .mark = o_mark, .exit = o_exit, .note = o_note};
     model_set_observer(c->u.m, &obs);
 }
 

@@ -42,6 +42,8 @@ struct console {
     struct pending_hold *pending; /* held events waiting while the job is paused */
     size_t npending, cappending;
     struct conn *paused_conn;
+    struct conn *released_early; /* o_held released its event of this seq */
+    uint64_t released_early_seq;
     int stepping;
     double autosnap_every, next_autosnap;
     int autosnap_marks;

@@ -356,6 +356,8 @@ static void do_free_all(struct model *m, struct process *p, const struct culeak_
 
 void apply_event(struct model *m, struct process *p, const struct culeak_event *e)
 {
+    if ((e->flags & CULEAK_EVENT_HELD) && m->obs.held)
+        m->obs.held(m->obs.ctx, p->pub.index, e);
     if (m->seq_triggers)
         snapshots_on_seq(m, p, e->seq);
     p->pub.events++;

@@ -96,6 +96,10 @@ struct model_observer {
     void *ctx;
     void (*hello)(void *ctx, int proc);
     void (*event)(void *ctx, int proc, const struct culeak_event *e);
+    /* an event the process holds for an answer (CULEAK_EVENT_HELD), before the model takes
+     * it in: a console that cannot stop there answers without waiting for that work (a new
+     * stack's site may read the module's symbols: milliseconds the first time) */
+    void (*held)(void *ctx, int proc, const struct culeak_event *e);
     void (*new_stack)(void *ctx, int proc, uint64_t stack); /* first event with this stack */
     void (*mark)(void *ctx, int proc, const struct culeak_mark *mk);
     void (*exit)(void *ctx, int proc);

@@ -107,7 +107,7 @@ static inline void sb_frame(struct sb *b, uint64_t id, uint64_t parent, uint64_t
 }
 
 struct sb_ev {
-    uint64_t seq, dt, op, api, kind, ctx, size, addr, result, stack;
+    uint64_t seq, dt, op, api, kind, ctx, size, addr, result, stack, flags;
     int64_t device;
 };
 
@@ -126,7 +126,7 @@ static inline void sb_event(struct sb *b, struct sb_ev e)
     sb_u(b, 0); /* aux */
     sb_u(b, e.result);
     sb_u(b, e.stack);
-    sb_u(b, 0); /* flags */
+    sb_u(b, e.flags);
     sb_end(b, CULEAK_REC_EVENT);
 }
 
