@@ -3,7 +3,7 @@
 # the job's first allocation waits one round trip to the console, which answers HOLD_NEW 0.
 # Runs a job of 20 allocations at 20 different stacks (the fake driver) under the console in
 # tmux, RUNS times as launched (held at start) and RUNS times with the variable removed
-# (`env -u`), and prints the median and range of the first allocation's time and of the
+# (`env -u`), allocating at once and 0.3 s after it starts, and prints the median and range of the first allocation's time and of the
 # 20 allocations' time, in microseconds. Usage: bench/hold_at_start.sh [RUNS] (default 15).
 set -u
 RUNS=${1:-15}
@@ -12,6 +12,7 @@ cat >"$T/job.c" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int (*fn)();
 static fn alloc, release;
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
     void *ctx;
     if (argc < 2 || init(0) || get(&dev, 0) || retain(&ctx, dev) || current(ctx))
         return 1;
+    if (argc > 2) /* a job that starts allocating later, when the console is idle */
+        usleep(300000);
     double t0 = now_us();
     int rc = at_depth(0);
     double t1 = now_us();
@@ -54,23 +57,29 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 -o "$T/job" "$T/job.c" -ldl || fail "cannot build the job"
-one() { # one FIGS [env -u ...]: runs the job once under the console, its figures into FIGS
-    local figs=$1
-    shift
+one() { # one FIGS LATE [env -u ...]: runs the job once under the console, its figures into FIGS
+    local figs=$1 late=$2
+    shift 2
     local before
     before=$(wc -l <"$figs" 2>/dev/null || echo 0)
-    start -- "$@" "$T/job" "$figs"
+    start -- "$@" "$T/job" "$figs" $late
     wait_for "EXITED (status 0)"
     type_line "quit"
     wait_for "CONSOLE-DONE rc=0"
     [ "$(wc -l <"$figs")" -gt "$before" ] || fail "the job wrote no figures"
 }
 for _ in $(seq "$RUNS"); do
-    one "$T/held"
-    one "$T/free" env -u CULEAK_HOLD_AT_START
+    one "$T/held" ""
+    one "$T/free" "" env -u CULEAK_HOLD_AT_START
+    one "$T/held-late" late
+    one "$T/free-late" late env -u CULEAK_HOLD_AT_START
 done
 # stats FILE COLUMN: median [min..max] of the column
 stats() { cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; printf "%.0f [%d..%d]", m, v[1], v[NR]}'; }
 echo "job without breakpoints under the console, $RUNS runs each (microseconds, median [min..max]):"
+echo "allocating at once (while the console draws its first screen):"
 echo "  held at start:     first allocation $(stats "$T/held" 1), 20 new stacks $(stats "$T/held" 2)"
 echo "  without the hold:  first allocation $(stats "$T/free" 1), 20 new stacks $(stats "$T/free" 2)"
+echo "allocating 0.3 s after its start (the console idle):"
+echo "  held at start:     first allocation $(stats "$T/held-late" 1), 20 new stacks $(stats "$T/held-late" 2)"
+echo "  without the hold:  first allocation $(stats "$T/free-late" 1), 20 new stacks $(stats "$T/free-late" 2)"

@@ -7,7 +7,6 @@ set -u
 
 # The job: connects to the console with one allocation freed at once, waits for $T/go (the
 # test sets its breakpoints meanwhile), then leaks 10 blocks of 1 MiB at the line marked LEAK.
-# (A process's first allocations reach the console before it can be told of breakpoints.)
 cat >"$T/job.c" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
