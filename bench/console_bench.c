@@ -144,7 +144,7 @@ int main(void)
     for (uint64_t i = 0; i < STACKS; i++)
         sb_frame(b, 4 + i, 3, me.text_lo + 64 + (i * 2654435761u) % span);
     for (uint64_t i = 0; i < LIVE; i++)
-        sb_alloc(b, seq++, 4 + i % STACKS, 0x700000000000ull + i * 256, 256 + (i % 7) * 64);
+        sb_alloc(b, seq++, 4 + i % STACKS, 0x700000000000ull + i * 256, (uint64_t)256 << (i * 7 % 19));
 
     long rss0 = max_rss_kib();
     struct ui u;
@@ -198,6 +198,7 @@ int main(void)
         struct model_query q;
         model_query_init(&q);
         q.lazy_names = 1;
+        q.unsorted = 1; /* as the console asks: it sorts the rows its own way */
         struct model_table t;
         double ts = cpu_now();
         model_table_build(u.m, &q, &t);
@@ -210,8 +211,8 @@ int main(void)
         ui_render(&u, &g, &l);
         t_render += (cpu_now() - ts) / 10;
     }
-    printf("  in CPU time, after new events: the model's table sorted by live bytes %.1f ms; the console's rows\n"
-           "  %.1f ms (its table included); a redraw with the rows made %.1f ms\n",
+    printf("  in CPU time, after new events: the model's table %.1f ms; the console's rows, sorted, %.1f ms\n"
+           "  (the table included); a redraw with the rows made %.2f ms\n",
            t_build * 1e3, t_rows * 1e3, t_render * 1e3);
 
     printf("  per redraw (median and range of %d frames; %dk events fed between frames, not timed):\n", FRAMES,

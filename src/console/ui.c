@@ -2,6 +2,7 @@
 #include "ui.h"
 #include "apis.h"
 #include "fmt.h"
+#include "row_order.h"
 #include "view_support.h"
 #include "wire.h"
 
@@ -37,6 +38,7 @@ void ui_free(struct ui *u)
     bp_free(&u->bps);
     outbuf_free(&u->out);
     free(u->rows);
+    row_sort_scratch_free(&u->sort_scratch);
     free(u->gone);
     u->m = NULL;
 }
@@ -116,34 +118,6 @@ static int row_matches(struct ui *u, const struct row *r)
            contains_ci(ui_kinds(r->kinds, kinds, sizeof kinds), u->filter) || strcmp(id, u->filter) == 0;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
-
-static int row_cmp(const void *pa, const void *pb, void *arg)
-{
-    const struct ui *u = arg;
-    const struct row *a = pa, *b = pb;
-    int c = 0;
-    char ka[128], kb[128];
-    switch (u->sort) {
-    case SORT_ID: c = -cmp_u64(a->id, b->id); break;
-    case SORT_LIVE: c = cmp_u64(a->live, b->live); break;
-    case SORT_COUNT: c = cmp_u64(a->count, b->count); break;
-    case SORT_CHANGE: c = a->change < b->change ? -1 : a->change > b->change; break;
-    case SORT_PEAK: c = cmp_u64(a->peak, b->peak); break;
-    case SORT_ALLOCS: c = cmp_u64(a->allocs, b->allocs); break;
-    case SORT_KIND: c = -strcmp(ui_kinds(a->kinds, ka, sizeof ka), ui_kinds(b->kinds, kb, sizeof kb)); break;
-    case SORT_SITE: c = -cmp_str(a->text, b->text); break;
-    case SORT_MODULE: c = -cmp_str(a->module, b->module); break;
-    }
-    if (c == 0) /* stable order: larger live first, then lower id */
-        c = cmp_u64(a->live, b->live);
-    if (c == 0)
-        c = -cmp_u64(a->id, b->id);
-    return u->sort_reverse ? c : -c;
-}
-
 static struct row row_of(const struct model_row *r)
 {
     return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
@@ -152,12 +126,25 @@ static struct row row_of(const struct model_row *r)
                         .stack = r->stack};
 }
 
+/* Names resolved change the model's generation, but rows whose order and filter read no
+ * names show new names as they are drawn (ui_name_row): such kept rows stay kept. */
+static void names_resolved(struct ui *u, uint64_t before)
+{
+    int read_names = u->filter[0] || u->sort == SORT_SITE || u->sort == SORT_MODULE ||
+                     u->group == MODEL_GROUP_FUNCTION || u->group == MODEL_GROUP_FILE;
+    if (u->rows_kept && u->rows_key.generation == before && !read_names)
+        u->rows_key.generation = model_generation(u->m);
+}
+
 void ui_name_row(struct ui *u, struct row *r)
 {
     if (r->named)
         return;
     struct model_row mr = {.id = r->id, .stack = r->stack, .stack_proc = r->stack_proc};
-    if (model_row_name(u->m, u->group, &mr) < 0)
+    uint64_t before = model_generation(u->m);
+    int rc = model_row_name(u->m, u->group, &mr);
+    names_resolved(u, before);
+    if (rc < 0)
         return;
     r->text = mr.text;
     r->module = mr.module;
@@ -166,7 +153,10 @@ void ui_name_row(struct ui *u, struct row *r)
 
 size_t ui_resolve_names(struct ui *u, double budget_s)
 {
-    return model_resolve_names(u->m, SIZE_MAX, budget_s > 0 ? (uint64_t)(budget_s * 1e9) : 0);
+    uint64_t before = model_generation(u->m);
+    size_t n = model_resolve_names(u->m, SIZE_MAX, budget_s > 0 ? (uint64_t)(budget_s * 1e9) : 0);
+    names_resolved(u, before);
+    return n;
 }
 
 static void query_of(const struct ui *u, struct model_query *q)
@@ -180,10 +170,72 @@ static void query_of(const struct ui *u, struct model_query *q)
     q->lazy_names = 1;
 }
 
-void ui_rows(struct ui *u)
+/* to: zeroed, n bytes */
+static void copy_str(char *to, size_t n, const char *from) { memcpy(to, from, strnlen(from, n - 1)); }
+
+/* Everything the rows depend on: while it stays the same, a frame keeps the rows. */
+static void rows_key_of(const struct ui *u, struct rows_key *k)
+{
+    memset(k, 0, sizeof *k); /* padding included: keys are compared with memcmp */
+    k->m = u->m;
+    k->generation = model_generation(u->m);
+    k->group = u->group;
+    k->src_kind = u->src.kind;
+    k->failure = u->src.failure;
+    k->proc_filter = u->proc_filter;
+    k->diff_active = u->diff_active;
+    k->sort = u->sort;
+    k->sort_reverse = u->sort_reverse;
+    copy_str(k->snapshot, sizeof k->snapshot, u->src.snapshot);
+    copy_str(k->base, sizeof k->base, u->base);
+    copy_str(k->diff_a, sizeof k->diff_a, u->diff_a);
+    copy_str(k->diff_b, sizeof k->diff_b, u->diff_b);
+    copy_str(k->filter, sizeof k->filter, u->filter);
+}
+
+/* The selection stays on the same row (by id) when rows move, else in range. */
+static void keep_selection(struct ui *u)
+{
+    size_t m = u->nrows;
+    if (u->sel_valid) {
+        if (u->sel < m && u->rows[u->sel].id == u->sel_site)
+            return;
+        for (size_t i = 0; i < m; i++) {
+            if (u->rows[i].id == u->sel_site) {
+                u->sel = i;
+                return;
+            }
+        }
+    }
+    if (u->sel >= m)
+        u->sel = m ? m - 1 : 0;
+    if (m) {
+        u->sel_site = u->rows[u->sel].id;
+        u->sel_valid = 1;
+    }
+}
+
+static void rows_make(struct ui *u, int names);
+
+void ui_rows_refresh(struct ui *u)
+{
+    struct rows_key k;
+    rows_key_of(u, &k);
+    if (u->rows_kept && memcmp(&k, &u->rows_key, sizeof k) == 0)
+        keep_selection(u);
+    else
+        rows_make(u, 0);
+}
+
+static void rows_make(struct ui *u, int names)
 {
     struct model_query q;
     query_of(u, &q);
+    q.unsorted = 1; /* sorted below, the console's way */
+    /* frames name only the rows they show (ui_name_row), unless the filter or the sort
+     * reads names */
+    q.unnamed = !names && !u->filter[0] && u->sort != SORT_SITE && u->sort != SORT_MODULE;
+    u->rows_kept = 0;
     const char *base = u->base[0] && model_snapshot_find(u->m, u->base) >= 0 ? u->base : NULL;
     if (u->diff_active) {
         q.source = u->diff_b[0] ? MODEL_SOURCE_SNAPSHOT : MODEL_SOURCE_NOW;
@@ -232,23 +284,13 @@ void ui_rows(struct ui *u)
     free(bc);
     model_table_free(&t);
     u->nrows = m;
-    if (m > 1)
-        qsort_r(u->rows, m, sizeof *u->rows, row_cmp, u);
-    if (u->sel_valid) {
-        for (size_t i = 0; i < m; i++) {
-            if (u->rows[i].id == u->sel_site) {
-                u->sel = i;
-                return;
-            }
-        }
-    }
-    if (u->sel >= m)
-        u->sel = m ? m - 1 : 0;
-    if (m) {
-        u->sel_site = u->rows[u->sel].id;
-        u->sel_valid = 1;
-    }
+    rows_sort(&u->rows, &u->caprows, m, u->sort, u->sort_reverse, &u->sort_scratch);
+    keep_selection(u);
+    rows_key_of(u, &u->rows_key);
+    u->rows_kept = 1;
 }
+
+void ui_rows(struct ui *u) { rows_make(u, 1); }
 
 /* Calls fn for every row of the current grouping, live now, over all processes. */
 static int each_row(struct ui *u, int (*fn)(struct ui *u, const struct model_row *r, void *arg), void *arg)
@@ -390,7 +432,7 @@ static void header_and_table(const struct ui *u, const struct layout *l, struct 
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
-    ui_rows(u); /* the header's totals come from the rows when the source is not "now" */
+    ui_rows_refresh(u); /* the header's totals come from the rows when the source is not "now" */
     ui_suspects_refresh(u);
     struct rect hdr, tab;
     header_and_table(u, l, &hdr, &tab);

@@ -74,12 +74,14 @@ void model_snapshot_drop(struct model *m, const char *name)
         m->seq_triggers--;
     snapshot_clear(&m->snaps[i]);
     m->snaps[i] = m->snaps[--m->nsnaps];
+    model_changed(m);
 }
 
 /* A fresh (or emptied, if the name exists) snapshot slot. */
 static struct snapshot *snapshot_new(struct model *m, const char *name)
 {
     model_snapshot_drop(m, name);
+    model_changed(m); /* filled by the caller before any view looks */
     struct snapshot *ns = realloc(m->snaps, (size_t)(m->nsnaps + 1) * sizeof *ns);
     if (!ns)
         return NULL;
