@@ -102,22 +102,19 @@ static int grow(struct row_sort_scratch *s, size_t n)
     return 0;
 }
 
-void rows_sort(struct row **rowsp, size_t *capp, size_t n, enum sort_field f, int reverse,
-               struct row_sort_scratch *s)
+/* Three keys, most significant first: the column, live bytes (the column itself when it
+ * is live), the tie; each kept as its distance from where its order starts (smaller
+ * first), in s->keys (arrays of n), its span in w[j] bits. -1: a text column (the
+ * comparator's), or out of memory. */
+int rows_keys(const struct row *rows, size_t n, enum sort_field f, int reverse, struct row_sort_scratch *s)
 {
-    struct row *rows = *rowsp;
-    if (n < 2)
-        return;
-    if (f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE || grow(s, n) != 0) {
-        int arg[2] = {(int)f, reverse};
-        qsort_r(rows, n, sizeof *rows, qsort_cmp, arg);
-        return;
-    }
-    /* Three keys, most significant first: the column, live bytes (the column itself when
-     * it is live), the tie. Each is kept as its distance from where its order starts, in
-     * as few bits as its span needs; items are key bits over the row's index (wi bits). */
-    int nk = f == SORT_LIVE ? 2 : 3;
-    uint64_t *d[3] = {s->keys, s->keys + n, s->keys + 2 * n}, *v = s->keys + 3 * n, *tmp = s->keys + 4 * n;
+    if (f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE || grow(s, n) != 0)
+        return -1;
+    int nk = s->nk = f == SORT_LIVE ? 2 : 3;
+    s->f = f;
+    s->reverse = reverse;
+    unsigned *w = s->w;
+    uint64_t *d[3] = {s->keys, s->keys + n, s->keys + 2 * n};
     uint64_t lo[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, hi[3] = {0, 0, 0};
     for (size_t i = 0; i < n; i++) {
         uint64_t k[3] = {key_of(&rows[i], f), rows[i].live, tie_key(&rows[i])};
@@ -129,13 +126,173 @@ void rows_sort(struct row **rowsp, size_t *capp, size_t n, enum sort_field f, in
             hi[j] = k[j] > hi[j] ? k[j] : hi[j];
         }
     }
-    unsigned w[3], total = 0, wi = bits(n - 1);
     for (int j = 0; j < nk; j++) {
         w[j] = bits(hi[j] - lo[j]);
-        total += w[j];
         for (size_t i = 0; i < n; i++) /* forward: larger first */
             d[j][i] = reverse ? d[j][i] - lo[j] : hi[j] - d[j][i];
     }
+    return 0;
+}
+
+static int key_less(const struct row_sort_scratch *s, size_t n, size_t a, size_t b)
+{
+    for (int j = 0; j < s->nk; j++) {
+        uint64_t x = s->keys[(size_t)j * n + a], y = s->keys[(size_t)j * n + b];
+        if (x != y)
+            return x < y;
+    }
+    return 0;
+}
+
+size_t rows_rank(const struct row_sort_scratch *s, size_t n, size_t i)
+{
+    size_t rank = 0;
+    for (size_t x = 0; x < n; x++)
+        rank += key_less(s, n, x, i);
+    return rank;
+}
+
+/* Bounded heaps of row indices. A max-heap (max 1) keeps the k smallest keys seen, the
+ * largest of them at the root; a min-heap (max 0) the k largest. */
+struct heap {
+    const struct row_sort_scratch *s;
+    size_t n;       /* rows: the keys' stride */
+    uint64_t *v;
+    size_t len, cap;
+    int max;
+};
+
+/* a sits below b in the heap */
+static int below(const struct heap *h, uint64_t a, uint64_t b)
+{
+    return h->max ? key_less(h->s, h->n, a, b) : key_less(h->s, h->n, b, a);
+}
+
+static void heap_down(struct heap *h, size_t len, size_t at)
+{
+    for (;;) {
+        size_t c = 2 * at + 1;
+        if (c >= len)
+            return;
+        if (c + 1 < len && below(h, h->v[c], h->v[c + 1]))
+            c++;
+        if (!below(h, h->v[at], h->v[c]))
+            return;
+        uint64_t t = h->v[at];
+        h->v[at] = h->v[c];
+        h->v[c] = t;
+        at = c;
+    }
+}
+
+static void heap_offer(struct heap *h, uint64_t i)
+{
+    if (!h->cap)
+        return;
+    if (h->len < h->cap) {
+        size_t at = h->len++;
+        h->v[at] = i;
+        for (; at && below(h, h->v[(at - 1) / 2], h->v[at]); at = (at - 1) / 2) {
+            uint64_t t = h->v[at];
+            h->v[at] = h->v[(at - 1) / 2];
+            h->v[(at - 1) / 2] = t;
+        }
+    } else if (below(h, i, h->v[0])) {
+        h->v[0] = i;
+        heap_down(h, h->len, 0);
+    }
+}
+
+/* Sorts the heap's rows in place: smallest key first. */
+static void heap_sort(struct heap *h)
+{
+    for (size_t e = h->len; e > 1; e--) { /* the root to the end */
+        uint64_t t = h->v[0];
+        h->v[0] = h->v[e - 1];
+        h->v[e - 1] = t;
+        heap_down(h, e - 1, 0);
+    }
+    if (!h->max) /* a min-heap leaves the largest first */
+        for (size_t i = 0, j = h->len; i + 1 < j; i++, j--) {
+            uint64_t t = h->v[i];
+            h->v[i] = h->v[j - 1];
+            h->v[j - 1] = t;
+        }
+}
+
+size_t rows_window(struct row *rows, size_t n, size_t at, size_t lo, size_t hi, struct row_sort_scratch *s)
+{
+    if (hi > n)
+        hi = n;
+    if (lo >= hi)
+        return lo;
+    uint64_t *win = s->keys + 3 * n; /* the window's rows, in order */
+    uint8_t *in = (uint8_t *)(s->keys + 4 * n); /* 1: one of the window's rows */
+    size_t rank = at < n ? rows_rank(s, n, at) : 0;
+    if (at >= n || rank < lo || rank >= hi) { /* no row to start from: the first hi rows */
+        at = n;
+        rank = 0;
+    }
+    /* before the row at: the rows nearest under it; after it, the ones nearest over it */
+    struct heap before = {.s = s, .n = n, .v = win, .cap = at < n ? rank - lo : 0, .max = 0};
+    struct heap after = {.s = s, .n = n, .v = win + before.cap + (at < n), .cap = at < n ? hi - 1 - rank : hi,
+                         .max = 1};
+    for (size_t i = 0; i < n; i++) {
+        if (at >= n || key_less(s, n, at, i))
+            heap_offer(&after, i);
+        else if (i != at)
+            heap_offer(&before, i);
+    }
+    heap_sort(&before);
+    heap_sort(&after);
+    if (at < n)
+        win[before.len] = at;
+    size_t k = before.len + (at < n) + after.len, first = at < n ? lo : 0;
+    if (after.v != win + before.len + (at < n)) /* before came up short: close the gap */
+        memmove(win + before.len + (at < n), after.v, after.len * sizeof *win);
+    /* Rows go to their places; the rows they displace fill the places they left. */
+    struct row *best = malloc((k ? k : 1) * sizeof *best);
+    if (!best) { /* all of them in order, then */
+        int arg[2] = {s->f, s->reverse};
+        qsort_r(rows, n, sizeof *rows, qsort_cmp, arg);
+        return first;
+    }
+    memset(in, 0, n);
+    for (size_t j = 0; j < k; j++) {
+        in[win[j]] = 1;
+        best[j] = rows[win[j]];
+    }
+    size_t hole = 0; /* places outside [first, first + k) that a window row left */
+    for (size_t j = first; j < first + k; j++) {
+        if (in[j])
+            continue;
+        while (!in[hole] || (hole >= first && hole < first + k))
+            hole++;
+        rows[hole++] = rows[j];
+    }
+    memcpy(rows + first, best, k * sizeof *best);
+    free(best);
+    return first;
+}
+
+void rows_sort(struct row **rowsp, size_t *capp, size_t n, enum sort_field f, int reverse,
+               struct row_sort_scratch *s)
+{
+    struct row *rows = *rowsp;
+    if (n < 2)
+        return;
+    if (rows_keys(rows, n, f, reverse, s) != 0) {
+        int arg[2] = {(int)f, reverse};
+        qsort_r(rows, n, sizeof *rows, qsort_cmp, arg);
+        return;
+    }
+    /* items are key bits over the row's index (wi bits) */
+    int nk = s->nk;
+    const unsigned *w = s->w;
+    uint64_t *d[3] = {s->keys, s->keys + n, s->keys + 2 * n}, *v = s->keys + 3 * n, *tmp = s->keys + 4 * n;
+    unsigned total = 0, wi = bits(n - 1);
+    for (int j = 0; j < nk; j++)
+        total += w[j];
     uint64_t imask = low_mask(wi);
     if (!s->multi_pass && total + wi <= 64) { /* one key of all three */
         for (size_t i = 0; i < n; i++) {

@@ -118,6 +118,22 @@ static int row_matches(struct ui *u, const struct row *r)
            contains_ci(ui_kinds(r->kinds, kinds, sizeof kinds), u->filter) || strcmp(id, u->filter) == 0;
 }
 
+static void row_set(struct row *o, const struct model_row *r)
+{
+    o->id = r->id;
+    o->live = r->live_bytes;
+    o->count = r->live_count;
+    o->peak = r->peak_bytes;
+    o->allocs = r->allocs;
+    o->kinds = r->kinds;
+    o->nstacks = r->nstacks;
+    o->text = r->text;
+    o->module = r->module;
+    o->named = r->named;
+    o->stack_proc = r->stack_proc;
+    o->stack = r->stack;
+}
+
 static struct row row_of(const struct model_row *r)
 {
     return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
@@ -193,10 +209,41 @@ static void rows_key_of(const struct ui *u, struct rows_key *k)
     copy_str(k->filter, sizeof k->filter, u->filter);
 }
 
+size_t ui_table_top(size_t top, size_t sel, size_t fit, size_t n)
+{
+    if (sel < top)
+        top = sel;
+    if (sel >= top + fit)
+        top = sel - fit + 1;
+    if (top + fit > n)
+        top = n > fit ? n - fit : 0;
+    return top;
+}
+
+static void keep_selection(struct ui *u);
+
+static int all_sorted(const struct ui *u) { return u->sorted_lo == 0 && u->sorted_hi >= u->nrows; }
+
+int ui_rows_need(struct ui *u, size_t lo, size_t hi)
+{
+    if (all_sorted(u) || (u->sorted_lo <= lo && hi <= u->sorted_hi))
+        return 0;
+    rows_sort(&u->rows, &u->caprows, u->nrows, u->sort, u->sort_reverse, &u->sort_scratch);
+    u->sorted_lo = 0;
+    u->sorted_hi = u->nrows;
+    keep_selection(u);
+    return 1;
+}
+
 /* The selection stays on the same row (by id) when rows move, else in range. */
 static void keep_selection(struct ui *u)
 {
     size_t m = u->nrows;
+    if (!all_sorted(u) && !(u->sel_valid && u->sel >= u->sorted_lo && u->sel < u->sorted_hi &&
+                            u->rows[u->sel].id == u->sel_site)) {
+        ui_rows_need(u, 0, m); /* the selection is to be found among rows out of order */
+        return;
+    }
     if (u->sel_valid) {
         if (u->sel < m && u->rows[u->sel].id == u->sel_site)
             return;
@@ -216,6 +263,40 @@ static void keep_selection(struct ui *u)
 }
 
 static void rows_make(struct ui *u, int names);
+
+/* A frame's rows of a big table: only those on screen are put in order. The selection's
+ * place comes from the keys; the view moves as the table pane will move it. 0: the rows
+ * are to be sorted. */
+static int screen_rows(struct ui *u)
+{
+    size_t n = u->nrows, fit = u->table_rows;
+    struct row_sort_scratch *s = &u->sort_scratch;
+    if (n < UI_PARTIAL_MIN || !fit || rows_keys(u->rows, n, u->sort, u->sort_reverse, s) != 0)
+        return 0;
+    size_t sel = n, rank = n;
+    for (size_t i = 0; u->sel_valid && i < n; i++) { /* a site's two rows: the first in order */
+        if (u->rows[i].id != u->sel_site)
+            continue;
+        size_t r = rows_rank(s, n, i);
+        if (r < rank) {
+            rank = r;
+            sel = i;
+        }
+    }
+    if (sel == n) /* gone, or no row selected: the same place */
+        rank = u->sel < n ? u->sel : n - 1;
+    size_t top = ui_table_top(u->top, rank, fit, n), hi = top + fit < n ? top + fit : n;
+    if (sel == n && hi > n / 4)
+        return 0; /* no row to find the window around: it would be [0, hi) */
+    u->sorted_lo = rows_window(u->rows, n, sel, sel == n ? 0 : top, hi, s);
+    u->sorted_hi = hi;
+    u->sel = rank;
+    u->sel_site = u->rows[rank].id;
+    u->sel_valid = 1;
+    rows_key_of(u, &u->rows_key);
+    u->rows_kept = 1;
+    return 1;
+}
 
 void ui_rows_refresh(struct ui *u)
 {
@@ -270,21 +351,26 @@ static void rows_make(struct ui *u, int names)
     u->total_count = t.total_count;
     size_t m = 0;
     for (size_t i = 0; i < t.n; i++) {
-        struct row r = row_of(&t.rows[i]);
-        r.a_bytes = bb ? bb[i] : 0;
-        r.change = (int64_t)(r.live - r.a_bytes);
-        r.count_change = (int64_t)(r.count - (bc ? bc[i] : 0));
-        if (u->diff_active && r.change == 0 && r.count_change == 0)
+        struct row *r = &u->rows[m]; /* written in place: a row is big */
+        row_set(r, &t.rows[i]);
+        r->a_bytes = bb ? bb[i] : 0;
+        r->change = (int64_t)(r->live - r->a_bytes);
+        r->count_change = (int64_t)(r->count - (bc ? bc[i] : 0));
+        if (u->diff_active && r->change == 0 && r->count_change == 0)
             continue;
-        if (!row_matches(u, &r))
+        if (!row_matches(u, r))
             continue;
-        u->rows[m++] = r;
+        m++;
     }
     free(bb);
     free(bc);
     model_table_free(&t);
     u->nrows = m;
+    if (!names && screen_rows(u))
+        return;
     rows_sort(&u->rows, &u->caprows, m, u->sort, u->sort_reverse, &u->sort_scratch);
+    u->sorted_lo = 0;
+    u->sorted_hi = m;
     keep_selection(u);
     rows_key_of(u, &u->rows_key);
     u->rows_kept = 1;
@@ -432,10 +518,11 @@ static void header_and_table(const struct ui *u, const struct layout *l, struct 
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
-    ui_rows_refresh(u); /* the header's totals come from the rows when the source is not "now" */
-    ui_suspects_refresh(u);
+    ui_suspects_refresh(u); /* a line of suspects takes one of the table's */
     struct rect hdr, tab;
     header_and_table(u, l, &hdr, &tab);
+    u->table_rows = tab.h > 1 ? (size_t)tab.h - 1 : 0;
+    ui_rows_refresh(u); /* the header's totals come from the rows when the source is not "now" */
     header_view.render(u, g, hdr);
     table_view.render(u, g, tab);
     stack_view.render(u, g, l->stack);

@@ -33,6 +33,8 @@ struct row {
 struct row_sort_scratch {
     uint64_t *keys;   /* 5 arrays of cap keys */
     size_t cap;
+    int nk, f, reverse; /* the keys made last (rows_keys) */
+    unsigned w[3];
     int multi_pass; /* tests: a pass per key even where packed keys would fit */
     struct row *spare; /* the rows are gathered into it, then it takes the rows' place */
     size_t spare_cap;
@@ -118,6 +120,10 @@ struct ui {
     struct row_sort_scratch sort_scratch;
     struct rows_key rows_key; /* what the rows were made from, while rows_kept */
     int rows_kept;
+    /* rows[sorted_lo..sorted_hi) are in their places, the others around them in no order:
+     * a frame of a big table orders no more rows than it shows (ui_rows_need orders all) */
+    size_t sorted_lo, sorted_hi;
+    size_t table_rows;     /* rows the table pane shows (set by ui_render) */
     uint64_t total_bytes, total_count; /* every row of the source, before the filter */
     size_t sel, top;
     uint32_t sel_site;     /* the selected row's id: keeps the selection when rows move */
@@ -159,6 +165,15 @@ void ui_rows(struct ui *u);
  * names (text and module NULL, named 0) where neither the filter nor the sort reads them:
  * the views name the rows they show (ui_name_row). */
 void ui_rows_refresh(struct ui *u);
+/* Orders the rows if a frame left rows[lo..hi) out of order; 1 when it sorted (the
+ * selection stays on its row, maybe at another index). Call before reading a row outside
+ * [sorted_lo, sorted_hi). */
+int ui_rows_need(struct ui *u, size_t lo, size_t hi);
+/* Tables of at least this many rows: frames order only the rows on screen. */
+#define UI_PARTIAL_MIN 4096
+/* The first row the table shows, from the last one, the selection, the rows that fit
+ * and the rows there are: the selection stays in view, the view moves as little as it can. */
+size_t ui_table_top(size_t top, size_t sel, size_t fit, size_t n);
 /* Site names (a libdw lookup each, ~60 us) are resolved lazily, so that a table of 100k
  * new sites costs tens of milliseconds: rows come with module+0xoffset text, the rows
  * on screen are resolved before they are drawn (ui_name_row), and the console resolves

@@ -125,6 +125,65 @@ static void test_radix_equals_comparison_sort(void **state)
     }
 }
 
+/* A window of the order, found around a row of it (or from the start), against the same
+ * places of a comparison sort; the other rows are all still there. */
+static void test_window_equals_sorted_places(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 3, 50, 3000};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        struct row *orig = calloc(n, sizeof *orig), *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+        assert_true(orig && want && got);
+        random_rows(orig, n, si % 2);
+        for (size_t fi = 0; fi < NFIELDS; fi++) {
+            for (int rev = 0; rev < 2; rev++) {
+                struct row_sort_scratch s = {0};
+                if (rows_keys(orig, n, all_fields[fi], rev, &s) != 0) {
+                    assert_true(all_fields[fi] == SORT_SITE || all_fields[fi] == SORT_MODULE ||
+                                all_fields[fi] == SORT_KIND);
+                    continue;
+                }
+                memcpy(want, orig, n * sizeof *orig);
+                int arg[2] = {(int)all_fields[fi], rev};
+                qsort_r(want, n, sizeof *want, ref_cmp, arg);
+                for (int trial = 0; trial < 12; trial++) {
+                    size_t lo = next() % n, hi = lo + 1 + next() % 20, rank = lo + next() % (hi - lo);
+                    if (hi > n)
+                        hi = n;
+                    if (rank >= hi)
+                        rank = hi - 1;
+                    size_t at = n;
+                    for (size_t i = 0; i < n; i++) /* the row of that place */
+                        if (orig[i].id == want[rank].id && orig[i].kinds == want[rank].kinds)
+                            at = i;
+                    assert_true(at < n);
+                    if (trial % 4 == 3) { /* none: from the start */
+                        at = n;
+                        lo = 0;
+                    } else
+                        assert_int_equal(rows_rank(&s, n, at), rank);
+                    memcpy(got, orig, n * sizeof *orig);
+                    assert_int_equal(rows_keys(got, n, all_fields[fi], rev, &s), 0);
+                    size_t first = rows_window(got, n, at, lo, hi, &s);
+                    assert_int_equal(first, lo);
+                    assert_same_rows(got + lo, want + lo, hi - lo);
+                    uint64_t sum_got = 0, sum_want = 0; /* every row once: stacks are 0..n-1 */
+                    for (size_t i = 0; i < n; i++) {
+                        sum_got += got[i].stack * got[i].stack + 1;
+                        sum_want += want[i].stack * want[i].stack + 1;
+                    }
+                    assert_true(sum_got == sum_want);
+                }
+                row_sort_scratch_free(&s);
+            }
+        }
+        free(orig);
+        free(want);
+        free(got);
+    }
+}
+
 /* The order itself, by hand: larger first, then live, then lower id, blocks row last. */
 static void test_order_definition(void **state)
 {
@@ -610,6 +669,149 @@ static void test_scroll_to_the_end(void **state)
     ui_free(&u);
 }
 
+/* A table big enough that frames order only the rows on screen: what they show, and the
+ * selection, are those of the full order (a sorted copy of the ui's rows, which stay as
+ * they are), wherever the selection is and as events come. */
+static void assert_screen_right(struct ui *u, const struct layout *l)
+{
+    size_t n = u->nrows, fit = (size_t)l->table.h - 1, top = u->top;
+    struct row *c = malloc(n * sizeof *c);
+    assert_non_null(c);
+    memcpy(c, u->rows, n * sizeof *c);
+    int arg[2] = {(int)u->sort, u->sort_reverse};
+    qsort_r(c, n, sizeof *c, ref_cmp, arg);
+    assert_true(u->sel >= top && u->sel < top + fit);
+    for (size_t i = 0; i < fit && top + i < n; i++) {
+        assert_int_equal(u->rows[top + i].id, c[top + i].id);
+        assert_int_equal(u->rows[top + i].kinds, c[top + i].kinds);
+    }
+    assert_int_equal(u->rows[u->sel].id, c[u->sel].id);
+    assert_int_equal(u->rows[u->sel].id, u->sel_site);
+    free(c);
+}
+
+/* The id of the row `by` places after the selected one in the full order (a copy sorted
+ * by the comparator; the ui's rows stay as they are). */
+static uint32_t next_in_order(struct ui *u, long by)
+{
+    struct row *c = malloc(u->nrows * sizeof *c);
+    assert_non_null(c);
+    memcpy(c, u->rows, u->nrows * sizeof *c);
+    int arg[2] = {(int)u->sort, u->sort_reverse};
+    qsort_r(c, u->nrows, sizeof *c, ref_cmp, arg);
+    size_t at = 0;
+    while (at < u->nrows && !(c[at].id == u->rows[u->sel].id && c[at].kinds == u->rows[u->sel].kinds))
+        at++;
+    assert_true(at < u->nrows);
+    long to = (long)at + by;
+    if (to >= (long)u->nrows)
+        to = (long)u->nrows - 1;
+    if (to < 0)
+        to = 0;
+    uint32_t id = c[to].id;
+    free(c);
+    return id;
+}
+
+static void test_big_table_frames(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct model_stream *st = model_stream_open(u.m);
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, BASE, 0, 0x100000);
+    sb_frame(b, 1, 0, BASE + 0x100);
+    const uint64_t nst = UI_PARTIAL_MIN + 1000;
+    uint64_t seq = 1;
+    for (uint64_t i = 0; i < nst; i++) {
+        sb_frame(b, 2 + i, 1, BASE + 0x1000 + i * 4);
+        ev(b, seq++, CULEAK_OP_ALLOC, i % 9 == 0 ? CULEAK_KIND_MANAGED : CULEAK_KIND_DEVICE, 2 + i, 0x1000000 + i * 0x1000,
+           64 * (1 + i % 37));
+        if (i % 11 == 0) /* a pool's blocks too: the site's second row, of the same id */
+            ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 2 + i, 0x40000000 + i * 0x1000, 64 * (1 + i % 5));
+    }
+    feed_bytes(st, b);
+    struct grid g;
+    struct layout l;
+    layout_compute(30, 120, &l);
+    grid_init(&g, 30, 120);
+    static const enum sort_field numeric[] = {SORT_LIVE, SORT_COUNT, SORT_PEAK, SORT_ID, SORT_ALLOCS, SORT_CHANGE};
+    for (size_t fi = 0; fi < sizeof numeric / sizeof *numeric; fi++) {
+        for (int rev = 0; rev < 2; rev++) {
+            u.sort = numeric[fi];
+            u.sort_reverse = rev;
+            u.sel_valid = 0;
+            u.sel = 0;
+            ui_render(&u, &g, &l);
+            assert_true(u.sorted_hi - u.sorted_lo < u.nrows); /* only the screen's rows */
+            assert_screen_right(&u, &l);
+            for (int step = 0; step < 6; step++) { /* the selection down the table, events coming */
+                for (int k = 0; k < 13; k++) { /* past the screen's last row */
+                    uint32_t next_id = next_in_order(&u, 1);
+                    ui_key(&u, UK_DOWN, &l);
+                    assert_int_equal(u.rows[u.sel].id, next_id);
+                }
+                ui_key(&u, step % 2 ? UK_PGDN : UK_UP, &l);
+                uint64_t i = (uint64_t)step * 977 % nst; /* a stack grows, another shrinks */
+                ev(b, seq, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 2 + i, 0x80000000 + seq * 0x1000, 4096 * (1 + i % 5));
+                seq++;
+                ev(b, seq++, CULEAK_OP_FREE, CULEAK_KIND_DEVICE, 2 + (i * 7) % nst, 0x1000000 + ((i * 7) % nst) * 0x1000, 0);
+                feed_bytes(st, b);
+                ui_render(&u, &g, &l);
+                assert_screen_right(&u, &l);
+            }
+            ui_key(&u, UK_END, &l);
+            ui_render(&u, &g, &l);
+            assert_int_equal(u.sel, u.nrows - 1);
+            assert_screen_right(&u, &l);
+            ev(b, seq, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 2 + fi, 0x90000000 + seq * 0x1000, 1 << 20);
+            seq++;
+            feed_bytes(st, b); /* the selection near the end, then events */
+            ui_render(&u, &g, &l);
+            assert_screen_right(&u, &l);
+            ui_key(&u, UK_HOME, &l);
+            ui_render(&u, &g, &l);
+            assert_int_equal(u.sel, 0);
+            assert_screen_right(&u, &l);
+            ev(b, seq, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 3 + fi, 0xa0000000 + seq * 0x1000, 1 << 21);
+            seq++;
+            feed_bytes(st, b); /* made again: only the screen's rows in order */
+            ui_render(&u, &g, &l);
+            assert_screen_right(&u, &l);
+            /* the terminal grows, nothing else changes: more rows on screen than in order */
+            struct grid g2;
+            struct layout l2;
+            layout_compute(60, 120, &l2);
+            grid_init(&g2, 60, 120);
+            ui_render(&u, &g2, &l2);
+            assert_screen_right(&u, &l2);
+            grid_free(&g2);
+            ev(b, seq, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 4 + fi, 0xb0000000 + seq * 0x1000, 1 << 21);
+            seq++;
+            feed_bytes(st, b);
+            ui_render(&u, &g, &l);
+            uint32_t last_id = next_in_order(&u, (long)(u.nrows - 1));
+            u.sel = u.nrows - 1; /* put there by hand, nothing changed: the last row */
+            u.sel_valid = 0;
+            ui_render(&u, &g, &l);
+            assert_int_equal(u.rows[u.sel].id, last_id);
+            assert_screen_right(&u, &l);
+            uint32_t sel_id = u.rows[u.sel].id;
+            size_t sel = u.sel, nrows = u.nrows;
+            ui_rows(&u); /* from scratch: the same */
+            assert_int_equal(u.nrows, nrows);
+            assert_int_equal(u.sel, sel);
+            assert_int_equal(u.rows[sel].id, sel_id);
+        }
+    }
+    grid_free(&g);
+    model_stream_close(st);
+    sb_free(b);
+    ui_free(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,6 +822,8 @@ int main(void)
         cmocka_unit_test(test_frames_keep_rows_until_something_changes),
         cmocka_unit_test(test_model_generation),
         cmocka_unit_test(test_scroll_to_the_end),
+        cmocka_unit_test(test_window_equals_sorted_places),
+        cmocka_unit_test(test_big_table_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
