@@ -73,10 +73,11 @@ void on_entry(const TraceEntry &te)
     entry_fn(action, device, addr, size, stream);
 }
 
-// The load address of a local function of the library at path (loaded at base) whose
-// mangled name starts with prefix, from the file's .symtab; 0 when there is none.
-// *has_symtab says whether the file has a symbol table at all.
-uintptr_t local_function(const char *path, uintptr_t base, const char *prefix, bool *has_symtab)
+// The load addresses of the functions of the library at path (loaded at base) whose
+// mangled names start with prefix and go on as a mangled name does (a GCC ".cold" or
+// ".isra" part is not the function), from the file's .symtab: up to max into out, their
+// number returned. *has_symtab says whether the file has a symbol table at all.
+int local_functions(const char *path, uintptr_t base, const char *prefix, uintptr_t *out, int max, bool *has_symtab)
 {
     *has_symtab = false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -91,13 +92,13 @@ uintptr_t local_function(const char *path, uintptr_t base, const char *prefix, b
         return 0;
     const char *img = static_cast<const char *>(map);
     size_t size = static_cast<size_t>(st.st_size), plen = std::strlen(prefix);
-    uintptr_t found = 0;
+    int found = 0;
     const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(img);
     bool ok = std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
               eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
               eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr);
     const Elf64_Shdr *sh = ok ? reinterpret_cast<const Elf64_Shdr *>(img + eh->e_shoff) : nullptr;
-    for (unsigned i = 0; ok && !found && i < eh->e_shnum; i++) {
+    for (unsigned i = 0; ok && found < max && i < eh->e_shnum; i++) {
         if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym))
             continue;
         const Elf64_Shdr &strs = sh[sh[i].sh_link];
@@ -107,25 +108,30 @@ uintptr_t local_function(const char *path, uintptr_t base, const char *prefix, b
             continue;
         const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(img + sh[i].sh_offset);
         const char *names = img + strs.sh_offset;
-        for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++)
-            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value && sym[k].st_name < strs.sh_size &&
-                strs.sh_size - sym[k].st_name > plen && std::strncmp(names + sym[k].st_name, prefix, plen) == 0) {
-                found = base + sym[k].st_value;
-                break;
-            }
+        for (size_t k = 0; found < max && k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
+            if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_value || sym[k].st_name >= strs.sh_size)
+                continue;
+            const char *name = names + sym[k].st_name;
+            size_t room = strs.sh_size - sym[k].st_name;
+            if (room > plen && std::strncmp(name, prefix, plen) == 0 && !std::memchr(name, '.', strnlen(name, room)))
+                out[found++] = base + sym[k].st_value;
+        }
     }
     munmap(map, size);
     return found;
 }
 
-// The vtable slot (bytes from the address point) holding fn, or -1.
-long vtable_slot(void **vtable, void *fn, const void *base)
+// The vtable slot (bytes from the address point) holding one of fns, or -1. The slots
+// run until one that is no function of a loaded library (the next vtable's offset-to-top);
+// the slots of inherited methods point into other libraries (libc10.so, libstdc++).
+long vtable_slot(void **vtable, const uintptr_t *fns, int nfns)
 {
     for (long i = 0; i < 512; i++) {
+        for (int k = 0; k < nfns; k++)
+            if (reinterpret_cast<uintptr_t>(vtable[i]) == fns[k])
+                return i * static_cast<long>(sizeof(void *));
         Dl_info in;
-        if (vtable[i] == fn)
-            return i * static_cast<long>(sizeof(void *));
-        if (!dladdr(vtable[i], &in) || in.dli_fbase != base)
+        if (!vtable[i] || !dladdr(vtable[i], &in))
             return -1; /* past the end of the vtable */
     }
     return -1;
@@ -146,8 +152,10 @@ int torch_version(const char *c10_path, char *out, size_t len)
     char line[256];
     int found = -1;
     while (found < 0 && std::fgets(line, sizeof line, f)) {
-        const char *v = std::strstr(line, "__version__");
-        const char *q = v ? std::strpbrk(v, "'\"") : nullptr;
+        // the line that sets it, not __all__'s list that names it first
+        const char *v = line + std::strspn(line, " \t");
+        v = std::strncmp(v, "__version__", 11) == 0 ? v + 11 + std::strspn(v + 11, " \t") : nullptr;
+        const char *q = v && (*v == '=' || *v == ':') ? std::strpbrk(v, "'\"") : nullptr;
         const char *end = q ? std::strchr(q + 1, *q) : nullptr;
         if (end && end > q + 1) {
             std::snprintf(out, len, "%.*s", static_cast<int>(end - q - 1), q + 1);
@@ -191,16 +199,17 @@ extern "C" __attribute__((visibility("default"))) int culeak_torch_attach(const 
     }
     // The symbol, where there is one, decides: the table's slot is never called unchecked.
     bool has_symtab;
-    uintptr_t f = local_function(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
-                                 "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
-                                 "27attachAllocatorTraceTrackerE",
-                                 &has_symtab);
+    uintptr_t fns[8];
+    int nfns = local_functions(c10_path, reinterpret_cast<uintptr_t>(in_c10.dli_fbase),
+                               "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
+                               "27attachAllocatorTraceTrackerE",
+                               fns, 8, &has_symtab);
     long slot = -1;
-    if (has_symtab && !f) {
+    if (has_symtab && !nfns) {
         std::snprintf(why, len, "torch %s's symbol table has no attachAllocatorTraceTracker", version);
         return -1;
-    } else if (f) {
-        slot = vtable_slot(vtable, reinterpret_cast<void *>(f), in_c10.dli_fbase);
+    } else if (nfns) {
+        slot = vtable_slot(vtable, fns, nfns);
         if (slot < 0) {
             std::snprintf(why, len, "torch %s's allocator does not hold its attachAllocatorTraceTracker", version);
             return -1;

@@ -48,12 +48,14 @@ expect 1 "compare_leaks.py: no sanitizer summary" python3 tests/gpu/compare_leak
 
 # ---- check_ddp.py: two ranks; rank 1 leaks 7 blocks at the planted line between the marks
 leak_line=$(grep -n "planted leak" tests/gpu/ddp_leak.py | cut -d: -f1)
-# rank PID RANK LEAKS [nomarks] [noallocs]: a dump of one rank
+# rank PID RANK LEAKS [nomarks] [noallocs] [blocks]: a dump of one rank (blocks: the
+# tensors of a caching allocator, kind "block", rather than device memory)
 rank() {
     python3 - "$@" "$leak_line" <<'PY'
 import json, sys
 pid, rank, leaks, flags, line = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:-1], int(sys.argv[-1])
 tag, seq, out = 1 << 63, 0, []
+kind = "block" if "blocks" in flags else "device"
 def rec(**r):
     global seq
     seq += 1
@@ -62,12 +64,12 @@ rec(type="hello", pid=pid, env={"RANK": rank})
 out.append({"type": "pyframe", "ip": hex(tag | 1), "file": "/job/tests/gpu/ddp_leak.py", "line": line})
 out.append({"type": "pyframe", "ip": hex(tag | 2), "file": "/job/tests/gpu/ddp_leak.py", "line": 33})
 def alloc(addr, frame, size=1 << 20):
-    rec(type="alloc", kind="device", addr=hex(addr), size=size, result=0, device=int(rank), stack=[hex(tag | frame)])
+    rec(type="alloc", kind=kind, addr=hex(addr), size=size, result=0, device=int(rank), stack=[hex(tag | frame)])
 if "nomarks" not in flags:
     rec(type="mark", label="iteration 2")
 for i in range(3 if "noallocs" not in flags else 0):  # activations, freed in the iteration
     alloc(0x9000 + i, 2, 4096)
-    rec(type="free", kind="device", addr=hex(0x9000 + i), size=0, result=0)
+    rec(type="free", kind=kind, addr=hex(0x9000 + i), size=0, result=0)
 for i in range(leaks):
     alloc(0x100000 * (i + 1), 1)
 if "nomarks" not in flags:
@@ -92,6 +94,15 @@ expect 1 "check_ddp.py: rank 0 with no allocation between its marks" \
     python3 tests/gpu/check_ddp.py "$tmp/ddp.err" "$tmp/report.json" "$tmp/r0-idle.jsonl" "$tmp/r1.jsonl"
 expect 1 "check_ddp.py: rank 0 not recorded" \
     python3 tests/gpu/check_ddp.py "$tmp/ddp.err" "$tmp/report.json" "$tmp/r1.jsonl"
+# --blocks: the growth is read from the tensors' blocks, never from device memory
+rank 101 1 7 blocks >"$tmp/b1.jsonl"
+rank 100 0 0 blocks >"$tmp/b0.jsonl"
+expect 0 "check_ddp.py --blocks: rank 1's tensors grow, rank 0's do not" \
+    python3 tests/gpu/check_ddp.py --blocks "$tmp/ddp.err" "$tmp/report.json" "$tmp/b0.jsonl" "$tmp/b1.jsonl"
+expect 1 "check_ddp.py --blocks: only device memory grew (tensor tracking off)" \
+    python3 tests/gpu/check_ddp.py --blocks "$tmp/ddp.err" "$tmp/report.json" "$tmp/r0.jsonl" "$tmp/r1.jsonl"
+expect 1 "check_ddp.py: only blocks grew, device memory read" \
+    python3 tests/gpu/check_ddp.py "$tmp/ddp.err" "$tmp/report.json" "$tmp/b0.jsonl" "$tmp/b1.jsonl"
 
 [ "$failures" -eq 0 ] || { echo "$failures checks misjudged"; exit 1; }
 echo "gpu checkers: ok"

@@ -79,16 +79,24 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 
 # A stand-in for PyTorch's caching allocator (libc10_cuda.so in a torch/lib tree, with the
 # torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
-$(FAKE)/torch/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
+# Its base class's out-of-line members are in a libc10.so of their own, as torch's are.
+FAKE_C10_CXX := $(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS)
+FAKE_C10_DEPS := tests/fakecuda/torch/c10_cuda.cpp tests/fakecuda/torch/c10_allocator.h $(FAKE)/libc10.so \
+	$(FAKE)/libcudart.so $(FAKE)/libcuda.so
+FAKE_C10_LINK := -L$(FAKE) -lc10 -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+
+$(FAKE)/libc10.so: tests/fakecuda/torch/c10.cpp tests/fakecuda/torch/c10_allocator.h
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) \
-		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+	$(FAKE_C10_CXX) -shared -Wl,-soname,libc10.so -o $@ $< $(LDFLAGS)
+
+$(FAKE)/torch/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
+	@mkdir -p $(@D)
+	$(FAKE_C10_CXX) -shared -Wl,-soname,libc10_cuda.so -o $@ $< $(FAKE_C10_LINK)
 
 # The same with its method two vtable slots away from where torch 2.11 has it.
-$(FAKE)/torch-shifted/lib/libc10_cuda.so: tests/fakecuda/torch/c10_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcuda.so
+$(FAKE)/torch-shifted/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS) -DFAKE_C10_SHIFTED \
-		-shared -Wl,-soname,libc10_cuda.so -o $@ $< -L$(FAKE) -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+	$(FAKE_C10_CXX) -DFAKE_C10_SHIFTED -shared -Wl,-soname,libc10_cuda.so -o $@ $< $(FAKE_C10_LINK)
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)

@@ -26,9 +26,13 @@ def user_frame(stack, py):
     return stack[0] if stack else "?"
 
 
-def growth(path, mark_a, mark_b):
-    """{site: [count, bytes]} of allocations made after A still live at B (None if a mark
-    is missing), plus the process id and its environment from HELLO."""
+DEVICE_KINDS = ("device", "managed", "vmm-physical")
+
+
+def growth(path, mark_a, mark_b, kinds=DEVICE_KINDS):
+    """{site: [count, bytes]} of allocations of KINDS made after A still live at B (None if
+    a mark is missing), plus the process id and its environment from HELLO. Device memory
+    by default; ("block",) for the tensors of a framework's pool."""
     pid, env, py, recs = load(path)
     seq = {}
     for r in recs:
@@ -49,7 +53,7 @@ def growth(path, mark_a, mark_b):
             live.pop(key, None)
     sites = collections.defaultdict(lambda: [0, 0])
     for r in live.values():
-        if r["kind"] in ("device", "managed", "vmm-physical"):
+        if r["kind"] in kinds:
             s = sites[user_frame(r["stack"], py)]
             s[0] += 1
             s[1] += r["size"]

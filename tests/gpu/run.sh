@@ -2,8 +2,9 @@
 # shellcheck disable=SC2094 # checked reads its ERRFILE only after the command wrote it
 # Verifies culeak on a real GPU in one call, from the repository root of a machine with
 # an NVIDIA GPU, nvcc, compute-sanitizer and python3 (torch, cupy, jax):
-#   tests/gpu/run.sh            build/ (made with `make`) and .gpulibs/ (libunwind, libdw:
-#                               tests/gpu/carry-libs.sh fills it) must be present
+#   tests/gpu/run.sh [SECTION...]   build/ (made with `make`) and .gpulibs/ (libunwind,
+#                                   libdw: tests/gpu/carry-libs.sh fills it) must be present
+# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks console
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -20,6 +21,8 @@ W=$(mktemp -d)
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 fails=0
+SECTIONS=" $* "
+want() { [ "$SECTIONS" = "  " ] || [[ $SECTIONS == *" $1 "* ]]; }
 exec 3>&1 # say writes here even inside a redirected call
 say() { echo "$*" | tee -a "$SUMMARY" >&3; }
 # checked WHAT ERRFILE CMD...: runs CMD (its redirections are the caller's); a non-zero exit
@@ -77,144 +80,163 @@ record() {
     [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
 }
 
-say "== every allocation and free seen"
-record static-cudart --exact -- "$W/rt_static"
-record shared-cudart --exact -- "$W/rt_shared"
-record driver-api --exact -- "$W/drv"
-record torch-caching -- python3 tests/gpu/torch_ledger.py
-PYTORCH_NO_CUDA_MEMORY_CACHING=1 record torch-nocache -- python3 tests/gpu/torch_ledger.py
-PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True record torch-expandable -- python3 tests/gpu/torch_ledger.py
-record cupy -- python3 tests/gpu/cupy_ledger.py
-XLA_PYTHON_CLIENT_PREALLOCATE=false record jax -- python3 tests/gpu/jax_ledger.py
-
-say "== leaks: culeak check vs compute-sanitizer --leak-check full"
-# the same leaked bytes and allocations, and culeak's exit status 1 exactly when it found leaks
-for prog in rt_static drv loop_leak early_return ctor_leak double_alloc raii_ok; do
-    [ -x "$W/$prog" ] || { say "$prog: not built"; fails=$((fails + 1)); continue; }
-    "$CULEAK" check -- "$W/$prog" >/dev/null 2>"$W/check-$prog.txt"
-    crc=$?
-    compute-sanitizer --leak-check full "$W/$prog" >"$W/sanitizer-$prog.txt" 2>&1
-    python3 tests/gpu/compare_leaks.py "$prog" "$W/check-$prog.txt" $crc "$W/sanitizer-$prog.txt" | tee -a "$SUMMARY"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
-done
-
-say "== cost on the real driver (cudaMalloc+cudaFree of 4 KiB)"
-for depth in 8 32 64; do
-    base=$("$W/alloc_loop" 100000 $depth | sed -n 's/.*ns_per_pair=//p')
-    traced=$(CULEAK_DEPTH=$depth "$CULEAK" record -o "$W/loop.culeak" -- "$W/alloc_loop" 100000 $depth |
-        sed -n 's/.*ns_per_pair=//p')
-    if ! [[ "$base" =~ ^[0-9.]+$ && "$traced" =~ ^[0-9.]+$ ]]; then
-        say "depth $depth: alloc_loop gave no figure ('$base' without culeak, '$traced' with)"; fails=$((fails + 1))
-        continue
-    fi
-    say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
-done
-
-say "== a two-rank job (torchrun): ranks, devices, a leak planted on rank 1, merged report"
-rm -f "$W"/ddp.*.culeak
-# NVLink multicast stays off on machines with several GPUs
-NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 ITERATIONS=10 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$CULEAK" record -o "$W/ddp.%r.culeak" -- \
-    torchrun --standalone --nproc_per_node 2 tests/gpu/ddp_leak.py >"$W/ddp.out" 2>"$W/ddp.err"
-ddp_rc=$?
-ddp_dumps=()
-for f in "$W"/ddp.*.culeak; do
-    [ -e "$f" ] || continue
-    checked "ddp: culeak dump $f" "$f.err" "$CULEAK" dump "$f" >"$f.jsonl" 2>"$f.err" && ddp_dumps+=("$f.jsonl")
-done
-checked "ddp: culeak report --format json" "$W/ddp-report.err" \
-    "$CULEAK" report --format json "$W"/ddp.*.culeak >"$W/ddp-report.json" 2>"$W/ddp-report.err"
-if [ $ddp_rc -ne 0 ]; then
-    say "ddp: torchrun exited $ddp_rc"; tail -n 8 "$W/ddp.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
-else
-    python3 tests/gpu/check_ddp.py "$W/ddp.err" "$W/ddp-report.json" "${ddp_dumps[@]}" | tee -a "$SUMMARY"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+if want ledgers; then
+    say "== every allocation and free seen"
+    record static-cudart --exact -- "$W/rt_static"
+    record shared-cudart --exact -- "$W/rt_shared"
+    record driver-api --exact -- "$W/drv"
+    record torch-caching -- python3 tests/gpu/torch_ledger.py
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 record torch-nocache -- python3 tests/gpu/torch_ledger.py
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True record torch-expandable -- python3 tests/gpu/torch_ledger.py
+    record cupy -- python3 tests/gpu/cupy_ledger.py
+    XLA_PYTHON_CLIENT_PREALLOCATE=false record jax -- python3 tests/gpu/jax_ledger.py
 fi
-checked "ddp: culeak report" "$W/ddp-report.txt" "$CULEAK" report "$W"/ddp.*.culeak >"$W/ddp-report.txt" 2>&1
-
-say "== python frames and NVTX marks: demo/train_leak.py under culeak record --no-pool"
-# --no-pool sets PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is its own cudaMalloc, so
-# the leaked activations carry the stack of the Python line that made them.
-for variant in leaky fixed; do
-    flag=; [ $variant = fixed ] && flag=--fixed
-    "$CULEAK" record --no-pool -o "$W/train-$variant.culeak" -- python3 demo/train_leak.py --iterations 20 $flag \
-        >"$W/train-$variant.out" 2>"$W/train-$variant.err"
-    rc=$?
-    checked "train_leak $variant: culeak dump" "$W/train-$variant.dump.err" \
-        "$CULEAK" dump "$W/train-$variant.culeak" >"$W/train-$variant.jsonl" 2>"$W/train-$variant.dump.err"
-    checked "train_leak $variant: culeak report --format json" "$W/train-$variant-report.err" \
-        "$CULEAK" report --format json "$W/train-$variant.culeak" >"$W/train-$variant-report.json" \
-        2>"$W/train-$variant-report.err"
-    checked "train_leak $variant: culeak report" "$W/train-$variant-report.txt" \
-        "$CULEAK" report "$W/train-$variant.culeak" >"$W/train-$variant-report.txt" 2>&1
-    if [ $rc -ne 0 ]; then
-        say "train_leak $variant: program exited $rc"; tail -n 8 "$W/train-$variant.err" | tee -a "$SUMMARY"
-        fails=$((fails + 1))
-    fi
-done
-say "train_leak: $(grep -c '"type":"pyframe"' "$W/train-leaky.jsonl") python frames recorded; $(tail -n 1 "$W/train-leaky.out")"
-grep '"type":"note"' "$W/train-leaky.jsonl" | tee -a "$SUMMARY"
-python3 tests/gpu/check_train_leak.py "$W/train-leaky.jsonl" "$W/train-fixed.jsonl" | tee -a "$SUMMARY"
-[ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
-# culeak's own report of the growth between two iterations names the leaking line
-LEAK_LINE=$(grep -n "# LEAK" demo/train_leak.py | cut -d: -f1)
-if checked "train_leak: culeak report --diff" "$W/train-leak-diff.txt" \
-    "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/train-leaky.culeak" >"$W/train-leak-diff.txt" 2>&1; then
-    head -n 40 "$W/train-leak-diff.txt" >"$OUT/train-leak-diff.txt"
-    if grep -q "^  +[0-9]* bytes .* at .*train_leak.py:$LEAK_LINE$" "$W/train-leak-diff.txt"; then
-        say "train_leak: ok   report --diff 'iteration 5' 'iteration 15' names train_leak.py:$LEAK_LINE"
-    else
-        say "train_leak: FAIL report --diff 'iteration 5' 'iteration 15' does not name train_leak.py:$LEAK_LINE"
-        head -n 5 "$W/train-leak-diff.txt" | tee -a "$SUMMARY"
-        fails=$((fails + 1))
+if want leaks; then
+    say "== leaks: culeak check vs compute-sanitizer --leak-check full"
+    # the same leaked bytes and allocations, and culeak's exit status 1 exactly when it found leaks
+    for prog in rt_static drv loop_leak early_return ctor_leak double_alloc raii_ok; do
+        [ -x "$W/$prog" ] || { say "$prog: not built"; fails=$((fails + 1)); continue; }
+        "$CULEAK" check -- "$W/$prog" >/dev/null 2>"$W/check-$prog.txt"
+        crc=$?
+        compute-sanitizer --leak-check full "$W/$prog" >"$W/sanitizer-$prog.txt" 2>&1
+        python3 tests/gpu/compare_leaks.py "$prog" "$W/check-$prog.txt" $crc "$W/sanitizer-$prog.txt" | tee -a "$SUMMARY"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+    done
+fi
+if want cost; then
+    say "== cost on the real driver (cudaMalloc+cudaFree of 4 KiB)"
+    for depth in 8 32 64; do
+        base=$("$W/alloc_loop" 100000 $depth | sed -n 's/.*ns_per_pair=//p')
+        traced=$(CULEAK_DEPTH=$depth "$CULEAK" record -o "$W/loop.culeak" -- "$W/alloc_loop" 100000 $depth |
+            sed -n 's/.*ns_per_pair=//p')
+        if ! [[ "$base" =~ ^[0-9.]+$ && "$traced" =~ ^[0-9.]+$ ]]; then
+            say "depth $depth: alloc_loop gave no figure ('$base' without culeak, '$traced' with)"; fails=$((fails + 1))
+            continue
+        fi
+        say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
+    done
+fi
+if want ddp; then
+    say "== a two-rank job (torchrun): ranks, devices, a leak planted on rank 1, merged report"
+    # ddp NAME [--blocks]: ddp_leak.py under torchrun, 2 ranks, recorded per rank; with
+    # --blocks the caching allocator is on and the growth is read from the tensors' blocks
+    ddp() {
+        local name=$1 blocks=${2:-}
+        rm -f "$W/$name".*.culeak
+        # NVLink multicast stays off on machines with several GPUs
+        NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 ITERATIONS=10 "$CULEAK" record -o "$W/$name.%r.culeak" -- \
+            torchrun --standalone --nproc_per_node 2 tests/gpu/ddp_leak.py >"$W/$name.out" 2>"$W/$name.err"
+        local rc=$? dumps=() f
+        for f in "$W/$name".*.culeak; do
+            [ -e "$f" ] || continue
+            checked "$name: culeak dump $f" "$f.err" "$CULEAK" dump "$f" >"$f.jsonl" 2>"$f.err" && dumps+=("$f.jsonl")
+        done
+        checked "$name: culeak report --format json" "$W/$name-report.err" \
+            "$CULEAK" report --format json "$W/$name".*.culeak >"$W/$name-report.json" 2>"$W/$name-report.err"
+        if [ $rc -ne 0 ]; then
+            say "$name: torchrun exited $rc"; tail -n 8 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
+        elif grep -q 'tracking off' "$W/$name.err"; then
+            say "$name: FAIL $(grep -m1 'tracking off' "$W/$name.err")"; fails=$((fails + 1))
+        else
+            python3 tests/gpu/check_ddp.py ${blocks:+"$blocks"} "$W/$name.err" "$W/$name-report.json" "${dumps[@]}" | tee -a "$SUMMARY"
+            [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+        fi
+        checked "$name: culeak report" "$W/$name-report.txt" "$CULEAK" report "$W/$name".*.culeak >"$W/$name-report.txt" 2>&1
+    }
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1 ddp ddp
+    ddp ddp-caching --blocks
+fi
+if want train; then
+    say "== python frames and NVTX marks: demo/train_leak.py under culeak record --no-pool"
+    # --no-pool sets PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is its own cudaMalloc, so
+    # the leaked activations carry the stack of the Python line that made them.
+    for variant in leaky fixed; do
+        flag=; [ $variant = fixed ] && flag=--fixed
+        "$CULEAK" record --no-pool -o "$W/train-$variant.culeak" -- python3 demo/train_leak.py --iterations 20 $flag \
+            >"$W/train-$variant.out" 2>"$W/train-$variant.err"
+        rc=$?
+        checked "train_leak $variant: culeak dump" "$W/train-$variant.dump.err" \
+            "$CULEAK" dump "$W/train-$variant.culeak" >"$W/train-$variant.jsonl" 2>"$W/train-$variant.dump.err"
+        checked "train_leak $variant: culeak report --format json" "$W/train-$variant-report.err" \
+            "$CULEAK" report --format json "$W/train-$variant.culeak" >"$W/train-$variant-report.json" \
+            2>"$W/train-$variant-report.err"
+        checked "train_leak $variant: culeak report" "$W/train-$variant-report.txt" \
+            "$CULEAK" report "$W/train-$variant.culeak" >"$W/train-$variant-report.txt" 2>&1
+        if [ $rc -ne 0 ]; then
+            say "train_leak $variant: program exited $rc"; tail -n 8 "$W/train-$variant.err" | tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
+    done
+    say "train_leak: $(grep -c '"type":"pyframe"' "$W/train-leaky.jsonl") python frames recorded; $(tail -n 1 "$W/train-leaky.out")"
+    grep '"type":"note"' "$W/train-leaky.jsonl" | tee -a "$SUMMARY"
+    python3 tests/gpu/check_train_leak.py "$W/train-leaky.jsonl" "$W/train-fixed.jsonl" | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+    # culeak's own report of the growth between two iterations names the leaking line
+    LEAK_LINE=$(grep -n "# LEAK" demo/train_leak.py | cut -d: -f1)
+    if checked "train_leak: culeak report --diff" "$W/train-leak-diff.txt" \
+        "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/train-leaky.culeak" >"$W/train-leak-diff.txt" 2>&1; then
+        head -n 40 "$W/train-leak-diff.txt" >"$OUT/train-leak-diff.txt"
+        if grep -q "^  +[0-9]* bytes .* at .*train_leak.py:$LEAK_LINE$" "$W/train-leak-diff.txt"; then
+            say "train_leak: ok   report --diff 'iteration 5' 'iteration 15' names train_leak.py:$LEAK_LINE"
+        else
+            say "train_leak: FAIL report --diff 'iteration 5' 'iteration 15' does not name train_leak.py:$LEAK_LINE"
+            head -n 5 "$W/train-leak-diff.txt" | tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
     fi
 fi
-
-say "== blocks of the frameworks' pools (caching on): the diff between marks names the line"
-# diff_names NAME A B PROGRAM.py [ARGS]: record, diff marks A and B, expect the KEEP line
-# of PROGRAM.py as the site that grew most (with its "via" library line when it has one).
-diff_names() {
-    local name=$1 a=$2 b=$3 prog=$4; shift 4
-    local line; line=$(grep -n '# KEEP$' "$prog" | cut -d: -f1)
-    "$CULEAK" record -o "$W/$name.culeak" -- python3 "$prog" "$@" >"$W/$name.out" 2>"$W/$name.err"
-    local rc=$?
-    "$CULEAK" report --diff "$a" "$b" "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
-    cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
-    # the row of blocks that grew most (pools' tensors and arrays), else of any memory
-    local top; top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/$name-diff.txt" ||
-        grep -m1 -E '^  \+[0-9]+ bytes' "$W/$name-diff.txt")
-    if [ $rc -ne 0 ]; then
-        say "$name: program exited $rc"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
-    elif grep -q 'tracking off' "$W/$name.err"; then
-        say "$name: FAIL $(grep 'tracking off' "$W/$name.err")"; fails=$((fails + 1))
-    elif echo "$top" | grep -q "$(basename "$prog"):$line\b"; then
-        say "$name: ok: $top"
-    else
-        say "$name: FAIL: expected $(basename "$prog"):$line first; got: ${top:-no growth}"; fails=$((fails + 1))
-    fi
-}
-diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
-PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
-    tests/gpu/keep_tensor.py 20
-diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
-grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
-    { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
-diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
-diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
-# for information (not a check): the leak check of the torch loop; blocks live at exit are
-# the pool's, its segments are reported as cache
-"$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
-say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
-say "== the console on blocks: a breakpoint on the kept tensor's line"
-BUILD=$BUILD bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
-console_blocks_rc=$?
-tee -a "$SUMMARY" <"$W/console-blocks.txt"
-[ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }
-
-say "== console on a real demo"
-bash tests/gpu/console.sh "$W" "$OUT" >"$W/console.txt" 2>&1
-console_rc=$?
-tee -a "$SUMMARY" <"$W/console.txt"
-[ $console_rc -eq 0 ] || { say "console: exit $console_rc"; fails=$((fails + 1)); }
+if want blocks; then
+    say "== blocks of the frameworks' pools (caching on): the diff between marks names the line"
+    # diff_names NAME A B PROGRAM.py [ARGS]: record, diff marks A and B, expect the KEEP line
+    # of PROGRAM.py as the site that grew most (with its "via" library line when it has one).
+    diff_names() {
+        local name=$1 a=$2 b=$3 prog=$4; shift 4
+        local line; line=$(grep -n '# KEEP$' "$prog" | cut -d: -f1)
+        "$CULEAK" record -o "$W/$name.culeak" -- python3 "$prog" "$@" >"$W/$name.out" 2>"$W/$name.err"
+        local rc=$?
+        "$CULEAK" report --diff "$a" "$b" "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
+        cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
+        # the row of blocks that grew most (pools' tensors and arrays), else of any memory
+        local top; top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/$name-diff.txt" ||
+            grep -m1 -E '^  \+[0-9]+ bytes' "$W/$name-diff.txt")
+        if [ $rc -ne 0 ]; then
+            say "$name: program exited $rc"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1))
+        elif grep -q 'tracking off' "$W/$name.err"; then
+            say "$name: FAIL $(grep 'tracking off' "$W/$name.err")"; fails=$((fails + 1))
+        elif echo "$top" | grep -q "$(basename "$prog"):$line\b"; then
+            say "$name: ok: $top"
+        else
+            say "$name: FAIL: expected $(basename "$prog"):$line first; got: ${top:-no growth}"; fails=$((fails + 1))
+        fi
+    }
+    diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
+        tests/gpu/keep_tensor.py 20
+    diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
+    grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
+        { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
+    diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
+    diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
+    diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12
+    # for information (not a check): the leak check of the torch loop; blocks live at exit are
+    # the pool's, its segments are reported as cache
+    "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
+    say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
+fi
+if want blocks; then
+    say "== the console on blocks: a breakpoint on the kept tensor's line"
+    BUILD=$BUILD bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
+    console_blocks_rc=$?
+    tee -a "$SUMMARY" <"$W/console-blocks.txt"
+    [ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }
+fi
+if want console; then
+    say "== console on a real demo"
+    bash tests/gpu/console.sh "$W" "$OUT" >"$W/console.txt" 2>&1
+    console_rc=$?
+    tee -a "$SUMMARY" <"$W/console.txt"
+    [ $console_rc -eq 0 ] || { say "console: exit $console_rc"; fails=$((fails + 1)); }
+fi
 # the details travel as one archive: the device tool brings back only a few files
 tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)
 say "== $fails failures"

@@ -7,8 +7,9 @@
 // all. FAKE_C10_OTHER_DEVICE_FIRST=1 traces another device's segment (another thread's)
 // just before the first one of its own.
 // Like torch, it exports no attach function: only the allocator object, whose vtable has
-// attachAllocatorTraceTracker where torch 2.11 has it, its .symtab names the method like
-// torch's, and a tracker attached before init() is dropped. Driven by ctypes (fake_c10_*),
+// attachAllocatorTraceTracker where torch 2.11 has it, after slots that point into
+// libc10.so as torch's do; its .symtab names the method like torch's, and a tracker
+// attached before init() is dropped. Driven by ctypes (fake_c10_*),
 // as torch's Python layer drives the real one.
 #include <atomic>
 #include <cstddef>
@@ -25,7 +26,7 @@ extern "C" {
 #include "culeak_cudart.h"
 }
 
-#define EXPORT __attribute__((visibility("default")))
+#include "c10_allocator.h" // c10::Allocator, from the stand-in's libc10.so
 
 namespace c10 {
 namespace cuda {
@@ -44,9 +45,9 @@ using AllocatorTraceTracker = std::function<void(const TraceEntry &)>;
 
 #define PAD(n) virtual void pad##n() {}
 #define PAD4(n) PAD(n##0) PAD(n##1) PAD(n##2) PAD(n##3)
-struct CUDAAllocator {
-    // torch 2.11: 44 vtable slots (Allocator's and CUDAAllocator's) come first
-    PAD4(0) PAD4(1) PAD4(2) PAD4(3) PAD4(4) PAD4(5) PAD4(6) PAD4(7) PAD4(8) PAD4(9) PAD4(a)
+struct CUDAAllocator : Allocator {
+    // torch 2.11: 44 vtable slots come first, Allocator's 3 (in libc10.so) and 41 more
+    PAD4(0) PAD4(1) PAD4(2) PAD4(3) PAD4(4) PAD4(5) PAD4(6) PAD4(7) PAD4(8) PAD4(9) PAD(a)
 #ifdef FAKE_C10_SHIFTED // a build whose method sits two slots later than torch 2.11's
     PAD(s0) PAD(s1)
 #endif
