@@ -116,10 +116,11 @@ static void series(const char *what, struct ui *u, struct model_stream *s, int e
            wall[0] * 1e3, wall[FRAMES - 1] * 1e3, cpu[FRAMES / 2] * 1e3, cpu[0] * 1e3, cpu[FRAMES - 1] * 1e3);
 }
 
-/* Both kinds of frame in the ui's current mode. */
+/* Both kinds of frame in the ui's current mode (after one frame that makes its rows). */
 static void mode(const char *what, struct ui *u, struct model_stream *s, struct grid *g, const struct layout *l)
 {
     char line[80];
+    ui_render(u, g, l);
     snprintf(line, sizeof line, "%s, nothing changed:", what);
     series(line, u, s, 0, g, l);
     snprintf(line, sizeof line, "%s, %dk events arrived:", what, BATCH / 1000);
@@ -224,11 +225,13 @@ int main(void)
     feed(s, more);
     sb_free(more);
     mode("change column", &u, s, &g, &l);
+    u.base[0] = 0;
     u.sel = u.nrows - 1; /* the end of the table */
     u.sel_valid = 0;
     mode("scrolled to the end", &u, s, &g, &l);
     u.sel = 0;
-    u.sort = SORT_SITE;
+    u.sort = SORT_SITE; /* as the command: every name resolved first */
+    ui_resolve_names(&u, 0);
     mode("sorted by site", &u, s, &g, &l);
     u.sort = SORT_LIVE;
     u.diff_active = 1;

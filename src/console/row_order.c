@@ -108,11 +108,16 @@ static int grow(struct row_sort_scratch *s, size_t n)
  * comparator's), or out of memory. */
 int rows_keys(const struct row *rows, size_t n, enum sort_field f, int reverse, struct row_sort_scratch *s)
 {
-    if (f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE || grow(s, n) != 0)
+    if (grow(s, n) != 0)
         return -1;
-    int nk = s->nk = f == SORT_LIVE ? 2 : 3;
     s->f = f;
     s->reverse = reverse;
+    s->rows = rows;
+    if (f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE) {
+        s->nk = 0; /* text: rows compare by the comparator */
+        return 0;
+    }
+    int nk = s->nk = f == SORT_LIVE ? 2 : 3;
     unsigned *w = s->w;
     uint64_t *d[3] = {s->keys, s->keys + n, s->keys + 2 * n};
     uint64_t lo[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, hi[3] = {0, 0, 0};
@@ -136,6 +141,8 @@ int rows_keys(const struct row *rows, size_t n, enum sort_field f, int reverse, 
 
 static int key_less(const struct row_sort_scratch *s, size_t n, size_t a, size_t b)
 {
+    if (!s->nk)
+        return row_order_cmp(&s->rows[a], &s->rows[b], (enum sort_field)s->f, s->reverse) < 0;
     for (int j = 0; j < s->nk; j++) {
         uint64_t x = s->keys[(size_t)j * n + a], y = s->keys[(size_t)j * n + b];
         if (x != y)
@@ -281,7 +288,7 @@ void rows_sort(struct row **rowsp, size_t *capp, size_t n, enum sort_field f, in
     struct row *rows = *rowsp;
     if (n < 2)
         return;
-    if (rows_keys(rows, n, f, reverse, s) != 0) {
+    if (rows_keys(rows, n, f, reverse, s) != 0 || !s->nk) { /* text columns: the comparator */
         int arg[2] = {(int)f, reverse};
         qsort_r(rows, n, sizeof *rows, qsort_cmp, arg);
         return;

@@ -18,10 +18,11 @@ void rows_sort(struct row **rows, size_t *cap, size_t n, enum sort_field f, int 
 void row_sort_scratch_free(struct row_sort_scratch *s);
 
 /* A frame of a big table needs the order of the rows it shows, not all of it. rows_keys
- * makes the keys of rows[0..n) in s (-1: the column is text, use rows_sort); then
+ * makes the keys of rows[0..n) in s (a text column: the comparator's; -1: out of memory,
+ * use rows_sort); then
  * rows_rank is the place in the order of row i, and rows_window puts the rows of places
  * [lo, hi) there, in order (the others around them in no order): O(n log (hi - lo))
- * comparisons of keys, and only the rows that move are copied. at: a row whose place is
+ * comparisons, and only the rows that move are copied. at: a row whose place is
  * in [lo, hi), the one the window is found around; n (none): the window is [0, hi).
  * Returns where the window starts (lo, or 0). */
 int rows_keys(const struct row *rows, size_t n, enum sort_field f, int reverse, struct row_sort_scratch *s);

@@ -33,7 +33,8 @@ struct row {
 struct row_sort_scratch {
     uint64_t *keys;   /* 5 arrays of cap keys */
     size_t cap;
-    int nk, f, reverse; /* the keys made last (rows_keys) */
+    int nk, f, reverse; /* the keys made last (rows_keys); nk 0: text, by the comparator */
+    const struct row *rows; /* ... of these rows */
     unsigned w[3];
     int multi_pass; /* tests: a pass per key even where packed keys would fit */
     struct row *spare; /* the rows are gathered into it, then it takes the rows' place */

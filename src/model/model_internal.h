@@ -258,6 +258,7 @@ static inline void suppressions_stale(struct process *p)
 struct row_index {
     struct model *m;
     int dense;
+    size_t used;      /* dense: slots below this may be set */
     struct u64map map;
 };
 int row_index_init(struct row_index *x, struct model *m, int cached, size_t n);

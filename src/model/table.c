@@ -135,6 +135,7 @@ int row_index_init(struct row_index *x, struct model *m, int cached, size_t n)
 {
     x->m = m;
     x->dense = !cached;
+    x->used = 0;
     u64map_init(&x->map);
     return x->dense ? 0 : u64map_reserve(&x->map, n);
 }
@@ -165,6 +166,8 @@ int row_index_put(struct row_index *x, uint64_t key, uint32_t row)
         m->nrow_slots = n;
     }
     m->row_slots[s] = row;
+    if (s >= x->used)
+        x->used = s + 1;
     return 0;
 }
 
@@ -172,6 +175,12 @@ void row_index_done(struct row_index *x, const struct model_row *rows, size_t n)
 {
     if (!x->dense) {
         u64map_free(&x->map);
+        return;
+    }
+    if (!x->used)
+        return;
+    if (n >= x->used / 8) { /* many rows: one sweep of the slots is cheaper than a visit a row */
+        memset(x->m->row_slots, 0xff, x->used * sizeof *x->m->row_slots);
         return;
     }
     for (size_t i = 0; i < n; i++) { /* both parts: every slot of the row's id is free again */
