@@ -39,6 +39,8 @@ void ui_free(struct ui *u)
     outbuf_free(&u->out);
     free(u->rows);
     row_sort_scratch_free(&u->sort_scratch);
+    free(u->base_cache.bytes);
+    free(u->base_cache.count);
     free(u->gone);
     u->m = NULL;
 }
@@ -308,6 +310,64 @@ void ui_rows_refresh(struct ui *u)
         rows_make(u, 0);
 }
 
+static size_t row_slot(const struct model_row *r)
+{
+    return (size_t)r->id << 1 | (r->kinds == 1u << CULEAK_KIND_BLOCK);
+}
+
+/* The snapshot's values of t's rows (model_table_baseline): from scratch (names: the
+ * straightforward way, for commands), or for frames from the values per row id kept by
+ * the frame before while the snapshot and the table's kind stay the same. The rows a
+ * table has never lack in the one the values were kept from: every unit's row is there,
+ * nothing live or not. */
+static int baseline(struct ui *u, const struct model_query *q, const char *snap, const struct model_table *t,
+                    uint64_t *bb, uint64_t *bc, int names)
+{
+    struct base_cache *c = &u->base_cache;
+    uint64_t stamp = model_snapshot_stamp(u->m, snap);
+    const char *src_snap = q->source == MODEL_SOURCE_SNAPSHOT && q->snapshot ? q->snapshot : "";
+    if (!names && stamp && c->stamp == stamp && c->m == u->m && c->group == q->group && c->proc == q->proc &&
+        c->source == q->source && strcmp(c->name, snap) == 0 && strcmp(c->source_snapshot, src_snap) == 0) {
+        for (size_t i = 0; i < t->n; i++) {
+            size_t k = row_slot(&t->rows[i]);
+            bb[i] = k < c->n ? c->bytes[k] : 0;
+            bc[i] = k < c->n ? c->count[k] : 0;
+        }
+        return 0;
+    }
+    if (model_table_baseline(u->m, q, snap, t, bb, bc) != 0)
+        return -1;
+    c->stamp = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (row_slot(&t->rows[i]) >= n)
+            n = row_slot(&t->rows[i]) + 1;
+    if (n > c->n) {
+        uint64_t *b = realloc(c->bytes, n * sizeof *b), *k = b ? realloc(c->count, n * sizeof *k) : NULL;
+        if (b)
+            c->bytes = b;
+        if (!k)
+            return 0; /* kept nothing: the next frame asks the model again */
+        c->count = k;
+        c->n = n;
+    }
+    memset(c->bytes, 0, c->n * sizeof *c->bytes);
+    memset(c->count, 0, c->n * sizeof *c->count);
+    for (size_t i = 0; i < t->n; i++) {
+        size_t k = row_slot(&t->rows[i]);
+        c->bytes[k] = bb[i];
+        c->count[k] = bc[i];
+    }
+    c->m = u->m;
+    c->stamp = stamp;
+    c->group = q->group;
+    c->proc = q->proc;
+    c->source = q->source;
+    snprintf(c->name, sizeof c->name, "%s", snap);
+    snprintf(c->source_snapshot, sizeof c->source_snapshot, "%s", src_snap);
+    return 0;
+}
+
 static void rows_make(struct ui *u, int names)
 {
     struct model_query q;
@@ -341,7 +401,7 @@ static void rows_make(struct ui *u, int names)
     if (base && t.n) {
         bb = malloc(t.n * sizeof *bb);
         bc = malloc(t.n * sizeof *bc);
-        if (!bb || !bc || model_table_baseline(u->m, &q, base, &t, bb, bc) != 0) {
+        if (!bb || !bc || baseline(u, &q, base, &t, bb, bc, names) != 0) {
             free(bb);
             free(bc);
             bb = bc = NULL;

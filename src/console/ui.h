@@ -75,6 +75,20 @@ struct ui_suspects {
     double fill_marks, fill_s;
 };
 
+/* A snapshot's bytes and count per row id (id << 1 | a site's blocks row), kept by the
+ * frames for the change column and diffs while the snapshot, the grouping, the process
+ * and the table's source stay the same. */
+struct base_cache {
+    struct model *m;
+    uint64_t stamp;        /* model_snapshot_stamp; 0: nothing kept */
+    char name[80], source_snapshot[80];
+    enum model_group group;
+    enum model_source source;
+    int proc;
+    uint64_t *bytes, *count;
+    size_t n;
+};
+
 /* What a table's rows were made from (ui_rows_refresh). */
 struct rows_key {
     struct model *m;
@@ -119,6 +133,7 @@ struct ui {
     struct row *rows;
     size_t nrows, caprows;
     struct row_sort_scratch sort_scratch;
+    struct base_cache base_cache;
     struct rows_key rows_key; /* what the rows were made from, while rows_kept */
     int rows_kept;
     /* rows[sorted_lo..sorted_hi) are in their places, the others around them in no order:

@@ -364,6 +364,10 @@ int model_label_is_seq(const char *label);
 int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
+/* A number that changes whenever snapshot `name` is taken again or filled in further (an
+ * armed one, at each process's mark), never the same for two versions (as
+ * model_generation); 0 when there is no such snapshot. */
+uint64_t model_snapshot_stamp(const struct model *m, const char *name);
 void model_snapshot_drop(struct model *m, const char *name);
 /* Snapshot `to` as a copy of snapshot `from` (replacing one named `to`). 0, or -1 when
  * `from` does not exist or memory runs out. */

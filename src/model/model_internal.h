@@ -126,6 +126,7 @@ struct snapshot {
     uint64_t trigger_seq;
     struct state *parts;       /* per process */
     int nparts;
+    uint64_t stamp;            /* model_snapshot_stamp() */
 };
 
 struct failure_rec {

@@ -63,6 +63,12 @@ int model_snapshot_find(const struct model *m, const char *name)
 
 int model_snapshot_count(const struct model *m) { return m->nsnaps; }
 
+uint64_t model_snapshot_stamp(const struct model *m, const char *name)
+{
+    int i = model_snapshot_find(m, name);
+    return i < 0 ? 0 : m->snaps[i].stamp;
+}
+
 const char *model_snapshot_name(const struct model *m, int i) { return i >= 0 && i < m->nsnaps ? m->snaps[i].name : NULL; }
 
 void model_snapshot_drop(struct model *m, const char *name)
@@ -88,6 +94,7 @@ static struct snapshot *snapshot_new(struct model *m, const char *name)
     m->snaps = ns;
     struct snapshot *s = &ns[m->nsnaps];
     memset(s, 0, sizeof *s);
+    s->stamp = m->generation;
     if (!(s->name = strdup(name)))
         return NULL;
     m->nsnaps++;
@@ -107,6 +114,8 @@ static int part_capture(struct model *m, struct snapshot *s, struct process *p)
     }
     if (s->parts[idx].present)
         return 0;
+    model_changed(m);
+    s->stamp = m->generation;
     return state_capture(m, p, &s->parts[idx]);
 }
 

@@ -516,6 +516,76 @@ static void test_frame_rows_equal_rows_from_scratch(void **state)
     ui_free(&u);
 }
 
+/* Frames keep a snapshot's values per row for the change column and diffs: with events
+ * between frames they equal values from scratch, also when the snapshot is taken again,
+ * filled in at marks, or the grouping, process or diff changes. */
+static void test_change_column_values_kept(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct job j;
+    job_start(&u, &j);
+    job_round(&j, 0);
+    assert_int_equal(model_snapshot_take(u.m, "a"), 0);
+    job_round(&j, 1);
+    snprintf(u.base, sizeof u.base, "a");
+    int round = 2;
+    static const enum model_group groups[] = {MODEL_GROUP_SITE, MODEL_GROUP_STACK, MODEL_GROUP_FILE};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int proc = -1; proc < 2; proc++) {
+            u.proc_filter = proc;
+            for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++) {
+                u.group = groups[gi];
+                assert_frame_rows_right(&u); /* keeps the values */
+                job_round(&j, round++);
+                assert_frame_rows_right(&u); /* uses them */
+            }
+        }
+        u.proc_filter = -1;
+        u.group = MODEL_GROUP_SITE;
+        assert_int_equal(model_snapshot_take(u.m, "a"), 0); /* the same name, other values */
+        job_round(&j, round++);
+        assert_frame_rows_right(&u);
+        u.diff_active = 1; /* a -> now, then a -> b */
+        snprintf(u.diff_a, sizeof u.diff_a, "a");
+        job_round(&j, round++);
+        assert_frame_rows_right(&u);
+        assert_int_equal(model_snapshot_take(u.m, "b"), 0);
+        snprintf(u.diff_b, sizeof u.diff_b, "b");
+        job_round(&j, round++);
+        assert_frame_rows_right(&u);
+        u.diff_active = 0;
+        u.diff_b[0] = 0;
+    }
+    /* armed at a mark: filled process by process */
+    assert_int_equal(model_snapshot_at_mark(u.m, "m1", "c"), 0);
+    snprintf(u.base, sizeof u.base, "c");
+    assert_frame_rows_right(&u);
+    for (int p = 0; p < 2; p++) {
+        job_round(&j, round++);
+        assert_frame_rows_right(&u);
+        sb_mark(j.b[p], j.seq[p]++, "m1");
+        feed_bytes(j.s[p], j.b[p]);
+        job_round(&j, round++);
+        assert_frame_rows_right(&u);
+        if (p == 0) { /* a diff to c, which lacks process 1, then a's change column again */
+            u.diff_active = 1;
+            snprintf(u.diff_a, sizeof u.diff_a, "a");
+            snprintf(u.diff_b, sizeof u.diff_b, "c");
+            assert_frame_rows_right(&u);
+            u.diff_active = 0;
+            u.diff_b[0] = 0;
+            snprintf(u.base, sizeof u.base, "a");
+            job_round(&j, round++);
+            assert_frame_rows_right(&u);
+            snprintf(u.base, sizeof u.base, "c");
+        }
+    }
+    job_end(&j);
+    ui_free(&u);
+}
+
 /* Frames keep the rows while nothing they depend on changes, and only then. A row is
  * marked; a frame that keeps the rows keeps the mark. */
 static int frame_kept_rows(struct ui *u)
@@ -870,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_few_rows_of_high_ids),
         cmocka_unit_test(test_frame_rows_equal_rows_from_scratch),
         cmocka_unit_test(test_frames_keep_rows_until_something_changes),
+        cmocka_unit_test(test_change_column_values_kept),
         cmocka_unit_test(test_model_generation),
         cmocka_unit_test(test_scroll_to_the_end),
         cmocka_unit_test(test_window_equals_sorted_places),
