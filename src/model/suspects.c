@@ -654,7 +654,9 @@ int model_suspects(struct model *m, int proc, int names, struct model_suspects *
         qsort(out->v, out->n, sizeof *out->v, suspect_cmp);
     for (size_t i = 0; names && i < out->n; i++) {
         struct model_row r = {0};
-        row_describe(m, MODEL_GROUP_SITE, out->v[i].site, out->v[i].proc, NULL, &r, 0);
+        /* the member stack stands for the site: a Python site's text gets its "via" line */
+        const struct unit rep = {.stack = out->v[i].stack, .site = out->v[i].site};
+        row_describe(m, MODEL_GROUP_SITE, out->v[i].site, out->v[i].proc, &rep, &r, 0);
         out->v[i].text = r.text;
         out->v[i].module = r.module;
     }

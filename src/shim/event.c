@@ -24,18 +24,39 @@ int culeak_enter(void)
 
 void culeak_leave(void) { depth = 0; }
 
+/* A context's device never changes: each thread keeps the device of the last context it
+ * asked about, until a context may have been destroyed (another may then be made at the
+ * same address, on another device). */
+static unsigned ctx_epoch; /* moves on around every call that may destroy a context */
+static CULEAK_TLS struct {
+    uint64_t ctx;
+    int device;
+    unsigned epoch;
+} ctx_seen;
+
+void culeak_ctx_forget(void) { __atomic_add_fetch(&ctx_epoch, 1, __ATOMIC_ACQ_REL); }
+
 void culeak_fill_ctx(struct culeak_ev *e)
 {
     e->device = -1;
     e->ctx = 0;
     __typeof__(&cuCtxGetCurrent) get_ctx = CULEAK_REAL(cuCtxGetCurrent);
-    __typeof__(&cuCtxGetDevice) get_dev = CULEAK_REAL(cuCtxGetDevice);
     CUcontext ctx = NULL;
     if (get_ctx && get_ctx(&ctx) == CUDA_SUCCESS && ctx) {
         e->ctx = (uint64_t)(uintptr_t)ctx;
+        unsigned epoch = __atomic_load_n(&ctx_epoch, __ATOMIC_ACQUIRE);
+        if (ctx_seen.ctx == e->ctx && ctx_seen.epoch == epoch) {
+            e->device = ctx_seen.device;
+            return;
+        }
+        __typeof__(&cuCtxGetDevice) get_dev = CULEAK_REAL(cuCtxGetDevice);
         CUdevice dev;
-        if (get_dev && get_dev(&dev) == CUDA_SUCCESS)
+        if (get_dev && get_dev(&dev) == CUDA_SUCCESS) {
             e->device = dev;
+            ctx_seen.ctx = e->ctx;
+            ctx_seen.device = dev;
+            ctx_seen.epoch = epoch;
+        }
     }
 }
 

@@ -59,8 +59,14 @@ struct culeak_row {
 
 extern struct culeak_row culeak_rows[CULEAK_ROW_COUNT];
 
-/* The real function of a row, resolved on first use; NULL when it cannot be found. */
-void *culeak_real(enum culeak_row_id id);
+/* The real function of a row, resolved on first use; NULL when it cannot be found.
+ * Resolved rows are read inline: the wrappers ask for one to three rows per call. */
+void *culeak_real_resolve(enum culeak_row_id id);
+__attribute__((no_sanitize("address", "undefined"))) static inline void *culeak_real(enum culeak_row_id id)
+{
+    void *p = __atomic_load_n(&culeak_rows[id].real, __ATOMIC_ACQUIRE);
+    return p ? p : culeak_real_resolve(id);
+}
 
 #define CULEAK_REAL(fn) ((__typeof__(&fn))culeak_real(CULEAK_ROW_##fn))
 

@@ -519,6 +519,7 @@ CULEAK_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params
 
 CULEAK_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
+    culeak_ctx_forget();
     TRACE_OR_PASS(cuCtxDestroy_v2, ctx);
     struct culeak_ev e = EV(FREE_ALL, CU_CTX_DESTROY, NONE);
     __typeof__(&cuCtxGetDevice_v2) get_dev = CULEAK_REAL(cuCtxGetDevice_v2);
@@ -531,22 +532,29 @@ CULEAK_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
             e.device = -1;
     }
     e.ctx = U(ctx);
-    return after(&e, real(ctx));
+    CUresult r = real(ctx);
+    culeak_ctx_forget();
+    return after(&e, r);
 }
 
 CULEAK_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    culeak_ctx_forget();
     TRACE_OR_PASS(cuDevicePrimaryCtxReset_v2, dev);
     struct culeak_ev e = EV(FREE_ALL, CU_DEVICE_PRIMARY_CTX_RESET, NONE);
     e.device = dev;
-    return after(&e, real(dev));
+    CUresult r = real(dev);
+    culeak_ctx_forget();
+    return after(&e, r);
 }
 
 /* Releasing the last reference destroys the primary context: only then is it a free-all. */
 CULEAK_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    culeak_ctx_forget();
     TRACE_OR_PASS(cuDevicePrimaryCtxRelease_v2, dev);
     CUresult r = real(dev);
+    culeak_ctx_forget();
     __typeof__(&cuDevicePrimaryCtxGetState) state = CULEAK_REAL(cuDevicePrimaryCtxGetState);
     unsigned int flags;
     int is_active = 1;

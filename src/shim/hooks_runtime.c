@@ -221,11 +221,13 @@ CULEAK_EXPORT cudaError_t cudaFreeArray(cudaArray_t arr)
 /* Every allocation of the current device ends (ctx 0: whatever context held it). */
 CULEAK_EXPORT cudaError_t cudaDeviceReset(void)
 {
+    culeak_ctx_forget();
     TRACE_OR_PASS(cudaDeviceReset);
     struct culeak_ev e = EV(FREE_ALL, CUDA_DEVICE_RESET, NONE);
     culeak_fill_ctx(&e);
     e.ctx = 0;
     e.result = (uint64_t)real();
+    culeak_ctx_forget();
     culeak_after(&e);
     return (cudaError_t)e.result;
 }

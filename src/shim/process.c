@@ -48,16 +48,14 @@ static const char *const rank_vars[] = {
     "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
 };
 
-uint32_t culeak_tid(void)
+CULEAK_TLS uint32_t culeak_tid_known;
+CULEAK_TLS unsigned culeak_tid_gen;
+
+uint32_t culeak_tid_ask(void)
 {
-    static CULEAK_TLS uint32_t tid;
-    static CULEAK_TLS unsigned gen;
-    unsigned g = __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED);
-    if (!tid || gen != g) {
-        tid = (uint32_t)syscall(SYS_gettid);
-        gen = g;
-    }
-    return tid;
+    culeak_tid_known = (uint32_t)syscall(SYS_gettid);
+    culeak_tid_gen = __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED);
+    return culeak_tid_known;
 }
 
 void culeak_stop(const char *why)
@@ -295,6 +293,8 @@ static void fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     start_mu = fresh; /* the parent's may have been held by another thread */
     culeak_inflight_reset(); /* frees other threads had in flight never end here */
+    culeak_clock_fork_child();
+    culeak_ctx_forget();
     culeak_py_fork_child();
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
     if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {

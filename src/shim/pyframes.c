@@ -77,6 +77,7 @@ static struct {
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t py_mu = PTHREAD_MUTEX_INITIALIZER;
 static int note_sent;
+static int py_decided; /* py_once has run */
 
 /* ---- guarded reads ---- */
 
@@ -221,7 +222,10 @@ static void start(void)
 
 int culeak_py_enabled(void)
 {
-    pthread_once(&py_once, start);
+    if (!__atomic_load_n(&py_decided, __ATOMIC_ACQUIRE)) { /* not a call per event */
+        pthread_once(&py_once, start);
+        __atomic_store_n(&py_decided, 1, __ATOMIC_RELEASE);
+    }
     if (__atomic_load_n(&py.on, __ATOMIC_ACQUIRE))
         return 1;
     if (py.why_off[0] && !__atomic_exchange_n(&note_sent, 1, __ATOMIC_ACQ_REL))

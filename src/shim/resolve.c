@@ -101,7 +101,7 @@ NO_SANITIZE static void bind_driver(void *fn)
     __atomic_store_n(&bound, 1, __ATOMIC_RELEASE);
 }
 
-NO_SANITIZE void *culeak_real(enum culeak_row_id id)
+NO_SANITIZE void *culeak_real_resolve(enum culeak_row_id id)
 {
     struct culeak_row *r = &culeak_rows[id];
     void *p = __atomic_load_n(&r->real, __ATOMIC_ACQUIRE);
@@ -109,7 +109,7 @@ NO_SANITIZE void *culeak_real(enum culeak_row_id id)
         return p;
     p = culeak_real_dlsym(RTLD_NEXT, r->name);
     if (!p) /* defined in a library loaded RTLD_LOCAL (e.g. under a Python extension) */
-        p = next_after(module_of((void *)&culeak_real), r->name);
+        p = next_after(module_of((void *)&culeak_real_resolve), r->name);
     if (!p || p == r->hook)
         return NULL;
     void *expected = NULL;

@@ -33,12 +33,24 @@ extern int culeak_free_stacks;
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
 void culeak_stop(const char *why);
-uint32_t culeak_tid(void);
+/* The calling thread's id, asked of the kernel once per thread (and again in a forked
+ * child). */
+extern CULEAK_TLS uint32_t culeak_tid_known;
+extern CULEAK_TLS unsigned culeak_tid_gen;
+uint32_t culeak_tid_ask(void);
+static inline uint32_t culeak_tid(void)
+{
+    if (culeak_tid_known && culeak_tid_gen == __atomic_load_n(&culeak_fork_gen, __ATOMIC_RELAXED))
+        return culeak_tid_known;
+    return culeak_tid_ask();
+}
 
 /* ---- clock.c: CLOCK_MONOTONIC ns, from the time-stamp counter where it is invariant ---- */
 uint64_t culeak_now_ns(void);
 /* The flush thread, at every tick: anchors the counter's scale to CLOCK_MONOTONIC. */
 void culeak_clock_calibrate(void);
+/* In a forked child: a calibration the fork cut short is started over. */
+void culeak_clock_fork_child(void);
 
 /* ---- event.c: one traced call = one event ---- */
 
@@ -54,6 +66,9 @@ int culeak_enter(void);
 void culeak_leave(void);
 /* Fills device and ctx from the current context (real driver, -1/0 when none). */
 void culeak_fill_ctx(struct culeak_ev *e);
+/* Before and after every call that may destroy a context: fill_ctx asks the driver for
+ * the device again. */
+void culeak_ctx_forget(void);
 /* Records one event with the caller's stack; may block while the console holds it. */
 void culeak_emit(const struct culeak_ev *e);
 /* Ends a traced call: records e (made after the real call; a failed allocation gets

@@ -4,10 +4,11 @@
  * thread also reads the console's commands, and threads whose allocation the console
  * holds wait here for RELEASE.
  *
- * Lock order: write_mu -> mu -> hold_mu. Nothing waits for I/O while holding mu. */
+ * Lock order: write_mu -> lk -> hold_mu. Nothing waits for I/O while holding lk. */
 #include "shim.h"
 #include "apis.h"
 #include "wire.h"
+#include "stream_lock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -33,7 +34,7 @@ struct waiter {
 };
 
 struct stream {
-    int mu;                   /* buffer, trace tree, seq, watch settings: see lock() */
+    struct culeak_slock lk;   /* buffer, trace tree, seq, watch settings (stream_lock.h) */
     pthread_mutex_t write_mu; /* one writer at a time, in buffer order */
     uint8_t *cur, *spare;
     size_t len, cap, spare_cap;
@@ -49,43 +50,6 @@ struct stream {
 };
 
 static struct stream *S;
-
-/* mu is held for a few hundred instructions (never across I/O or a wait), except while a
- * new stack's nodes are made; it is a spin lock: one atomic exchange to take it and a
- * store to give it back, where a mutex needs two atomic operations. A holder that was
- * preempted is waited for with sched_yield; the flush thread never waits for it (it
- * tries again at its next tick). */
-static void lock(int *l)
-{
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
-        for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
-            if (i < 100)
-                __builtin_ia32_pause();
-            else
-                sched_yield();
-        }
-    }
-}
-
-static int trylock(int *l) { return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
-
-static void unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
-
-/* Takes the spin lock unless `until` (CLOCK_REALTIME) passes first: 0, or -1. An abrupt
- * end may come while this very thread holds it (a signal): it must never wait forever. */
-static int lock_until(int *l, const struct timespec *until)
-{
-    for (;;) {
-        if (trylock(l))
-            return 0;
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (now.tv_sec > until->tv_sec || (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec))
-            return -1;
-        sched_yield();
-    }
-}
-
 
 int culeak_stream_open(int fd, int is_socket, uint64_t t0)
 {
@@ -105,6 +69,7 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
     s->fd = culeak_sink_adopt(fd, is_socket);
     s->is_socket = is_socket;
     s->t_last = t0;
+    culeak_slock_init(&s->lk); /* biased to this thread, which records the first event */
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
     pthread_cond_init(&s->hold_cv, NULL);
@@ -152,16 +117,17 @@ static void write_all(struct stream *s, const uint8_t *p, size_t n)
 /* Writes out what the buffer holds; try: unless another thread holds it (then 0). */
 static int flush(struct stream *s, int try)
 {
+    enum culeak_held h;
     if (try) {
         if (pthread_mutex_trylock(&s->write_mu) != 0)
             return 0;
-        if (!trylock(&s->mu)) {
+        if ((h = culeak_slock_trylock(&s->lk)) == CULEAK_HELD_NOT) {
             pthread_mutex_unlock(&s->write_mu);
             return 0;
         }
     } else {
         pthread_mutex_lock(&s->write_mu);
-        lock(&s->mu);
+        h = culeak_slock_lock(&s->lk, 0);
     }
     uint8_t *full = s->cur;
     size_t n = s->len, cap = s->cap;
@@ -170,7 +136,7 @@ static int flush(struct stream *s, int try)
     s->len = 0;
     s->spare = full;
     s->spare_cap = cap;
-    unlock(&s->mu);
+    culeak_slock_unlock(&s->lk, h);
     if (n && active())
         write_all(s, full, n);
     pthread_mutex_unlock(&s->write_mu);
@@ -184,9 +150,9 @@ void culeak_stream_flush(void)
         flush(s, 0);
 }
 
-/* With mu held: makes room for `need` bytes, writing the buffer out (mu dropped
- * meanwhile) or growing it for an oversized record. -1: tracing stopped. */
-static int room(struct stream *s, size_t need)
+/* With lk held (*h: how): makes room for `need` bytes, writing the buffer out (lk
+ * dropped meanwhile) or growing it for an oversized record. -1: tracing stopped. */
+static int room_slow(struct stream *s, size_t need, enum culeak_held *h, int records)
 {
     while (s->cap - s->len < need) {
         if (s->len == 0) {
@@ -197,11 +163,18 @@ static int room(struct stream *s, size_t need)
             s->cap = need;
             break;
         }
-        unlock(&s->mu);
+        culeak_slock_unlock(&s->lk, *h);
         culeak_stream_flush();
-        lock(&s->mu);
+        *h = culeak_slock_lock(&s->lk, records);
     }
     return active() ? 0 : -1;
+}
+
+static inline int room(struct stream *s, size_t need, enum culeak_held *h, int records)
+{
+    if (s->cap - s->len >= need && active())
+        return 0;
+    return room_slow(s, need, h, records);
 }
 
 void culeak_stream_append(const uint8_t *rec, size_t len)
@@ -209,12 +182,12 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    lock(&s->mu);
-    if (room(s, len) == 0) {
+    enum culeak_held h = culeak_slock_lock(&s->lk, 0);
+    if (room(s, len, &h, 0) == 0) {
         memcpy(s->cur + s->len, rec, len);
         s->len += len;
     }
-    unlock(&s->mu);
+    culeak_slock_unlock(&s->lk, h);
 }
 
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
@@ -227,15 +200,18 @@ static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
     s->len += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
 }
 
-/* With mu held: the next seq and the time since the previous timed record. */
-static size_t put_seq_dt(struct stream *s, uint8_t *p)
+/* With lk held: the next seq and the time since the previous timed record, for a
+ * record made at `now` (read before lk was taken: another thread's record may come
+ * first with a later time, then this one's dt is 0). */
+static inline size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
 {
-    uint64_t now = culeak_now_ns();
     uint64_t dt = now > s->t_last ? now - s->t_last : 0;
     s->t_last = now > s->t_last ? now : s->t_last;
     size_t k = culeak_put_u(p, ++s->seq);
     return k + culeak_put_u(p + k, dt);
 }
+
+static size_t put_seq_dt(struct stream *s, uint8_t *p) { return put_seq_dt_at(s, p, culeak_now_ns()); }
 
 static int watched(const struct stream *s, uint64_t stack)
 {
@@ -265,16 +241,18 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     struct waiter w = {0, 0, NULL};
     int fresh = 0, held = 0;
-    lock(&s->mu);
-    if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX) < 0) {
-        unlock(&s->mu);
+    /* read outside the lock: the counter's read overlaps the work before it */
+    uint64_t now = culeak_now_ns();
+    enum culeak_held h = culeak_slock_lock(&s->lk, 1);
+    if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
+        culeak_slock_unlock(&s->lk, h);
         return;
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
     held = s->is_socket && e->op == CULEAK_OP_ALLOC &&
            (s->hold_all || (s->hold_new && fresh) || watched(s, leaf));
     uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_seq_dt(s, p);
+    size_t k = put_seq_dt_at(s, p, now);
     k += culeak_put_u(p + k, culeak_tid());
     k += culeak_put_u(p + k, e->op);
     k += culeak_put_u(p + k, e->api);
@@ -296,7 +274,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         s->waiters = &w;
         pthread_mutex_unlock(&s->hold_mu);
     }
-    unlock(&s->mu);
+    culeak_slock_unlock(&s->lk, h);
     if (fresh) /* a new call site may sit in a library loaded since the last MODULES */
         culeak_modules_send_if_changed();
     if (held) {
@@ -314,8 +292,8 @@ void culeak_stream_mark(const char *label, unsigned flags)
     int dev = -1;
     uint64_t mem_free = 0, mem_total = 0;
     int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
-    lock(&s->mu);
-    if (room(s, EVENT_MAX + n) == 0) {
+    enum culeak_held h = culeak_slock_lock(&s->lk, 1);
+    if (room(s, EVENT_MAX + n, &h, 1) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, culeak_tid());
@@ -328,10 +306,10 @@ void culeak_stream_mark(const char *label, unsigned flags)
         }
         s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
     }
-    unlock(&s->mu);
+    culeak_slock_unlock(&s->lk, h);
 }
 
-/* With mu held: appends the EXIT record (written out first when there is no room). */
+/* With lk held: appends the EXIT record (written out first when there is no room). */
 static void put_exit(struct stream *s, unsigned reason)
 {
     if (s->cap - s->len < EVENT_MAX) {
@@ -356,13 +334,14 @@ void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
     until.tv_nsec %= 1000000000L;
     if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
         return;
-    if (lock_until(&s->mu, &until) == 0) {
+    enum culeak_held h = culeak_slock_lock_until(&s->lk, &until);
+    if (h != CULEAK_HELD_NOT) {
         /* the buffer holds whole records only: len grows after a record is complete */
         if (exit_reason)
             put_exit(s, exit_reason);
         write_all(s, s->cur, s->len);
         s->len = 0;
-        unlock(&s->mu);
+        culeak_slock_unlock(&s->lk, h);
     }
     pthread_mutex_unlock(&s->write_mu);
 }
@@ -372,14 +351,14 @@ void culeak_stream_exit(void)
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    lock(&s->mu);
-    if (room(s, EVENT_MAX) == 0) {
+    enum culeak_held h = culeak_slock_lock(&s->lk, 0);
+    if (room(s, EVENT_MAX, &h, 0) == 0) {
         uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, 0);
         s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
     }
-    unlock(&s->mu);
+    culeak_slock_unlock(&s->lk, h);
     culeak_stream_flush();
 }
 
@@ -411,7 +390,7 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
     switch (type) {
     case CULEAK_CMD_WATCH: {
         uint64_t count = culeak_get_u(&c);
-        lock(&s->mu);
+        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
         for (uint64_t i = 0; i < count && culeak_cursor_more(&c); i++) {
             uint64_t stack = culeak_get_u(&c);
             if (c.bad || watched(s, stack))
@@ -426,20 +405,21 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
             }
             s->watch[s->nwatch++] = stack;
         }
-        unlock(&s->mu);
+        culeak_slock_unlock(&s->lk, h);
         break;
     }
-    case CULEAK_CMD_UNWATCH:
-        lock(&s->mu);
+    case CULEAK_CMD_UNWATCH: {
+        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
         s->nwatch = 0;
-        unlock(&s->mu);
+        culeak_slock_unlock(&s->lk, h);
         break;
+    }
     case CULEAK_CMD_HOLD_NEW:
     case CULEAK_CMD_HOLD_ALL: {
         int on = culeak_get_u(&c) != 0;
-        lock(&s->mu);
+        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
         *(type == CULEAK_CMD_HOLD_NEW ? &s->hold_new : &s->hold_all) = on;
-        unlock(&s->mu);
+        culeak_slock_unlock(&s->lk, h);
         break;
     }
     case CULEAK_CMD_RELEASE: {

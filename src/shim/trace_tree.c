@@ -10,23 +10,23 @@
  *     from the leaf up (the nodes of a stack made at once are next to each other);
  *   - frame by frame through the (parent, ip) index, creating the nodes it lacks.
  * Nodes live in arrays by id; the index and the whole-stack table hold ids only, so the
- * memory per node stays small, and big arrays ask for huge pages. */
+ * memory per node stays small. */
 #include "shim.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-/* ---- arrays: mmap'd (huge pages where the kernel gives them on request) ---- */
+/* ---- arrays: mmap'd ----
+ * Without MADV_HUGEPAGE: with it, 100k distinct stacks cost 1.5x more per event in some
+ * runs than in others (faults making 2 MB pages: cleared whole, and where
+ * transparent_hugepage/defrag is "madvise", a common default, memory compacted for them
+ * while the program waits); without it, every run costs about the same. */
 
 static void *big_alloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    if (bytes >= (2u << 20))
-        madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static void big_free(void *p, size_t bytes)
@@ -35,15 +35,20 @@ static void big_free(void *p, size_t bytes)
         munmap(p, bytes);
 }
 
-/* Grows *p from old_bytes to new_bytes (contents kept, the rest zero). -1: no memory. */
+/* Grows *p from old_bytes to new_bytes (contents kept, the rest zero). -1: no memory.
+ * The pages move rather than be copied: a copy would touch every byte twice more. */
 static int big_grow(void **p, size_t old_bytes, size_t new_bytes)
 {
+    if (*p) {
+        void *q = mremap(*p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED)
+            return -1;
+        *p = q;
+        return 0;
+    }
     void *q = big_alloc(new_bytes);
     if (!q)
         return -1;
-    if (*p)
-        memcpy(q, *p, old_bytes);
-    big_free(*p, old_bytes);
     *p = q;
     return 0;
 }
@@ -54,11 +59,13 @@ struct whole {
     uint32_t n;
 };
 
-/* An index slot: the node (parent, ip) is id. Its place comes from the hash of the
- * node's whole path from the root, which a stack gives for all its frames at once: the
- * slots of a stack's frames are asked for together and their cache misses overlap. */
+/* An index slot: the node id, whose parent is `parent` (its ip is in the node arrays).
+ * Its place comes from the hash of the node's whole path from the root, which a stack
+ * gives for all its frames at once: the slots of a stack's frames are asked for together
+ * and their cache misses overlap. 8 bytes, the index at most 3/4 full: with 100k
+ * distinct stacks the index is most of the tree's memory, and fresh memory is what
+ * costs (every page is cleared when first touched). */
 struct slot {
-    uint64_t ip;
     uint32_t parent;
     uint32_t id; /* 0: empty */
 };
@@ -131,7 +138,7 @@ static int grow_index(struct culeak_tree *t)
         size_t j = h[id] & (cap - 1);
         while (s[j].id)
             j = (j + 1) & (cap - 1);
-        s[j] = (struct slot){t->ip[id], t->parent[id], id};
+        s[j] = (struct slot){t->parent[id], id};
     }
     free(h);
     big_free(t->index, (t->mask + 1) * sizeof *t->index);
@@ -171,8 +178,8 @@ static int reserve(struct culeak_tree *t, uint32_t more)
             return -1;
         t->node_cap = cap;
     }
-    /* the index stays under half full */
-    while ((t->used + more) * 2 > t->mask + 1)
+    /* the index stays at most 3/4 full */
+    while ((size_t)(t->used + more) * 4 > (t->mask + 1) * 3)
         if (grow_index(t) < 0)
             return -1;
     return 0;
@@ -217,7 +224,7 @@ static struct prefix *thread_prefix(void)
 static uint32_t find(const struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_t ip)
 {
     for (size_t j = h & t->mask; t->index[j].id; j = (j + 1) & t->mask)
-        if (t->index[j].ip == ip && t->index[j].parent == parent)
+        if (t->index[j].parent == parent && t->ip[t->index[j].id] == ip)
             return t->index[j].id;
     return 0;
 }
@@ -234,7 +241,7 @@ static uint32_t make(struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_
     size_t j = h & t->mask;
     while (t->index[j].id)
         j = (j + 1) & t->mask;
-    t->index[j] = (struct slot){ip, parent, id};
+    t->index[j] = (struct slot){parent, id};
     t->used++;
     emit(arg, id, parent, (uintptr_t)ip);
     return id;

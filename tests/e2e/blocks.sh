@@ -76,6 +76,11 @@ grep -Eq "^  \+16384 bytes \(8192 -> 24576 bytes, 2 -> 6 blocks\) <module> at .*
 "$CULEAK" report --format json --diff 'iteration 2' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff.json"
 grep -q "\"via\":\"tensorlib/__init__.py:$L_LIB\"" "$tmp/diff.json" || fail "no via in the JSON diff"
 
+# the growth suspects name the same line, with the library line it went through
+"$CULEAK" report --suspects "$tmp/run.culeak" >"$tmp/suspects" 2>&1
+grep -Eq "^GROWS \+4.00 KiB per iteration \(block\) at <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB " \
+    "$tmp/suspects" || { cat "$tmp/suspects"; fail "the suspects do not name blocks_train.py:$L_KEEP via tensorlib"; }
+
 # from before the first step: the pool's segment and its blocks are rows apart, and the
 # total counts the segment's memory once, the blocks apart
 "$CULEAK" report --diff 'iteration 0' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff0" 2>&1

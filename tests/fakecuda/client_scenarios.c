@@ -351,6 +351,30 @@ static int ctxdestroy(void)
     return 0;
 }
 
+/* Allocations from the primary contexts of devices 0 and 1 in turn, then from a context
+ * created on device 1 and destroyed, then from device 0's again: each event names the
+ * device of the context current at its allocation. */
+static int devswitch(void)
+{
+    CUcontext p1, c;
+    CUdeviceptr d;
+    setup();
+    CK(D.cuDevicePrimaryCtxRetain(&p1, 1));
+    for (int i = 0; i < 3; i++) {
+        CK(D.cuCtxSetCurrent(primary));
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+        CK(D.cuCtxSetCurrent(p1));
+        CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    }
+    CK(D.cuCtxCreate_v4(&c, NULL, 0, 1));
+    CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    CK(D.cuCtxDestroy_v2(c));
+    CK(D.cuCtxSetCurrent(primary));
+    CK(D.cuMemAlloc_v2(&d, SZ_CTX));
+    finish("devswitch", 0);
+    return 0;
+}
+
 static int longrun(int n, long usec)
 {
     setup();
@@ -363,6 +387,33 @@ static int longrun(int n, long usec)
             nanosleep(&ts, NULL);
     }
     finish("long", 1);
+    return 0;
+}
+
+static unsigned long long monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* N allocations USEC apart, each between two readings of CLOCK_MONOTONIC, printed as
+ * "at BEFORE AFTER" (ns): the event's time must lie between them. */
+static int clock_scenario(int n, long usec)
+{
+    setup();
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        unsigned long long before = monotonic_ns();
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG));
+        unsigned long long after = monotonic_ns();
+        CK(D.cuMemFree_v2(d));
+        printf("at %llu %llu\n", before, after);
+        if (usec)
+            nanosleep(&ts, NULL);
+    }
+    finish("clock", 1);
     return 0;
 }
 
@@ -587,6 +638,10 @@ int client_run(int argc, char **argv)
         return free0();
     if (!strcmp(s, "ctxdestroy"))
         return ctxdestroy();
+    if (!strcmp(s, "devswitch"))
+        return devswitch();
+    if (!strcmp(s, "clock"))
+        return clock_scenario(argc > 2 ? a : 60, argc > 3 ? b : 500);
     if (!strcmp(s, "long"))
         return longrun(argc > 2 ? a : 1000, argc > 3 ? b : 1000);
     if (!strcmp(s, "until") && argc > 2)
@@ -603,7 +658,7 @@ int client_run(int argc, char **argv)
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
             argv[0]);
     return 2;
 }

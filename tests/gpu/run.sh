@@ -208,6 +208,15 @@ if want blocks; then
         else
             say "$name: FAIL: expected $(basename "$prog"):$line first; got: ${top:-no growth}"; fails=$((fails + 1))
         fi
+        # the growth suspects name the same line, without a pair of marks to choose
+        "$CULEAK" report --suspects "$W/$name.culeak" >"$W/$name-suspects.txt" 2>&1
+        local suspect; suspect=$(grep -m1 -E "^GROWS .*$(basename "$prog"):$line\b" "$W/$name-suspects.txt")
+        if [ -n "$suspect" ]; then
+            say "$name: ok: suspect $suspect"
+        else
+            say "$name: FAIL: $(basename "$prog"):$line is not a suspect:"; head -n 6 "$W/$name-suspects.txt" | tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
     }
     diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \

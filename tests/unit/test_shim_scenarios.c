@@ -131,6 +131,63 @@ static void test_ctxdestroy(void **s)
     assert_int_equal(e[7].device, 0);
 }
 
+/* Each allocation's device is its context's, whichever context was current before. */
+static void test_devswitch(void **s)
+{
+    const char *args[] = {"devswitch", NULL};
+    record("client_static", args, NULL);
+    assert_non_null(strstr(run.out, "client_static devswitch ok"));
+    assert_int_equal(rec.nev, 10);
+    const struct culeak_event *e = rec.ev;
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(e[i].api, CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(e[i].device, i % 2);
+        assert_int_equal(e[i].ctx, e[i % 2].ctx);
+    }
+    assert_int_not_equal(e[0].ctx, e[1].ctx);
+    assert_int_equal(e[6].op, CULEAK_OP_CTX_CREATE);
+    assert_int_equal(e[6].device, 1);
+    assert_int_equal(e[7].api, CULEAK_API_CU_MEM_ALLOC);
+    assert_int_equal(e[7].ctx, e[6].addr);
+    assert_int_equal(e[7].device, 1);
+    assert_int_equal(e[8].api, CULEAK_API_CU_CTX_DESTROY);
+    assert_int_equal(e[9].api, CULEAK_API_CU_MEM_ALLOC);
+    assert_int_equal(e[9].ctx, e[0].ctx);
+    assert_int_equal(e[9].device, 0);
+}
+
+/* Event times are CLOCK_MONOTONIC: each allocation's lies between the program's own
+ * readings of that clock around the call, from the first event (before the time-stamp
+ * counter is calibrated) through the first ~40 ms (calibrated by the first event 1 ms in,
+ * then at the flush thread's ticks). The margin only allows for the counter's rate,
+ * measured over a millisecond or more, and the kernel's slewing of CLOCK_MONOTONIC. */
+static void test_event_times(void **s)
+{
+    const char *args[] = {"clock", "80", "500", NULL};
+    /* the times printed differ from run to run: no comparison with a run without the shim */
+    assert_int_equal(th_record(&rec, &run, dir, "client_static", args, NULL, 0), 0);
+    assert_true(th_exited_ok(&run));
+    assert_int_equal(rec.rc, 0);
+    assert_non_null(strstr(run.out, "client_static clock ok"));
+    const uint64_t margin = 50000; /* ns */
+    const char *p = run.out;
+    size_t k = 0, allocs = 0;
+    unsigned long long before, after;
+    int used;
+    while (sscanf(p, "at %llu %llu\n%n", &before, &after, &used) == 2) {
+        p += used;
+        while (k < rec.nev && rec.ev[k].op != CULEAK_OP_ALLOC)
+            k++;
+        assert_true(k < rec.nev);
+        uint64_t t = rec.ev[k++].t_ns;
+        if (t + margin < before || t > after + margin)
+            fail_msg("allocation %zu at %llu ns, called between %llu and %llu", allocs, (unsigned long long)t,
+                     before, after);
+        allocs++;
+    }
+    assert_int_equal(allocs, 80);
+}
+
 /* cudaDeviceReset is one event named after it (not also the driver release underneath) */
 static void test_device_reset(void **s)
 {
@@ -181,6 +238,8 @@ int main(void)
         cmocka_unit_test_teardown(test_free0_runtime, after),
         cmocka_unit_test_teardown(test_remap_while_unmapping, after),
         cmocka_unit_test_teardown(test_ctxdestroy, after),
+        cmocka_unit_test_teardown(test_devswitch, after),
+        cmocka_unit_test_teardown(test_event_times, after),
         cmocka_unit_test_teardown(test_device_reset, after),
         cmocka_unit_test_teardown(test_marks, after),
         cmocka_unit_test_teardown(test_v1_abi, after),
