@@ -80,6 +80,7 @@ void model_free(struct model *m)
     free(m->failures_pub);
     live_table_free(&m->live);
     free(m->sites);
+    free(m->site_peaks);
     free(m->row_slots);
     u64map_free(&m->site_index);
     u64map_free(&m->site_index_abs);

@@ -147,6 +147,9 @@ struct model {
     struct symbolizer *sym;
     struct site *sites;
     size_t nsites, sites_cap;
+    /* per site, [2 * site]: the sum of its peaks (site.peak) of memory kinds but blocks;
+     * [2 * site + 1]: of blocks. A site table row's peak, read from 16 bytes a site */
+    uint64_t *site_peaks;
     size_t nnamed;                 /* sites symbolized */
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */

@@ -334,6 +334,10 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     row_index_done(&index, t->rows, t->n);
     size_t k = 0;
     int lazy = query_lazy(q), unnamed = lazy && q->unnamed && (q->group == MODEL_GROUP_SITE || q->group == MODEL_GROUP_STACK);
+    int site_peaks = q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL;
+    /* every unit of every site is in the table, of every memory kind: the sums kept per site */
+    int summed = site_peaks && !q->kinds && !q->supp && !q->keep &&
+                 (q->source == MODEL_SOURCE_NOW || q->source == MODEL_SOURCE_PEAK);
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         struct model_row *r = &t->rows[i];
         if (!unnamed)
@@ -342,8 +346,9 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             r->proc = q->group == MODEL_GROUP_STACK ? rep_proc[i] : -1;
         r->stack = rep[i]->stack;
         r->stack_proc = rep_proc[i];
-        if (q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL) {
-            /* sites keep exact peaks per kind across processes */
+        if (summed) {
+            r->peak_bytes = m->site_peaks[2 * (size_t)r->id + (r->kinds == 1u << CULEAK_KIND_BLOCK)];
+        } else if (site_peaks) { /* sites keep exact peaks per kind across processes */
             uint64_t peak = 0;
             for (uint32_t kinds = r->kinds; kinds; kinds &= kinds - 1)
                 peak += m->sites[r->id].peak[__builtin_ctz(kinds)];
