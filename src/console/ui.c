@@ -120,6 +120,7 @@ static int row_matches(struct ui *u, const struct row *r)
            contains_ci(ui_kinds(r->kinds, kinds, sizeof kinds), u->filter) || strcmp(id, u->filter) == 0;
 }
 
+/* The model's values of a row; what the console adds (a_bytes, the change columns) is left as is. */
 static void row_set(struct row *o, const struct model_row *r)
 {
     o->id = r->id;
@@ -138,10 +139,9 @@ static void row_set(struct row *o, const struct model_row *r)
 
 static struct row row_of(const struct model_row *r)
 {
-    return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
-                        .allocs = r->allocs, .kinds = r->kinds, .nstacks = r->nstacks, .text = r->text,
-                        .module = r->module, .named = r->named, .stack_proc = r->stack_proc,
-                        .stack = r->stack};
+    struct row o = {0};
+    row_set(&o, r);
+    return o;
 }
 
 /* Names resolved change the model's generation, but rows whose order and filter read no

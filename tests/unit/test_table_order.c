@@ -13,6 +13,7 @@
 #include "apis.h"
 #include "stream_builder.h"
 #include "view_support.h"
+#include "xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,6 @@ static const enum sort_field all_fields[] = {SORT_ID,     SORT_LIVE, SORT_COUNT,
                                              SORT_ALLOCS, SORT_KIND, SORT_SITE,  SORT_MODULE};
 #define NFIELDS (sizeof all_fields / sizeof *all_fields)
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* n rows with many ties: values from a few choices (wide = spans of 64 bits), every id
  * once, some ids twice (a site's blocks row beside its other row). */
