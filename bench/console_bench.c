@@ -1,20 +1,26 @@
 /* Console benchmark (not a test): a synthetic job of 1M live allocations over 100k
  * distinct stacks fed through the console's path (bytes -> model_stream_feed, with an
- * observer like the console's), then the time to build, sort and render one table frame
- * into the curses-free grid: cold (100k sites never named: only the rows on screen are
- * resolved), the time the console's between-frame slices take to name every site, warm,
- * with the change column against a snapshot, and as a diff. Prints events/s, frame times
- * and memory. */
+ * observer like the console's), then the time one redraw takes (the table's rows, sorted,
+ * and every pane rendered into the curses-free grid): the first frame (100k sites never
+ * named: only the rows on screen are resolved), the time the console's between-frame
+ * slices take to name every site, then per redraw, median and range over several frames,
+ * of frames where nothing changed and of frames after a tenth of a second of events
+ * (10k), in the modes that cost most: the change column against a snapshot, a diff,
+ * scrolled to the end, sorted by site text, grouped by function and by stack. Prints
+ * events/s, frame times and memory. */
 #include "../src/console/ui.h"
 #include "self_image.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #define LIVE 1000000
 #define STACKS 100000
-#define CHUNK 65536 /* what the console reads from a socket at a time */
+#define CHUNK 65536  /* what the console reads from a socket at a time */
+#define FRAMES 21    /* frames per figure: median and range */
+#define BATCH 10000  /* events between two frames: a tenth of a second at 100k events/s */
 
 static double now(void)
 {
@@ -31,11 +37,23 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long rss_kib(void)
+static long max_rss_kib(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss;
+}
+
+static long rss_kib(void) /* resident now */
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static uint64_t events_seen;
@@ -54,11 +72,59 @@ static void feed(struct model_stream *s, const struct sb *b)
         }
 }
 
-static double frame(struct ui *u, struct grid *g, const struct layout *l)
+/* The events of one frame interval: BATCH/2 frees of the oldest live allocations, BATCH/2
+ * new ones spread over the stacks. */
+static uint64_t seq = 1, next_free, next_new, batches;
+static struct sb *batch(void)
 {
-    double t = now();
+    struct sb *b = sb_new();
+    b->n = 0; /* no stream header: it goes on the stream fed already */
+    batches++;
+    for (int i = 0; i < BATCH / 2; i++, next_free++)
+        sb_free_dev(b, seq++, 4 + next_free % STACKS, 0x700000000000ull + next_free * 256);
+    for (int i = 0; i < BATCH / 2; i++, next_new++)
+        sb_alloc(b, seq++, 4 + (next_new * 7919) % STACKS, 0x720000000000ull + next_new * 256, 1024);
+    return b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* FRAMES redraws; with events, a batch is fed before each (not timed). Prints the median
+ * and the range in ms, wall and CPU time. */
+static void series(const char *what, struct ui *u, struct model_stream *s, int events, struct grid *g,
+                   const struct layout *l)
+{
+    double wall[FRAMES], cpu[FRAMES];
+    for (int i = 0; i < FRAMES; i++) {
+        if (events) {
+            struct sb *b = batch();
+            feed(s, b);
+            sb_free(b);
+        }
+        double t = now(), c = cpu_now();
+        ui_render(u, g, l);
+        cpu[i] = cpu_now() - c;
+        wall[i] = now() - t;
+    }
+    qsort(wall, FRAMES, sizeof *wall, cmp_double);
+    qsort(cpu, FRAMES, sizeof *cpu, cmp_double);
+    printf("    %-45s %6.2f ms (%.2f to %.2f)   CPU %6.2f ms (%.2f to %.2f)\n", what, wall[FRAMES / 2] * 1e3,
+           wall[0] * 1e3, wall[FRAMES - 1] * 1e3, cpu[FRAMES / 2] * 1e3, cpu[0] * 1e3, cpu[FRAMES - 1] * 1e3);
+}
+
+/* Both kinds of frame in the ui's current mode (after one frame that makes its rows). */
+static void mode(const char *what, struct ui *u, struct model_stream *s, struct grid *g, const struct layout *l)
+{
+    char line[80];
     ui_render(u, g, l);
-    return now() - t;
+    snprintf(line, sizeof line, "%s, nothing changed:", what);
+    series(line, u, s, 0, g, l);
+    snprintf(line, sizeof line, "%s, %dk events arrived:", what, BATCH / 1000);
+    series(line, u, s, 1, g, l);
 }
 
 int main(void)
@@ -79,15 +145,9 @@ int main(void)
     for (uint64_t i = 0; i < STACKS; i++)
         sb_frame(b, 4 + i, 3, me.text_lo + 64 + (i * 2654435761u) % span);
     for (uint64_t i = 0; i < LIVE; i++)
-        sb_alloc(b, i + 1, 4 + i % STACKS, 0x700000000000ull + i * 256, 256 + (i % 7) * 64);
-    struct sb *more = sb_new(); /* later: a tenth freed, a tenth allocated again */
-    more->n = 0;
-    for (uint64_t i = 0; i < LIVE / 10; i++)
-        sb_free_dev(more, LIVE + 2 * i + 1, 4 + i % STACKS, 0x700000000000ull + i * 256);
-    for (uint64_t i = 0; i < LIVE / 10; i++)
-        sb_alloc(more, LIVE + 2 * i + 2, 4 + (i * 7) % STACKS, 0x710000000000ull + i * 256, 512);
+        sb_alloc(b, seq++, 4 + i % STACKS, 0x700000000000ull + i * 256, (uint64_t)256 << (i * 7 % 19));
 
-    long rss0 = rss_kib();
+    long rss0 = max_rss_kib();
     struct ui u;
     if (ui_init(&u) != 0)
         return 1;
@@ -97,13 +157,16 @@ int main(void)
     double t0 = now();
     feed(s, b);
     double ingest = now() - t0;
-    long rss1 = rss_kib();
+    long rss1 = max_rss_kib();
+    sb_free(b);
 
     struct layout l;
     struct grid g;
     layout_compute(50, 160, &l);
     grid_init(&g, 50, 160);
-    double cold = frame(&u, &g, &l), warm = 0;
+    t0 = now();
+    ui_render(&u, &g, &l);
+    double cold = now() - t0;
     /* the console's loop: one bounded slice of name resolution per turn until none is left */
     size_t pending = model_names_pending(u.m), slices = 0;
     double slice_max = 0;
@@ -116,24 +179,31 @@ int main(void)
             slice_max = now() - ts;
     }
     double naming = now() - t0;
-    for (int i = 0; i < 10; i++)
-        warm += frame(&u, &g, &l) / 10;
+    ui_render(&u, &g, &l);
     size_t rows = u.nrows;
-    /* where a warm frame's time goes: the model's table (its sort apart), the console's
-     * rows from it (copied, filtered and sorted again), the rest of the render */
-    double t_build = 0, t_sort = 0, t_rows = 0, t_render = 0;
+    printf("console bench: %d live allocations over %d stacks, %zu site rows, a %dx%d screen\n", LIVE, STACKS, rows,
+           50, 160);
+    printf("  ingest (bytes -> model, observer): %.2f M events/s (%.3f s for %d)\n", LIVE / ingest / 1e6, ingest,
+           LIVE);
+    printf("  first frame %.1f ms (names resolved for the rows on screen only); then %zu site names resolved\n"
+           "  in the background in %.2f s (%zu slices, longest %.1f ms)\n",
+           cold * 1e3, pending, naming, slices, slice_max * 1e3);
+
+    /* where the time of a frame with new events goes: the model's table, the console's rows
+     * from it, the rest of the render */
+    double t_build = 0, t_rows = 0, t_render = 0;
     for (int i = 0; i < 10; i++) {
+        struct sb *e = batch();
+        feed(s, e);
+        sb_free(e);
         struct model_query q;
         model_query_init(&q);
         q.lazy_names = 1;
+        q.unsorted = 1; /* as the console asks: it sorts the rows its own way */
         struct model_table t;
         double ts = cpu_now();
         model_table_build(u.m, &q, &t);
         t_build += (cpu_now() - ts) / 10;
-        model_table_sort(&t, MODEL_FIELD_ID, 1); /* rows in the order the build makes them */
-        ts = cpu_now();
-        model_table_sort(&t, MODEL_FIELD_LIVE_BYTES, 0);
-        t_sort += (cpu_now() - ts) / 10;
         model_table_free(&t);
         ts = cpu_now();
         ui_rows(&u);
@@ -142,47 +212,49 @@ int main(void)
         ui_render(&u, &g, &l);
         t_render += (cpu_now() - ts) / 10;
     }
+    printf("  in CPU time, after new events: the model's table %.1f ms; the console's rows, sorted, %.1f ms\n"
+           "  (the table included); a redraw with the rows made %.2f ms\n",
+           t_build * 1e3, t_rows * 1e3, t_render * 1e3);
+
+    printf("  per redraw (median and range of %d frames; %dk events fed between frames, not timed):\n", FRAMES,
+           BATCH / 1000);
+    mode("live table", &u, s, &g, &l);
     model_snapshot_take(u.m, "a");
     snprintf(u.base, sizeof u.base, "a");
-    t0 = now();
+    struct sb *more = batch(); /* some change against the snapshot */
     feed(s, more);
-    double ingest2 = now() - t0;
-    double change = 0;
-    for (int i = 0; i < 10; i++)
-        change += frame(&u, &g, &l) / 10;
+    sb_free(more);
+    mode("change column", &u, s, &g, &l);
+    u.base[0] = 0;
+    u.sel = u.nrows - 1; /* the end of the table */
+    u.sel_valid = 0;
+    mode("scrolled to the end", &u, s, &g, &l);
+    u.sel = 0;
+    u.sort = SORT_SITE; /* as the command: every name resolved first */
+    ui_resolve_names(&u, 0);
+    mode("sorted by site", &u, s, &g, &l);
+    u.sort = SORT_LIVE;
     u.diff_active = 1;
     snprintf(u.diff_a, sizeof u.diff_a, "a");
-    double diff = 0;
-    for (int i = 0; i < 10; i++)
-        diff += frame(&u, &g, &l) / 10;
+    mode("diff a -> now", &u, s, &g, &l);
     size_t diff_rows = u.nrows;
     u.diff_active = 0;
     u.group = MODEL_GROUP_FUNCTION;
-    double byfunc = frame(&u, &g, &l);
-    long rss2 = rss_kib();
+    mode("grouped by function", &u, s, &g, &l);
+    u.group = MODEL_GROUP_STACK;
+    mode("grouped by stack", &u, s, &g, &l);
+    u.group = MODEL_GROUP_SITE;
+    ui_render(&u, &g, &l);
 
     uint64_t bytes, count;
     ui_totals(&u, &bytes, &count);
-    printf("console bench: %d live allocations over %d stacks, %zu site rows (%llu live now)\n", LIVE, STACKS, rows,
-           (unsigned long long)count);
-    printf("  ingest (bytes -> model, observer): %.2f M events/s (%.3f s for %d; then %.2f M events/s)\n",
-           LIVE / ingest / 1e6, ingest, LIVE, 2.0 * (LIVE / 10) / ingest2 / 1e6);
-    printf("  frame (build + sort + render %dx%d): cold %.1f ms (names resolved for the rows on screen only),\n",
-           50, 160, cold * 1e3);
-    printf("        then %zu site names resolved in the background in %.2f s (%zu slices, longest %.1f ms),\n",
-           pending, naming, slices, slice_max * 1e3);
-    printf("        warm %.1f ms; in CPU time: a frame %.1f ms, the model's table %.1f ms (its sort %.1f ms),\n"
-           "        the console's rows %.1f ms (the table included), the other panes %.1f ms,\n", warm * 1e3,
-           t_render * 1e3, t_build * 1e3, t_sort * 1e3, t_rows * 1e3, (t_render - t_rows) * 1e3);
-    printf("        with change column %.1f ms, diff (%zu rows) %.1f ms, grouped by function %.1f ms\n", change * 1e3,
-           diff_rows, diff * 1e3, byfunc * 1e3);
-    printf("  memory: max RSS %.0f MiB before, %.0f MiB after ingest (%.0f bytes per live allocation), %.0f MiB at end"
-           " (stream buffers included)\n",
-           rss0 / 1024.0, rss1 / 1024.0, (double)(rss1 - rss0) * 1024 / LIVE, rss2 / 1024.0);
+    printf("  %zu rows in the diff; %llu allocations live at the end\n", diff_rows, (unsigned long long)count);
+    printf("  memory: max RSS %.0f MiB before, %.0f MiB after ingest (%.0f bytes per live allocation), resident\n"
+           "  %.0f MiB at the end, max RSS %.0f MiB (stream buffers and the snapshot included)\n",
+           rss0 / 1024.0, rss1 / 1024.0, (double)(rss1 - rss0) * 1024 / LIVE, rss_kib() / 1024.0,
+           max_rss_kib() / 1024.0);
     grid_free(&g);
     model_stream_close(s);
     ui_free(&u);
-    sb_free(b);
-    sb_free(more);
-    return events_seen == LIVE + LIVE / 5 ? 0 : 1;
+    return events_seen == LIVE + BATCH * batches ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include "report_internal.h"
 #include "suppress.h"
 #include "self_image.h"
+#include "xorshift.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -42,14 +43,6 @@ static const char *spread(double *t)
     return buf;
 }
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* 10k stacks of depth 8 over 2k distinct call addresses; 1M events: allocations, and
  * frees of a random earlier one, leaving about a fifth live. */

@@ -7,6 +7,7 @@
 #include "model.h"
 #include "stream_builder.h"
 #include "suspects.h"
+#include "xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +24,6 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -120,7 +113,7 @@ static void scenario(int sites, int iters, int ops)
     for (int marks = 0; marks < 2; marks++) {
         struct job j = {.sites = sites, .ops = ops, .marks = marks, .seq = (uint64_t)sites + 1,
                         .addr = 0x7c0000000000ull};
-        rng = 88172645463325252ull; /* the same events with and without marks */
+        xorshift_reset(); /* the same events with and without marks */
         part[marks][0] = iterations(&j, 20);
         uint64_t before = j.nmarks;
         part[marks][1] = iterations(&j, iters);

@@ -101,6 +101,8 @@ static char idbuf[32];
 static const char *site_item(size_t i)
 {
     /* the visible table's ids, then the sites' function labels */
+    if (i == 0)
+        ui_rows_need(&con->u, 0, con->u.nrows);
     if (i < con->u.nrows) {
         snprintf(idbuf, sizeof idbuf, "%u", ui_site_id(con->u.rows[i].id));
         return idbuf;

@@ -84,6 +84,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         grid_put(g, r.y, r.x, r.w, " stack", AT_TITLE);
         return;
     }
+    ui_name_row(u, &u->rows[u->sel]);
     const struct row *s = &u->rows[u->sel];
     const struct model_process *p = model_process(u->m, s->stack_proc);
     if (!p)

@@ -80,12 +80,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     int rows = r.h - 1;
     if (rows < 1)
         return;
-    if (u->sel < u->top)
-        u->top = u->sel;
-    if (u->sel >= u->top + (size_t)rows)
-        u->top = u->sel - (size_t)rows + 1;
-    if (u->top + (size_t)rows > u->nrows)
-        u->top = u->nrows > (size_t)rows ? u->nrows - (size_t)rows : 0;
+    u->top = ui_table_top(u->top, u->sel, (size_t)rows, u->nrows);
+    if (ui_rows_need(u, u->top, u->top + (size_t)rows)) /* a frame ordered fewer rows than fit here */
+        u->top = ui_table_top(u->top, u->sel, (size_t)rows, u->nrows);
     if (u->nrows == 0) {
         grid_put(g, r.y + 1, r.x + 2, r.w - 2,
                  u->filter[0] ? "(no site matches the filter)" : u->diff_active ? "(no change between the snapshots)"
@@ -147,6 +144,10 @@ static int key(struct ui *u, int k, struct rect r)
     size_t page = r.h > 2 ? (size_t)r.h - 2 : 1;
     if (!u->nrows)
         return 1;
+    if (k != UK_UP && k != UK_DOWN) /* moves past the rows in order */
+        ui_rows_need(u, 0, u->nrows);
+    else
+        ui_rows_need(u, u->sel ? u->sel - 1 : 0, u->sel + 2);
     switch (k) {
     case UK_UP: if (u->sel) u->sel--; break;
     case UK_DOWN: if (u->sel + 1 < u->nrows) u->sel++; break;

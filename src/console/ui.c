@@ -2,6 +2,7 @@
 #include "ui.h"
 #include "apis.h"
 #include "fmt.h"
+#include "row_order.h"
 #include "view_support.h"
 #include "wire.h"
 
@@ -37,6 +38,9 @@ void ui_free(struct ui *u)
     bp_free(&u->bps);
     outbuf_free(&u->out);
     free(u->rows);
+    row_sort_scratch_free(&u->sort_scratch);
+    free(u->base_cache.bytes);
+    free(u->base_cache.count);
     free(u->gone);
     u->m = NULL;
 }
@@ -116,40 +120,38 @@ static int row_matches(struct ui *u, const struct row *r)
            contains_ci(ui_kinds(r->kinds, kinds, sizeof kinds), u->filter) || strcmp(id, u->filter) == 0;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
-
-static int row_cmp(const void *pa, const void *pb, void *arg)
+/* The model's values of a row; what the console adds (a_bytes, the change columns) is left as is. */
+static void row_set(struct row *o, const struct model_row *r)
 {
-    const struct ui *u = arg;
-    const struct row *a = pa, *b = pb;
-    int c = 0;
-    char ka[128], kb[128];
-    switch (u->sort) {
-    case SORT_ID: c = -cmp_u64(a->id, b->id); break;
-    case SORT_LIVE: c = cmp_u64(a->live, b->live); break;
-    case SORT_COUNT: c = cmp_u64(a->count, b->count); break;
-    case SORT_CHANGE: c = a->change < b->change ? -1 : a->change > b->change; break;
-    case SORT_PEAK: c = cmp_u64(a->peak, b->peak); break;
-    case SORT_ALLOCS: c = cmp_u64(a->allocs, b->allocs); break;
-    case SORT_KIND: c = -strcmp(ui_kinds(a->kinds, ka, sizeof ka), ui_kinds(b->kinds, kb, sizeof kb)); break;
-    case SORT_SITE: c = -cmp_str(a->text, b->text); break;
-    case SORT_MODULE: c = -cmp_str(a->module, b->module); break;
-    }
-    if (c == 0) /* stable order: larger live first, then lower id */
-        c = cmp_u64(a->live, b->live);
-    if (c == 0)
-        c = -cmp_u64(a->id, b->id);
-    return u->sort_reverse ? c : -c;
+    o->id = r->id;
+    o->live = r->live_bytes;
+    o->count = r->live_count;
+    o->peak = r->peak_bytes;
+    o->allocs = r->allocs;
+    o->kinds = r->kinds;
+    o->nstacks = r->nstacks;
+    o->text = r->text;
+    o->module = r->module;
+    o->named = r->named;
+    o->stack_proc = r->stack_proc;
+    o->stack = r->stack;
 }
 
 static struct row row_of(const struct model_row *r)
 {
-    return (struct row){.id = r->id, .live = r->live_bytes, .count = r->live_count, .peak = r->peak_bytes,
-                        .allocs = r->allocs, .kinds = r->kinds, .nstacks = r->nstacks, .text = r->text,
-                        .module = r->module, .named = r->named, .stack_proc = r->stack_proc,
-                        .stack = r->stack};
+    struct row o = {0};
+    row_set(&o, r);
+    return o;
+}
+
+/* Names resolved change the model's generation, but rows whose order and filter read no
+ * names show new names as they are drawn (ui_name_row): such kept rows stay kept. */
+static void names_resolved(struct ui *u, uint64_t before)
+{
+    int read_names = u->filter[0] || u->sort == SORT_SITE || u->sort == SORT_MODULE ||
+                     u->group == MODEL_GROUP_FUNCTION || u->group == MODEL_GROUP_FILE;
+    if (u->rows_kept && u->rows_key.generation == before && !read_names)
+        u->rows_key.generation = model_generation(u->m);
 }
 
 void ui_name_row(struct ui *u, struct row *r)
@@ -157,7 +159,10 @@ void ui_name_row(struct ui *u, struct row *r)
     if (r->named)
         return;
     struct model_row mr = {.id = r->id, .stack = r->stack, .stack_proc = r->stack_proc};
-    if (model_row_name(u->m, u->group, &mr) < 0)
+    uint64_t before = model_generation(u->m);
+    int rc = model_row_name(u->m, u->group, &mr);
+    names_resolved(u, before);
+    if (rc < 0)
         return;
     r->text = mr.text;
     r->module = mr.module;
@@ -166,7 +171,10 @@ void ui_name_row(struct ui *u, struct row *r)
 
 size_t ui_resolve_names(struct ui *u, double budget_s)
 {
-    return model_resolve_names(u->m, SIZE_MAX, budget_s > 0 ? (uint64_t)(budget_s * 1e9) : 0);
+    uint64_t before = model_generation(u->m);
+    size_t n = model_resolve_names(u->m, SIZE_MAX, budget_s > 0 ? (uint64_t)(budget_s * 1e9) : 0);
+    names_resolved(u, before);
+    return n;
 }
 
 static void query_of(const struct ui *u, struct model_query *q)
@@ -180,10 +188,195 @@ static void query_of(const struct ui *u, struct model_query *q)
     q->lazy_names = 1;
 }
 
-void ui_rows(struct ui *u)
+/* to: zeroed, n bytes */
+static void copy_str(char *to, size_t n, const char *from) { memcpy(to, from, strnlen(from, n - 1)); }
+
+/* Everything the rows depend on: while it stays the same, a frame keeps the rows. */
+static void rows_key_of(const struct ui *u, struct rows_key *k)
+{
+    memset(k, 0, sizeof *k); /* padding included: keys are compared with memcmp */
+    k->m = u->m;
+    k->generation = model_generation(u->m);
+    k->group = u->group;
+    k->src_kind = u->src.kind;
+    k->failure = u->src.failure;
+    k->proc_filter = u->proc_filter;
+    k->diff_active = u->diff_active;
+    k->sort = u->sort;
+    k->sort_reverse = u->sort_reverse;
+    copy_str(k->snapshot, sizeof k->snapshot, u->src.snapshot);
+    copy_str(k->base, sizeof k->base, u->base);
+    copy_str(k->diff_a, sizeof k->diff_a, u->diff_a);
+    copy_str(k->diff_b, sizeof k->diff_b, u->diff_b);
+    copy_str(k->filter, sizeof k->filter, u->filter);
+}
+
+size_t ui_table_top(size_t top, size_t sel, size_t fit, size_t n)
+{
+    if (sel < top)
+        top = sel;
+    if (sel >= top + fit)
+        top = sel - fit + 1;
+    if (top + fit > n)
+        top = n > fit ? n - fit : 0;
+    return top;
+}
+
+static void keep_selection(struct ui *u);
+
+static int all_sorted(const struct ui *u) { return u->sorted_lo == 0 && u->sorted_hi >= u->nrows; }
+
+int ui_rows_need(struct ui *u, size_t lo, size_t hi)
+{
+    if (all_sorted(u) || (u->sorted_lo <= lo && hi <= u->sorted_hi))
+        return 0;
+    rows_sort(&u->rows, &u->caprows, u->nrows, u->sort, u->sort_reverse, &u->sort_scratch);
+    u->sorted_lo = 0;
+    u->sorted_hi = u->nrows;
+    keep_selection(u);
+    return 1;
+}
+
+/* The selection stays on the same row (by id) when rows move, else in range. */
+static void keep_selection(struct ui *u)
+{
+    size_t m = u->nrows;
+    if (!all_sorted(u) && !(u->sel_valid && u->sel >= u->sorted_lo && u->sel < u->sorted_hi &&
+                            u->rows[u->sel].id == u->sel_site)) {
+        ui_rows_need(u, 0, m); /* the selection is to be found among rows out of order */
+        return;
+    }
+    if (u->sel_valid) {
+        if (u->sel < m && u->rows[u->sel].id == u->sel_site)
+            return;
+        for (size_t i = 0; i < m; i++) {
+            if (u->rows[i].id == u->sel_site) {
+                u->sel = i;
+                return;
+            }
+        }
+    }
+    if (u->sel >= m)
+        u->sel = m ? m - 1 : 0;
+    if (m) {
+        u->sel_site = u->rows[u->sel].id;
+        u->sel_valid = 1;
+    }
+}
+
+static void rows_make(struct ui *u, int names);
+
+/* A frame's rows of a big table: only those on screen are put in order. The selection's
+ * place comes from the keys; the view moves as the table pane will move it. 0: the rows
+ * are to be sorted. */
+static int screen_rows(struct ui *u)
+{
+    size_t n = u->nrows, fit = u->table_rows;
+    struct row_sort_scratch *s = &u->sort_scratch;
+    if (n < UI_PARTIAL_MIN || !fit || rows_keys(u->rows, n, u->sort, u->sort_reverse, s) != 0)
+        return 0;
+    size_t sel = n, rank = n;
+    for (size_t i = 0; u->sel_valid && i < n; i++) { /* a site's two rows: the first in order */
+        if (u->rows[i].id != u->sel_site)
+            continue;
+        size_t r = rows_rank(s, n, i);
+        if (r < rank) {
+            rank = r;
+            sel = i;
+        }
+    }
+    if (sel == n) /* gone, or no row selected: the same place */
+        rank = u->sel < n ? u->sel : n - 1;
+    size_t top = ui_table_top(u->top, rank, fit, n), hi = top + fit < n ? top + fit : n;
+    if (sel == n && hi > n / 4)
+        return 0; /* no row to find the window around: it would be [0, hi) */
+    u->sorted_lo = rows_window(u->rows, n, sel, sel == n ? 0 : top, hi, s);
+    u->sorted_hi = hi;
+    u->sel = rank;
+    u->sel_site = u->rows[rank].id;
+    u->sel_valid = 1;
+    rows_key_of(u, &u->rows_key);
+    u->rows_kept = 1;
+    return 1;
+}
+
+void ui_rows_refresh(struct ui *u)
+{
+    struct rows_key k;
+    rows_key_of(u, &k);
+    if (u->rows_kept && memcmp(&k, &u->rows_key, sizeof k) == 0)
+        keep_selection(u);
+    else
+        rows_make(u, 0);
+}
+
+static size_t row_slot(const struct model_row *r)
+{
+    return (size_t)r->id << 1 | (r->kinds == 1u << CULEAK_KIND_BLOCK);
+}
+
+/* The snapshot's values of t's rows (model_table_baseline): from scratch (names: the
+ * straightforward way, for commands), or for frames from the values per row id kept by
+ * the frame before while the snapshot and the table's kind stay the same. The rows a
+ * table has never lack in the one the values were kept from: every unit's row is there,
+ * nothing live or not. */
+static int baseline(struct ui *u, const struct model_query *q, const char *snap, const struct model_table *t,
+                    uint64_t *bb, uint64_t *bc, int names)
+{
+    struct base_cache *c = &u->base_cache;
+    uint64_t stamp = model_snapshot_stamp(u->m, snap);
+    const char *src_snap = q->source == MODEL_SOURCE_SNAPSHOT && q->snapshot ? q->snapshot : "";
+    if (!names && stamp && c->stamp == stamp && c->m == u->m && c->group == q->group && c->proc == q->proc &&
+        c->source == q->source && strcmp(c->name, snap) == 0 && strcmp(c->source_snapshot, src_snap) == 0) {
+        for (size_t i = 0; i < t->n; i++) {
+            size_t k = row_slot(&t->rows[i]);
+            bb[i] = k < c->n ? c->bytes[k] : 0;
+            bc[i] = k < c->n ? c->count[k] : 0;
+        }
+        return 0;
+    }
+    if (model_table_baseline(u->m, q, snap, t, bb, bc) != 0)
+        return -1;
+    c->stamp = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (row_slot(&t->rows[i]) >= n)
+            n = row_slot(&t->rows[i]) + 1;
+    if (n > c->n) {
+        uint64_t *b = realloc(c->bytes, n * sizeof *b), *k = b ? realloc(c->count, n * sizeof *k) : NULL;
+        if (b)
+            c->bytes = b;
+        if (!k)
+            return 0; /* kept nothing: the next frame asks the model again */
+        c->count = k;
+        c->n = n;
+    }
+    memset(c->bytes, 0, c->n * sizeof *c->bytes);
+    memset(c->count, 0, c->n * sizeof *c->count);
+    for (size_t i = 0; i < t->n; i++) {
+        size_t k = row_slot(&t->rows[i]);
+        c->bytes[k] = bb[i];
+        c->count[k] = bc[i];
+    }
+    c->m = u->m;
+    c->stamp = stamp;
+    c->group = q->group;
+    c->proc = q->proc;
+    c->source = q->source;
+    snprintf(c->name, sizeof c->name, "%s", snap);
+    snprintf(c->source_snapshot, sizeof c->source_snapshot, "%s", src_snap);
+    return 0;
+}
+
+static void rows_make(struct ui *u, int names)
 {
     struct model_query q;
     query_of(u, &q);
+    q.unsorted = 1; /* sorted below, the console's way */
+    /* frames name only the rows they show (ui_name_row), unless the filter or the sort
+     * reads names */
+    q.unnamed = !names && !u->filter[0] && u->sort != SORT_SITE && u->sort != SORT_MODULE;
+    u->rows_kept = 0;
     const char *base = u->base[0] && model_snapshot_find(u->m, u->base) >= 0 ? u->base : NULL;
     if (u->diff_active) {
         q.source = u->diff_b[0] ? MODEL_SOURCE_SNAPSHOT : MODEL_SOURCE_NOW;
@@ -208,7 +401,7 @@ void ui_rows(struct ui *u)
     if (base && t.n) {
         bb = malloc(t.n * sizeof *bb);
         bc = malloc(t.n * sizeof *bc);
-        if (!bb || !bc || model_table_baseline(u->m, &q, base, &t, bb, bc) != 0) {
+        if (!bb || !bc || baseline(u, &q, base, &t, bb, bc, names) != 0) {
             free(bb);
             free(bc);
             bb = bc = NULL;
@@ -218,37 +411,32 @@ void ui_rows(struct ui *u)
     u->total_count = t.total_count;
     size_t m = 0;
     for (size_t i = 0; i < t.n; i++) {
-        struct row r = row_of(&t.rows[i]);
-        r.a_bytes = bb ? bb[i] : 0;
-        r.change = (int64_t)(r.live - r.a_bytes);
-        r.count_change = (int64_t)(r.count - (bc ? bc[i] : 0));
-        if (u->diff_active && r.change == 0 && r.count_change == 0)
+        struct row *r = &u->rows[m]; /* written in place: a row is big */
+        row_set(r, &t.rows[i]);
+        r->a_bytes = bb ? bb[i] : 0;
+        r->change = (int64_t)(r->live - r->a_bytes);
+        r->count_change = (int64_t)(r->count - (bc ? bc[i] : 0));
+        if (u->diff_active && r->change == 0 && r->count_change == 0)
             continue;
-        if (!row_matches(u, &r))
+        if (!row_matches(u, r))
             continue;
-        u->rows[m++] = r;
+        m++;
     }
     free(bb);
     free(bc);
     model_table_free(&t);
     u->nrows = m;
-    if (m > 1)
-        qsort_r(u->rows, m, sizeof *u->rows, row_cmp, u);
-    if (u->sel_valid) {
-        for (size_t i = 0; i < m; i++) {
-            if (u->rows[i].id == u->sel_site) {
-                u->sel = i;
-                return;
-            }
-        }
-    }
-    if (u->sel >= m)
-        u->sel = m ? m - 1 : 0;
-    if (m) {
-        u->sel_site = u->rows[u->sel].id;
-        u->sel_valid = 1;
-    }
+    if (!names && screen_rows(u))
+        return;
+    rows_sort(&u->rows, &u->caprows, m, u->sort, u->sort_reverse, &u->sort_scratch);
+    u->sorted_lo = 0;
+    u->sorted_hi = m;
+    keep_selection(u);
+    rows_key_of(u, &u->rows_key);
+    u->rows_kept = 1;
 }
+
+void ui_rows(struct ui *u) { rows_make(u, 1); }
 
 /* Calls fn for every row of the current grouping, live now, over all processes. */
 static int each_row(struct ui *u, int (*fn)(struct ui *u, const struct model_row *r, void *arg), void *arg)
@@ -390,10 +578,11 @@ static void header_and_table(const struct ui *u, const struct layout *l, struct 
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
-    ui_rows(u); /* the header's totals come from the rows when the source is not "now" */
-    ui_suspects_refresh(u);
+    ui_suspects_refresh(u); /* a line of suspects takes one of the table's */
     struct rect hdr, tab;
     header_and_table(u, l, &hdr, &tab);
+    u->table_rows = tab.h > 1 ? (size_t)tab.h - 1 : 0;
+    ui_rows_refresh(u); /* the header's totals come from the rows when the source is not "now" */
     header_view.render(u, g, hdr);
     table_view.render(u, g, tab);
     stack_view.render(u, g, l->stack);

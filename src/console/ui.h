@@ -29,6 +29,18 @@ struct row {
     uint64_t stack;
 };
 
+/* Buffers of the table's sort (row_order.h), kept from one frame to the next. */
+struct row_sort_scratch {
+    uint64_t *keys;   /* 5 arrays of cap keys */
+    size_t cap;
+    int nk, f, reverse; /* the keys made last (rows_keys); nk 0: text, by the comparator */
+    const struct row *rows; /* ... of these rows */
+    unsigned w[3];
+    int multi_pass; /* tests: a pass per key even where packed keys would fit */
+    struct row *spare; /* the rows are gathered into it, then it takes the rows' place */
+    size_t spare_cap;
+};
+
 /* The allocation the job is paused in. */
 struct held {
     int proc;
@@ -63,6 +75,32 @@ struct ui_suspects {
     double fill_marks, fill_s;
 };
 
+/* A snapshot's bytes and count per row id (id << 1 | a site's blocks row), kept by the
+ * frames for the change column and diffs while the snapshot, the grouping, the process
+ * and the table's source stay the same. */
+struct base_cache {
+    struct model *m;
+    uint64_t stamp;        /* model_snapshot_stamp; 0: nothing kept */
+    char name[80], source_snapshot[80];
+    enum model_group group;
+    enum model_source source;
+    int proc;
+    uint64_t *bytes, *count;
+    size_t n;
+};
+
+/* What a table's rows were made from (ui_rows_refresh). */
+struct rows_key {
+    struct model *m;
+    uint64_t generation;
+    enum model_group group;
+    enum model_source src_kind;
+    int failure, proc_filter, diff_active;
+    enum sort_field sort;
+    int sort_reverse;
+    char snapshot[80], base[80], diff_a[80], diff_b[80], filter[256];
+};
+
 struct ui {
     struct model *m;       /* the one picture of the job: every view reads it */
     struct bp_list bps;
@@ -94,6 +132,14 @@ struct ui {
     char diff_a[80], diff_b[80]; /* snapshot names; diff_b empty: now */
     struct row *rows;
     size_t nrows, caprows;
+    struct row_sort_scratch sort_scratch;
+    struct base_cache base_cache;
+    struct rows_key rows_key; /* what the rows were made from, while rows_kept */
+    int rows_kept;
+    /* rows[sorted_lo..sorted_hi) are in their places, the others around them in no order:
+     * a frame of a big table orders no more rows than it shows (ui_rows_need orders all) */
+    size_t sorted_lo, sorted_hi;
+    size_t table_rows;     /* rows the table pane shows (set by ui_render) */
     uint64_t total_bytes, total_count; /* every row of the source, before the filter */
     size_t sel, top;
     uint32_t sel_site;     /* the selected row's id: keeps the selection when rows move */
@@ -129,6 +175,21 @@ void ui_message(struct ui *u, int error, const char *fmt, ...) __attribute__((fo
 /* Recomputes the table's rows (source, filter, process, diff, sort), keeping the
  * selection. Costs O(stacks), never O(live allocations). */
 void ui_rows(struct ui *u);
+/* What each frame calls: the same, but keeps the rows (and only puts the selection
+ * right) when neither the model (model_generation) nor anything of the ui that they
+ * depend on has changed since they were made; and the rows it makes may come without
+ * names (text and module NULL, named 0) where neither the filter nor the sort reads them:
+ * the views name the rows they show (ui_name_row). */
+void ui_rows_refresh(struct ui *u);
+/* Orders the rows if a frame left rows[lo..hi) out of order; 1 when it sorted (the
+ * selection stays on its row, maybe at another index). Call before reading a row outside
+ * [sorted_lo, sorted_hi). */
+int ui_rows_need(struct ui *u, size_t lo, size_t hi);
+/* Tables of at least this many rows: frames order only the rows on screen. */
+#define UI_PARTIAL_MIN 4096
+/* The first row the table shows, from the last one, the selection, the rows that fit
+ * and the rows there are: the selection stays in view, the view moves as little as it can. */
+size_t ui_table_top(size_t top, size_t sel, size_t fit, size_t n);
 /* Site names (a libdw lookup each, ~60 us) are resolved lazily, so that a table of 100k
  * new sites costs tens of milliseconds: rows come with module+0xoffset text, the rows
  * on screen are resolved before they are drawn (ui_name_row), and the console resolves

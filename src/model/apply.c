@@ -152,8 +152,11 @@ static void account_alloc(struct model *m, struct process *p, struct unit *u, in
         growth_on_change(p, u);
     struct site *s = &m->sites[u->site];
     s->live[u->kind] += size;
-    if (s->live[u->kind] > s->peak[u->kind])
+    if (s->live[u->kind] > s->peak[u->kind]) {
+        if (culeak_kind_is_memory(u->kind))
+            m->site_peaks[2 * u->site + (u->kind == CULEAK_KIND_BLOCK)] += s->live[u->kind] - s->peak[u->kind];
         s->peak[u->kind] = s->live[u->kind];
+    }
     struct model_counter *cs[5];
     size_t n = counters_of(m, p, ds, u->kind, cs);
     for (size_t i = 0; i < n; i++)

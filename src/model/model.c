@@ -2,6 +2,7 @@
 #include "model_internal.h"
 #include "pyframes.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,9 @@ struct model *model_new(const struct model_options *opt)
         m->opt.timeline_step_ns = 1000000;
     if (!m->opt.failure_snapshots)
         m->opt.failure_snapshots = 16;
+    /* each model counts from its own start: 2^40 changes apart */
+    static atomic_uint_fast64_t models_made;
+    m->generation = (uint64_t)atomic_fetch_add(&models_made, 1) << 40;
     strpool_init(&m->strings);
     strpool_init(&m->module_paths);
     for (int g = 0; g < MODEL_GROUP_COUNT; g++)
@@ -76,6 +80,8 @@ void model_free(struct model *m)
     free(m->failures_pub);
     live_table_free(&m->live);
     free(m->sites);
+    free(m->site_peaks);
+    free(m->row_slots);
     u64map_free(&m->site_index);
     u64map_free(&m->site_index_abs);
     u64map_free(&m->stack_rows);
@@ -158,6 +164,7 @@ void model_process_set_exit_status(struct model *m, int proc, int wstatus)
     struct process *p = model_proc(m, proc);
     if (p)
         p->pub.exit_status = wstatus;
+    model_changed(m);
 }
 
 void model_set_observer(struct model *m, const struct model_observer *obs)
@@ -175,6 +182,8 @@ void model_stop_at_mark(struct model *m, const char *label)
 }
 
 uint64_t model_event_count(const struct model *m) { return m->events; }
+
+uint64_t model_generation(const struct model *m) { return m->generation; }
 
 static void counter_sum(struct model_counter *to, const struct model_counter *c)
 {

@@ -153,6 +153,11 @@ void model_totals(const struct model *m, int proc, int device, int kind, struct 
 /* Devices a process (or MODEL_ALL) used, ascending; returns how many (may exceed max). */
 int model_devices(const struct model *m, int proc, int *out, int max);
 uint64_t model_event_count(const struct model *m); /* all processes */
+/* A number that changes whenever what the model shows may have changed: a record fed, a
+ * stream cut off or corrupt, an exit status set, a snapshot taken, copied, imported or
+ * dropped, a site's name resolved. Never the same for two models (a view that keeps a
+ * table may keep it while this stays the same). */
+uint64_t model_generation(const struct model *m);
 
 /* ------------------------------------------------------------------ timeline */
 
@@ -275,6 +280,11 @@ struct model_query {
      * matches only the stacks it has not judged yet. */
     const struct suppressions *supp;
     int suppressed;
+    int unsorted;          /* rows in no particular order (the caller sorts them its own way) */
+    /* With lazy_names, grouped by site or stack: rows come without names (text, module,
+     * function, file and via NULL, named 0) and the caller names the ones it shows with
+     * model_row_name. Saves a big table's lookups of every site's names. */
+    int unnamed;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);
@@ -358,6 +368,10 @@ int model_label_is_seq(const char *label);
 int model_snapshot_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
+/* A number that changes whenever snapshot `name` is taken again or filled in further (an
+ * armed one, at each process's mark), never the same for two versions (as
+ * model_generation); 0 when there is no such snapshot. */
+uint64_t model_snapshot_stamp(const struct model *m, const char *name);
 void model_snapshot_drop(struct model *m, const char *name);
 /* Snapshot `to` as a copy of snapshot `from` (replacing one named `to`). 0, or -1 when
  * `from` does not exist or memory runs out. */

@@ -126,6 +126,7 @@ struct snapshot {
     uint64_t trigger_seq;
     struct state *parts;       /* per process */
     int nparts;
+    uint64_t stamp;            /* model_snapshot_stamp() */
 };
 
 struct failure_rec {
@@ -146,6 +147,9 @@ struct model {
     struct symbolizer *sym;
     struct site *sites;
     size_t nsites, sites_cap;
+    /* per site, [2 * site]: the sum of its peaks (site.peak) of memory kinds but blocks;
+     * [2 * site + 1]: of blocks. A site table row's peak, read from 16 bytes a site */
+    uint64_t *site_peaks;
     size_t nnamed;                 /* sites symbolized */
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
@@ -176,7 +180,14 @@ struct model {
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
     struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
     int growth_walk_all;           /* suspects.c, for tests: every mark sums every site again */
+    uint64_t generation;           /* model_generation() */
+    uint32_t *row_slots;           /* table.c: row id << 1 | part -> row of the table being
+                                      built; UINT32_MAX (empty) between uses */
+    size_t nrow_slots;
 };
+
+/* Something a view may show changed (model_generation). */
+static inline void model_changed(struct model *m) { m->generation++; }
 
 /* A site's pool blocks and the rest of its memory (the segments they come from) are rows
  * apart: bit 0 of a row key, under the row id. */
@@ -243,6 +254,25 @@ static inline void suppressions_stale(struct process *p)
 }
 
 /* table.c */
+/* An index from row keys to rows of one table (a build, a baseline). Keys are
+ * id << 4 | cache << 1 | part. Without cache classes (cached 0: every source but LEAKS)
+ * ids are small and dense, and the model's row_slots array stands in for a hash map (a
+ * dense index ignores the cache bits: rows that differ only there share a slot);
+ * row_index_done() empties the slots of the ids of the n rows put. */
+struct row_index {
+    struct model *m;
+    int dense;
+    size_t used;      /* dense: slots below this may be set */
+    struct u64map map;
+};
+int row_index_init(struct row_index *x, struct model *m, int cached, size_t n);
+uint32_t row_index_get(const struct row_index *x, uint64_t key);
+int row_index_put(struct row_index *x, uint64_t key, uint32_t row);
+void row_index_done(struct row_index *x, const struct model_row *rows, size_t n);
+static inline uint64_t row_key(uint32_t id, enum model_cache cache, uint64_t part)
+{
+    return (uint64_t)id << 4 | (uint64_t)cache << 1 | part;
+}
 /* Live bytes and count of a unit in a source; dense holds snapshot/failure values. */
 void unit_value(const struct process *p, const struct unit *u, size_t ui, enum model_source src,
                 const struct state_item *dense, uint64_t *bytes, uint64_t *count);

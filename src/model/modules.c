@@ -233,8 +233,13 @@ static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset, u
         if (!ns)
             return 0;
         m->sites = ns;
+        uint64_t *np = realloc(m->site_peaks, 2 * cap * sizeof *np);
+        if (!np)
+            return 0;
+        m->site_peaks = np;
         m->sites_cap = cap;
     }
+    m->site_peaks[2 * m->nsites] = m->site_peaks[2 * m->nsites + 1] = 0;
     struct site *st = &m->sites[m->nsites];
     memset(st, 0, sizeof *st);
     st->module = packed ? module : 0;

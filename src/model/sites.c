@@ -61,6 +61,7 @@ void site_symbolize(struct model *m, struct site *s)
         return;
     s->symbolized = 1;
     m->nnamed++;
+    model_changed(m);
     const struct module_info *mi = &m->modules[s->module];
     if (s->module != 0)
         s->sym = symbolizer_lookup(m->sym, s->module, mi->path, s->offset);

@@ -63,6 +63,12 @@ int model_snapshot_find(const struct model *m, const char *name)
 
 int model_snapshot_count(const struct model *m) { return m->nsnaps; }
 
+uint64_t model_snapshot_stamp(const struct model *m, const char *name)
+{
+    int i = model_snapshot_find(m, name);
+    return i < 0 ? 0 : m->snaps[i].stamp;
+}
+
 const char *model_snapshot_name(const struct model *m, int i) { return i >= 0 && i < m->nsnaps ? m->snaps[i].name : NULL; }
 
 void model_snapshot_drop(struct model *m, const char *name)
@@ -74,18 +80,21 @@ void model_snapshot_drop(struct model *m, const char *name)
         m->seq_triggers--;
     snapshot_clear(&m->snaps[i]);
     m->snaps[i] = m->snaps[--m->nsnaps];
+    model_changed(m);
 }
 
 /* A fresh (or emptied, if the name exists) snapshot slot. */
 static struct snapshot *snapshot_new(struct model *m, const char *name)
 {
     model_snapshot_drop(m, name);
+    model_changed(m); /* filled by the caller before any view looks */
     struct snapshot *ns = realloc(m->snaps, (size_t)(m->nsnaps + 1) * sizeof *ns);
     if (!ns)
         return NULL;
     m->snaps = ns;
     struct snapshot *s = &ns[m->nsnaps];
     memset(s, 0, sizeof *s);
+    s->stamp = m->generation;
     if (!(s->name = strdup(name)))
         return NULL;
     m->nsnaps++;
@@ -105,6 +114,8 @@ static int part_capture(struct model *m, struct snapshot *s, struct process *p)
     }
     if (s->parts[idx].present)
         return 0;
+    model_changed(m);
+    s->stamp = m->generation;
     return state_capture(m, p, &s->parts[idx]);
 }
 

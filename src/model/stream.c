@@ -44,6 +44,7 @@ static int parse_rank(const struct culeak_hello *h)
 static int on_hello(void *ctx, const struct culeak_hello *h)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     struct model *m = s->m;
     struct process *p = model_add_process(m);
     if (!p) {
@@ -78,6 +79,7 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
 static int on_modules(void *ctx, const struct culeak_modules *mods)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     modules_add(s->m, s->p, mods);
     return 0;
 }
@@ -85,6 +87,7 @@ static int on_modules(void *ctx, const struct culeak_modules *mods)
 static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     if (apply_frame(s->m, s->p, id, parent, pyframes_ip(s->m, s->p, ip)) != 0) {
         snprintf(s->error, sizeof s->error, "out of memory");
         return -1;
@@ -95,6 +98,7 @@ static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
 static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     if (pyframes_add(s->m, s->p, f) != 0) {
         snprintf(s->error, sizeof s->error, "out of memory");
         return -1;
@@ -105,6 +109,7 @@ static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 static int on_event(void *ctx, const struct culeak_event *e)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     apply_event(s->m, s->p, e);
     return 0;
 }
@@ -112,6 +117,7 @@ static int on_event(void *ctx, const struct culeak_event *e)
 static int on_mark(void *ctx, const struct culeak_mark *mk)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     struct model *m = s->m;
     apply_mark(m, s->p, mk);
     if (m->obs.mark)
@@ -125,6 +131,7 @@ static int on_mark(void *ctx, const struct culeak_mark *mk)
 static int on_exit_record(void *ctx, const struct culeak_exit *x)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     if (s->m->seq_triggers) /* snapshots "after seq N" for the last N */
         snapshots_on_seq(s->m, s->p, s->p->pub.last_seq + 1);
     s->p->pub.exited = 1;
@@ -138,6 +145,7 @@ static int on_exit_record(void *ctx, const struct culeak_exit *x)
 static int on_note(void *ctx, struct culeak_str text)
 {
     struct model_stream *s = ctx;
+    model_changed(s->m);
     s->p->pub.notes++;
     const char *t = strpool_intern(&s->m->strings, text.p ? text.p : "", text.n);
     if (t)
@@ -173,6 +181,7 @@ int model_stream_feed(struct model_stream *s, const void *bytes, size_t n)
             snprintf(s->error, sizeof s->error, "%s", s->dec.error[0] ? s->dec.error : "stream error");
         if (s->p)
             s->p->pub.corrupt = 1;
+        model_changed(s->m);
         return MODEL_FEED_CORRUPT;
     }
     return MODEL_FEED_OK;
@@ -185,6 +194,7 @@ int model_stream_finish(struct model_stream *s)
     snprintf(s->error, sizeof s->error, "%s", s->dec.error);
     if (s->p)
         s->p->pub.truncated = 1;
+    model_changed(s->m);
     return 1;
 }
 

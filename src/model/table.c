@@ -129,10 +129,71 @@ void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc
     }
 }
 
-static struct model_row *row_for(struct u64map *index, struct model_table *t, size_t *cap, uint64_t **rep_bytes,
+static size_t dense_slot(uint64_t key) { return (size_t)(key >> 4 << 1 | (key & 1)); }
+
+int row_index_init(struct row_index *x, struct model *m, int cached, size_t n)
+{
+    x->m = m;
+    x->dense = !cached;
+    x->used = 0;
+    u64map_init(&x->map);
+    return x->dense ? 0 : u64map_reserve(&x->map, n);
+}
+
+uint32_t row_index_get(const struct row_index *x, uint64_t key)
+{
+    if (!x->dense)
+        return u64map_get(&x->map, key);
+    size_t s = dense_slot(key);
+    return s < x->m->nrow_slots ? x->m->row_slots[s] : UINT32_MAX;
+}
+
+int row_index_put(struct row_index *x, uint64_t key, uint32_t row)
+{
+    if (!x->dense)
+        return u64map_put(&x->map, key, row);
+    struct model *m = x->m;
+    size_t s = dense_slot(key);
+    if (s >= m->nrow_slots) {
+        size_t n = m->nrow_slots ? m->nrow_slots : 1024;
+        while (n <= s)
+            n *= 2;
+        uint32_t *v = realloc(m->row_slots, n * sizeof *v);
+        if (!v)
+            return -1;
+        memset(v + m->nrow_slots, 0xff, (n - m->nrow_slots) * sizeof *v);
+        m->row_slots = v;
+        m->nrow_slots = n;
+    }
+    m->row_slots[s] = row;
+    if (s >= x->used)
+        x->used = s + 1;
+    return 0;
+}
+
+void row_index_done(struct row_index *x, const struct model_row *rows, size_t n)
+{
+    if (!x->dense) {
+        u64map_free(&x->map);
+        return;
+    }
+    if (!x->used)
+        return;
+    if (n >= x->used / 8) { /* many rows: one sweep of the slots is cheaper than a visit a row */
+        memset(x->m->row_slots, 0xff, x->used * sizeof *x->m->row_slots);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) { /* both parts: every slot of the row's id is free again */
+        size_t s = (size_t)rows[i].id << 1;
+        if (s + 1 < x->m->nrow_slots)
+            x->m->row_slots[s] = x->m->row_slots[s + 1] = UINT32_MAX;
+    }
+}
+
+static struct model_row *row_for(struct row_index *index, struct model_table *t, size_t *cap, uint64_t **rep_bytes,
                                  uint64_t key, uint32_t id)
 {
-    uint32_t r = u64map_get(index, key);
+    uint32_t r = row_index_get(index, key);
     if (r != UINT32_MAX)
         return &t->rows[r];
     if (t->n == *cap) {
@@ -147,7 +208,7 @@ static struct model_row *row_for(struct u64map *index, struct model_table *t, si
         *rep_bytes = rb;
         *cap = nc;
     }
-    if (u64map_put(index, key, (uint32_t)t->n) != 0)
+    if (row_index_put(index, key, (uint32_t)t->n) != 0)
         return NULL;
     struct model_row *row = &t->rows[t->n];
     memset(row, 0, sizeof *row);
@@ -178,8 +239,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     t->group = q->group;
     if ((unsigned)q->group >= MODEL_GROUP_COUNT)
         return -1;
-    struct u64map index;
-    u64map_init(&index);
+    struct row_index index;
     size_t cap = 0;
     uint64_t *rep_bytes = NULL;
     struct unit **rep = NULL; /* representative unit per row, filled as rows appear */
@@ -196,10 +256,12 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         rep_bytes = malloc(units * sizeof *rep_bytes);
         rep = malloc(units * sizeof *rep);
         rep_proc = malloc(units * sizeof *rep_proc);
-        if (!t->rows || !rep_bytes || !rep || !rep_proc || u64map_reserve(&index, units) != 0)
+        if (!t->rows || !rep_bytes || !rep || !rep_proc)
             rc = -1;
         cap = rep_cap = units;
     }
+    if (row_index_init(&index, m, q->source == MODEL_SOURCE_LEAKS, units) != 0)
+        rc = -1;
     for (int i = 0; i < m->nprocs && rc == 0; i++) {
         if (q->proc != MODEL_ALL && q->proc != i)
             continue;
@@ -226,8 +288,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 continue;
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
             uint32_t id = unit_row_id(m, i, u, q->group);
-            struct model_row *r = row_for(&index, t, &cap, &rep_bytes,
-                                             (uint64_t)id << 4 | (uint64_t)cache << 1 | unit_part(u), id);
+            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, row_key(id, cache, unit_part(u)), id);
             if (!r) {
                 rc = -1;
                 break;
@@ -270,19 +331,27 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         }
         free(dense);
     }
+    row_index_done(&index, t->rows, t->n);
     size_t k = 0;
-    int lazy = query_lazy(q);
+    int lazy = query_lazy(q), unnamed = lazy && q->unnamed && (q->group == MODEL_GROUP_SITE || q->group == MODEL_GROUP_STACK);
+    int site_peaks = q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL;
+    /* every unit of every site is in the table, of every memory kind: the sums kept per site */
+    int summed = site_peaks && !q->kinds && !q->supp && !q->keep &&
+                 (q->source == MODEL_SOURCE_NOW || q->source == MODEL_SOURCE_PEAK);
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         struct model_row *r = &t->rows[i];
-        row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy);
+        if (!unnamed)
+            row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy);
+        else
+            r->proc = q->group == MODEL_GROUP_STACK ? rep_proc[i] : -1;
         r->stack = rep[i]->stack;
         r->stack_proc = rep_proc[i];
-        if (q->group == MODEL_GROUP_SITE && q->proc == MODEL_ALL) {
-            /* sites keep exact peaks per kind across processes */
+        if (summed) {
+            r->peak_bytes = m->site_peaks[2 * (size_t)r->id + (r->kinds == 1u << CULEAK_KIND_BLOCK)];
+        } else if (site_peaks) { /* sites keep exact peaks per kind across processes */
             uint64_t peak = 0;
-            for (unsigned kd = 0; kd < CULEAK_KIND_COUNT; kd++)
-                if (r->kinds >> kd & 1)
-                    peak += m->sites[r->id].peak[kd];
+            for (uint32_t kinds = r->kinds; kinds; kinds &= kinds - 1)
+                peak += m->sites[r->id].peak[__builtin_ctz(kinds)];
             r->peak_bytes = peak;
         }
         if (q->only_live && r->live_count == 0 && r->live_bytes == 0)
@@ -293,7 +362,9 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             t->total_bytes += r->live_bytes;
             t->total_count += r->live_count;
         }
-        t->rows[k++] = *r;
+        if (k != i)
+            t->rows[k] = *r;
+        k++;
     }
     t->n = rc == 0 ? k : 0;
     if (rc != 0) {
@@ -303,8 +374,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     free(rep_bytes);
     free(rep);
     free(rep_proc);
-    u64map_free(&index);
-    if (rc == 0)
+    if (rc == 0 && !q->unsorted)
         model_table_sort(t, q->sort, q->ascending);
     return rc;
 }

@@ -14,12 +14,12 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
     int si = snapshot ? model_snapshot_find(m, snapshot) : -1;
     if (si < 0)
         return -1;
-    struct u64map rows;
-    u64map_init(&rows);
+    struct row_index rows; /* dense: cache classes share a slot */
+    row_index_init(&rows, m, 0, t->n);
     for (size_t r = 0; r < t->n; r++) { /* LEAKS tables may repeat an id (cache rows): the first wins */
-        uint64_t key = (uint64_t)t->rows[r].id << 1 | (t->rows[r].kinds == 1u << CULEAK_KIND_BLOCK);
-        if (u64map_get(&rows, key) == UINT32_MAX && u64map_put(&rows, key, (uint32_t)r) != 0) {
-            u64map_free(&rows);
+        uint64_t key = row_key(t->rows[r].id, MODEL_CACHE_NONE, t->rows[r].kinds == 1u << CULEAK_KIND_BLOCK);
+        if (row_index_get(&rows, key) == UINT32_MAX && row_index_put(&rows, key, (uint32_t)r) != 0) {
+            row_index_done(&rows, t->rows, r);
             return -1;
         }
     }
@@ -36,14 +36,14 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
             struct unit *u = &p->units[it->unit];
             if (!unit_in_query(u, q))
                 continue;
-            uint32_t r = u64map_get(&rows, (uint64_t)unit_row_id(m, i, u, q->group) << 1 | unit_part(u));
+            uint32_t r = row_index_get(&rows, row_key(unit_row_id(m, i, u, q->group), MODEL_CACHE_NONE, unit_part(u)));
             if (r == UINT32_MAX)
                 continue; /* a row the table left out (filter, only_live) */
             bytes[r] += it->bytes;
             count[r] += it->count;
         }
     }
-    u64map_free(&rows);
+    row_index_done(&rows, t->rows, t->n);
     return 0;
 }
 
