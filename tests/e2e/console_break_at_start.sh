@@ -5,18 +5,21 @@
 #      -x FILE reads commands the same way; a bad command, or one that needs the job, is
 #      reported and the next one runs);
 #   2. a breakpoint set while one process runs pauses a process started later at its first
-#      allocation;
+#      allocation, started by a shell or forked without exec;
 #   3. with no breakpoint the job runs through: its first allocation waits for the console,
 #      which releases it and turns the holding off (HOLD_NEW 0), so no other one waits.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
 # The job: with a file argument, one allocation freed at once, then it waits for that
-# file and exits; without, its first allocation is the 3 MiB block at the line LEAK, then
+# file and exits (with "fork" after it, a child forked then goes on as without); without,
+# its first allocation is the 3 MiB block at the line LEAK, then
 # 1 MiB at another line is allocated and freed.
 cat >"$T/job.c" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef int (*fn)();
@@ -36,8 +39,17 @@ int main(int argc, char **argv)
             return 1;
         while (access(argv[1], F_OK) != 0)
             usleep(20000);
-        puts("job: first process done");
-        return 0;
+        if (argc > 2 && !strcmp(argv[2], "fork")) { /* a child forked now allocates (no exec) */
+            pid_t child = fork();
+            if (child == 0)
+                argc = 1;
+            else if (child < 0 || waitpid(child, NULL, 0) != child)
+                return 1;
+        }
+        if (argc > 1) {
+            puts("job: first process done");
+            return 0;
+        }
     }
     if (alloc(&d, (size_t)3 << 20)) /* LEAK */
         return 1;
@@ -73,6 +85,18 @@ type_expect "break $LEAK" "breakpoint 1 at $LEAK"
 touch "$T/go"
 wait_for "$BANNER"
 screen | grep -qF "first process done" || fail "the pause should be in the second process"
+type_expect "continue" "EXITED (status 0)"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+
+# 2b. the same for a child forked (no exec) after the breakpoint was set
+rm -f "$T/go"
+start -- "$T/job" "$T/go" fork
+wait_for "1 proc (1 live)"
+type_expect "break $LEAK" "breakpoint 1 at $LEAK"
+touch "$T/go"
+wait_for "$BANNER"
+wait_for "2 proc (2 live)"
 type_expect "continue" "EXITED (status 0)"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
