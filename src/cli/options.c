@@ -161,12 +161,27 @@ static const struct cli_option *by_long_name(const struct cli_command *c, const 
     return NULL;
 }
 
+/* What single_dash_names put into argv, and what was typed there (for errors). */
+static struct dash_given {
+    const char *put, *typed;
+} dash_given[MAX_OPTIONS];
+static int ndash_given;
+
+static const char *as_typed(const char *arg)
+{
+    for (int i = 0; i < ndash_given; i++)
+        if (dash_given[i].put == arg)
+            return dash_given[i].typed;
+    return arg;
+}
+
 /* gdb's single-dash long names (-ex CMD): getopt_long would read -ex as -e x, so each is
  * replaced by its --name before parsing. Walks the options as getopt_long will, stepping
  * over their arguments, and stops where they end (`--`, or the program's name). */
 static void single_dash_names(const struct cli_command *c, int argc, char **argv)
 {
     static char rewritten[MAX_OPTIONS][64]; /* the --names put into argv, which keeps them */
+    ndash_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--"))
@@ -188,6 +203,8 @@ static void single_dash_names(const struct cli_command *c, int argc, char **argv
         if (o->name && (size_t)(o - c->options) < sizeof rewritten / sizeof *rewritten) {
             char *r = rewritten[o - c->options];
             snprintf(r, sizeof rewritten[0], "--%s", o->name);
+            if (ndash_given < MAX_OPTIONS)
+                dash_given[ndash_given++] = (struct dash_given){r, argv[i]};
             argv[i] = r;
             i += o->arg != NULL;
             continue;
@@ -227,7 +244,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
             rc = bad_option(c, argc, argv);
         } else if (key == ':') {
             const struct cli_option *m = by_key(c, optopt);
-            const char *given = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+            const char *given = optind > 0 && optind <= argc ? as_typed(argv[optind - 1]) : "?";
             rc = cli_error(c, "option '%.*s' needs an argument (%s)", (int)strcspn(given, "="), given,
                            m && m->arg ? m->arg : "?");
         } else if (o && !strcmp(o->name, "help")) {

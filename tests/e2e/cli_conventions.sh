@@ -32,6 +32,16 @@ assert r["processes"][0]["pid"] == pid, (pid, r["processes"])
 assert r["summary"]["suppressed"] == {"bytes": 0, "allocations": 0, "sites": 0, "used": []}
 PY
 
+# the console's gdb-style -ex and -x: errors before anything starts, as gdb's own
+set +e
+"$C" -ex >/dev/null 2>"$tmp/ex.err"; rc_ex=$?
+"$C" -x "$tmp/none" -- "$prog" >/dev/null 2>"$tmp/x.err"; rc_x=$?
+set -e
+[ "$rc_ex" -eq 2 ] && grep -qxF "culeak: option '-ex' needs an argument (COMMAND)" "$tmp/ex.err" ||
+    fail "culeak -ex without its command: exit $rc_ex"
+[ "$rc_x" -eq 2 ] && grep -qxF "culeak: --command: $tmp/none: No such file or directory" "$tmp/x.err" ||
+    fail "culeak -x with no such file: exit $rc_x"
+
 # a recording with two leaking call sites (2 x 1000 bytes at one, 2000 at the other)
 "$C" record --output="$tmp/sites.%p.culeak" -- "$prog" sites >/dev/null
 rec=$(ls "$tmp"/sites.[0-9]*.culeak)
