@@ -2,6 +2,7 @@
 #include "row_order.h"
 #include "apis.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,205 @@ static int grow(struct row_sort_scratch *s, size_t n)
     return 0;
 }
 
+/* ---- text columns: each text's place among the distinct texts, kept from frame to frame ---- */
+
+static size_t hash_slot(const struct row_sort_scratch *s, const char *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing: the high bits */
+    return (size_t)(h >> (64 - __builtin_ctzll(s->hash_cap)));
+}
+
+/* The slot of p, or the empty one where it would go. */
+static size_t hash_find(const struct row_sort_scratch *s, const char *p)
+{
+    size_t h = hash_slot(s, p);
+    while (s->hash_rank[h] != UINT32_MAX && s->hash_ptr[h] != p)
+        h = (h + 1) & (s->hash_cap - 1);
+    return h;
+}
+
+/* An empty hash of at least twice n slots. */
+static int hash_clear(struct row_sort_scratch *s, size_t n)
+{
+    size_t cap = 1024;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (cap > s->hash_cap) {
+        const char **p = malloc(cap * sizeof *p);
+        uint32_t *r = p ? malloc(cap * sizeof *r) : NULL;
+        if (!r) {
+            free(p);
+            return -1;
+        }
+        free(s->hash_ptr);
+        free(s->hash_rank);
+        s->hash_ptr = p;
+        s->hash_rank = r;
+        s->hash_cap = cap;
+    }
+    if (s->hash_cap)
+        memset(s->hash_rank, 0xff, s->hash_cap * sizeof *s->hash_rank);
+    return 0;
+}
+
+static int cmp_text_ptr(const void *a, const void *b)
+{
+    return cmp_str(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* texts[0..n) is in text order: each pointer's rank (equal texts, equal ranks) into the
+ * hash, emptied first. */
+static int rank_texts(struct row_sort_scratch *s)
+{
+    if (hash_clear(s, s->ntexts) != 0)
+        return -1;
+    uint32_t rank = 0;
+    for (size_t i = 0; i < s->ntexts; i++) {
+        if (i && cmp_str(s->texts[i - 1], s->texts[i]) != 0)
+            rank++;
+        size_t h = hash_find(s, s->texts[i]);
+        s->hash_ptr[h] = s->texts[i];
+        s->hash_rank[h] = rank;
+    }
+    return 0;
+}
+
+static int texts_reserve(struct row_sort_scratch *s, size_t n)
+{
+    if (n <= s->texts_cap)
+        return 0;
+    const char **t = realloc(s->texts, n * sizeof *t);
+    if (!t)
+        return -1;
+    s->texts = t;
+    s->texts_cap = n;
+    return 0;
+}
+
+static const char *text_of(const struct row *r, enum sort_field f) { return f == SORT_SITE ? r->text : r->module; }
+
+/* Texts not seen before go into the order: sorted among themselves, then merged into
+ * the kept ones (O(kept + new log new) comparisons, not a sort of all of them). When
+ * most of the kept texts are no longer any row's (names replaced them), the order is
+ * made from the rows' texts alone. */
+static int texts_add(struct row_sort_scratch *s, const struct row *rows, size_t n, enum sort_field f)
+{
+    size_t fresh = 0;
+    const char **add = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* count, then collect: each new pointer once */
+        for (size_t i = 0; i < n; i++) {
+            const char *p = text_of(&rows[i], f);
+            size_t h = hash_find(s, p);
+            if (s->hash_rank[h] != UINT32_MAX)
+                continue;
+            if (pass) {
+                add[fresh++] = p;
+                s->hash_ptr[h] = p; /* seen: a rank to come */
+                s->hash_rank[h] = 0;
+            } else
+                fresh++;
+        }
+        if (!pass) {
+            if (!fresh)
+                return 0;
+            if (!(add = malloc(fresh * sizeof *add)))
+                return -1;
+            if (s->ntexts + fresh > s->hash_cap / 2) { /* room in the hash for them all */
+                if (hash_clear(s, s->ntexts + fresh) != 0 || rank_texts(s) != 0) {
+                    free(add);
+                    return -1;
+                }
+            }
+            fresh = 0;
+        }
+    }
+    if (s->ntexts > 2 * n) { /* mostly stale: the rows' texts only */
+        s->ntexts = 0;
+        free(add);
+        if (hash_clear(s, n) != 0)
+            return -1;
+        return texts_add(s, rows, n, f);
+    }
+    s->text_merges++;
+    qsort(add, fresh, sizeof *add, cmp_text_ptr);
+    if (texts_reserve(s, s->ntexts + fresh) != 0) {
+        free(add);
+        return -1;
+    }
+    /* merged from the back: the kept texts move up as the new ones go in */
+    size_t i = s->ntexts, j = fresh, k = s->ntexts + fresh;
+    while (j > 0) {
+        if (i > 0 && cmp_str(s->texts[i - 1], add[j - 1]) > 0)
+            s->texts[--k] = s->texts[--i];
+        else
+            s->texts[--k] = add[--j];
+    }
+    s->ntexts += fresh;
+    free(add);
+    return rank_texts(s);
+}
+
+/* By row (id and blocks row) a text pointer and its rank, read in the rows' order (near
+ * the ids' order) where the hash is a random read per row; emptied when ranks change. */
+static void slots_fresh(struct row_sort_scratch *s, size_t n)
+{
+    size_t most = 4 * n + 1024;
+    if (s->slots_merges == s->text_merges && s->slot_rank && s->slots_cap >= most)
+        return;
+    if (s->slots_cap < most) {
+        const char **p = realloc(s->slot_ptr, most * sizeof *p);
+        uint32_t *r = p ? realloc(s->slot_rank, most * sizeof *r) : NULL;
+        if (p)
+            s->slot_ptr = p;
+        if (r) {
+            s->slot_rank = r;
+            s->slots_cap = most;
+        }
+    }
+    if (s->slot_rank)
+        memset(s->slot_rank, 0xff, s->slots_cap * sizeof *s->slot_rank);
+    s->slots_merges = s->text_merges;
+}
+
+/* The rows' text ranks (larger text, larger rank); 1: a text not ranked yet. */
+static int ranks_kept(struct row_sort_scratch *s, const struct row *rows, size_t n, enum sort_field f,
+                      uint64_t *rank)
+{
+    slots_fresh(s, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = text_of(&rows[i], f);
+        size_t slot = (size_t)rows[i].id << 1 | (size_t)is_blocks(&rows[i]);
+        if (slot < s->slots_cap && s->slot_rank[slot] != UINT32_MAX && s->slot_ptr[slot] == p) {
+            rank[i] = s->slot_rank[slot];
+            continue;
+        }
+        uint32_t r = s->hash_rank[hash_find(s, p)];
+        if (r == UINT32_MAX)
+            return 1;
+        rank[i] = r;
+        if (slot < s->slots_cap) {
+            s->slot_ptr[slot] = p;
+            s->slot_rank[slot] = r;
+        }
+    }
+    return 0;
+}
+
+static int text_ranks(struct row_sort_scratch *s, const struct row *rows, size_t n, enum sort_field f, uint64_t *rank)
+{
+    if (!s->hash_cap && hash_clear(s, n) != 0)
+        return -1;
+    if (ranks_kept(s, rows, n, f, rank) == 0)
+        return 0;
+    if (texts_add(s, rows, n, f) != 0) {
+        s->ntexts = 0; /* the kept texts may be half merged: all of them again next time */
+        s->text_merges++;
+        hash_clear(s, 0);
+        return -1;
+    }
+    return ranks_kept(s, rows, n, f, rank) == 0 ? 0 : -1;
+}
+
 /* Three keys, most significant first: the column, live bytes (the column itself when it
  * is live), the tie; each kept as its distance from where its order starts (smaller
  * first), in s->keys (arrays of n), its span in w[j] bits. -1: a text column (the
@@ -113,16 +313,21 @@ int rows_keys(const struct row *rows, size_t n, enum sort_field f, int reverse, 
     s->f = f;
     s->reverse = reverse;
     s->rows = rows;
-    if (f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE) {
-        s->nk = 0; /* text: rows compare by the comparator */
+    if (f == SORT_KIND) {
+        s->nk = 0; /* rows compare by the comparator */
         return 0;
     }
     int nk = s->nk = f == SORT_LIVE ? 2 : 3;
     unsigned *w = s->w;
     uint64_t *d[3] = {s->keys, s->keys + n, s->keys + 2 * n};
     uint64_t lo[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, hi[3] = {0, 0, 0};
+    int text = f == SORT_SITE || f == SORT_MODULE; /* the text's rank, made into d[0] first */
+    if (text && text_ranks(s, rows, n, f, d[0]) != 0) {
+        s->nk = 0;
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
-        uint64_t k[3] = {key_of(&rows[i], f), rows[i].live, tie_key(&rows[i])};
+        uint64_t k[3] = {text ? ~d[0][i] : key_of(&rows[i], f), rows[i].live, tie_key(&rows[i])};
         if (nk == 2)
             k[1] = k[2];
         for (int j = 0; j < nk; j++) {
@@ -348,5 +553,10 @@ void row_sort_scratch_free(struct row_sort_scratch *s)
 {
     free(s->keys);
     free(s->spare);
+    free(s->texts);
+    free(s->hash_ptr);
+    free(s->hash_rank);
+    free(s->slot_ptr);
+    free(s->slot_rank);
     memset(s, 0, sizeof *s);
 }

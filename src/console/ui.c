@@ -376,6 +376,7 @@ static void rows_make(struct ui *u, int names)
     /* frames name only the rows they show (ui_name_row), unless the filter or the sort
      * reads names */
     q.unnamed = !names && !u->filter[0] && u->sort != SORT_SITE && u->sort != SORT_MODULE;
+    q.texts_only = 1; /* rows keep no function, file or line */
     u->rows_kept = 0;
     const char *base = u->base[0] && model_snapshot_find(u->m, u->base) >= 0 ? u->base : NULL;
     if (u->diff_active) {

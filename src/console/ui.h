@@ -39,6 +39,21 @@ struct row_sort_scratch {
     int multi_pass; /* tests: a pass per key even where packed keys would fit */
     struct row *spare; /* the rows are gathered into it, then it takes the rows' place */
     size_t spare_cap;
+    /* The text columns' keys: every text pointer seen (site and module texts; NULL reads
+     * as ""), in text order (texts[]), and its place among the distinct texts (rank_of,
+     * a hash by pointer). A pointer's text must not change while the scratch keeps it:
+     * the model's strings never do. Grows by merging when new texts (names resolved, new
+     * sites) appear; made again from the rows' texts when most of it is stale. */
+    const char **texts;
+    size_t ntexts, texts_cap;
+    const char **hash_ptr; /* open addressing, hash_cap a power of 2; rank UINT32_MAX: empty */
+    uint32_t *hash_rank;
+    size_t hash_cap;
+    int text_merges;       /* how often new texts were merged in (ranks changed) */
+    const char **slot_ptr; /* by row id << 1 | blocks row: the text last ranked, its rank */
+    uint32_t *slot_rank;   /* (UINT32_MAX: none since the ranks last changed) */
+    size_t slots_cap;
+    int slots_merges;      /* text_merges when the slots were emptied */
 };
 
 /* The allocation the job is paused in. */

@@ -285,6 +285,9 @@ struct model_query {
      * function, file and via NULL, named 0) and the caller names the ones it shows with
      * model_row_name. Saves a big table's lookups of every site's names. */
     int unnamed;
+    /* With lazy_names: rows come with text, module and via but no function, file or line
+     * (NULL, 0): a caller that shows and orders texts only saves each row's frame read. */
+    int texts_only;
 };
 /* Defaults: site grouping, all processes and kinds, sorted by live bytes, descending. */
 void model_query_init(struct model_query *q);

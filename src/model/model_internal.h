@@ -279,7 +279,9 @@ void unit_value(const struct process *p, const struct unit *u, size_t ui, enum m
 struct state_item *state_dense(const struct state *st, size_t nunits); /* indexed by unit */
 int unit_in_query(const struct unit *u, const struct model_query *q);
 int query_lazy(const struct model_query *q); /* lazy_names applies to this query */
-/* lazy: a site not resolved yet keeps its module+0xoffset text (r->named 0) */
+/* lazy: a site not resolved yet keeps its module+0xoffset text (r->named 0);
+ * ROW_TEXTS_ONLY: that, and function, file and line are left out (no frame is read) */
+#define ROW_TEXTS_ONLY 2
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
                   struct model_row *r, int lazy);
 

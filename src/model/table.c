@@ -108,7 +108,7 @@ void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc
         site_symbolize(m, s);
     r->named = s->symbolized;
     r->module = m->modules[s->module].path;
-    const struct sym_frame *f = site_frame(s);
+    const struct sym_frame *f = lazy == ROW_TEXTS_ONLY ? NULL : site_frame(s);
     r->function = f ? f->function : NULL;
     r->file = f ? f->file : NULL;
     r->line = f ? f->line : 0;
@@ -341,7 +341,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         struct model_row *r = &t->rows[i];
         if (!unnamed)
-            row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy);
+            row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy && q->texts_only ? ROW_TEXTS_ONLY : lazy);
         else
             r->proc = q->group == MODEL_GROUP_STACK ? rep_proc[i] : -1;
         r->stack = rep[i]->stack;

@@ -174,6 +174,86 @@ static void test_window_equals_sorted_places(void **state)
     }
 }
 
+/* Text columns' ranks kept in one scratch from round to round, as frames keep them, while
+ * texts change under the rows: names resolved later (a row's text a new pointer), new
+ * rows, texts equal in content at other pointers, rows of few rows (the kept texts mostly
+ * stale: made again). Every round, the sort and windows against a comparison sort. */
+#define TEXT_POOL 4000
+static void test_text_ranks_kept_across_changes(void **state)
+{
+    (void)state;
+    char(*pool)[24] = calloc(TEXT_POOL, sizeof *pool); /* never changed once handed out */
+    assert_non_null(pool);
+    size_t used = 0;
+    const size_t most = 1500;
+    struct row *rows = calloc(most, sizeof *rows), *want = calloc(most, sizeof *want),
+               *got = calloc(most, sizeof *got);
+    assert_true(rows && want && got);
+    struct row_sort_scratch sorted = {0}, windows = {0};
+    size_t n = 300;
+    random_rows(rows, n, 0);
+    for (int round = 0; round < 24; round++) {
+        /* names resolved: some rows get new texts (some equal to texts there are) */
+        for (size_t i = 0; i < n && used < TEXT_POOL; i++) {
+            if (next() % 5)
+                continue;
+            if (next() % 3 == 0 && i > 0 && rows[i - 1].text) /* the same text, another pointer */
+                snprintf(pool[used], sizeof pool[used], "%s", rows[i - 1].text);
+            else
+                snprintf(pool[used], sizeof pool[used], "f%03u.cu:%u", (unsigned)(next() % 200), (unsigned)(next() % 9));
+            rows[i].text = pool[used++];
+            if (next() % 7 == 0)
+                rows[i].module = pool[used - 1];
+            if (rows[i].kinds != 1u << CULEAK_KIND_BLOCK && i + 1 < n && rows[i + 1].id == rows[i].id)
+                rows[i + 1].text = rows[i].text; /* a site's blocks row: the site's text */
+        }
+        if (round % 3 == 1 && n + 50 <= most) { /* new sites */
+            random_rows(rows + n, 50, round % 2);
+            for (size_t i = n; i < n + 50; i++)
+                rows[i].id += 100000 + (uint32_t)round * 1000, rows[i].stack += n;
+            n += 50;
+        }
+        size_t rn = round % 8 == 7 ? 20 : n; /* a few rows only: most kept texts stale */
+        for (size_t i = 0; i < rn; i++)
+            rows[i].live = (next() % 4) << 20;
+        for (size_t fi = 0; fi < NFIELDS; fi++) {
+            if (all_fields[fi] != SORT_SITE && all_fields[fi] != SORT_MODULE)
+                continue;
+            for (int rev = 0; rev < 2; rev++) {
+                memcpy(want, rows, rn * sizeof *rows);
+                int arg[2] = {(int)all_fields[fi], rev};
+                qsort_r(want, rn, sizeof *want, ref_cmp, arg);
+                size_t cap = most;
+                struct row *g = malloc(cap * sizeof *g);
+                assert_non_null(g);
+                memcpy(g, rows, rn * sizeof *rows);
+                rows_sort(&g, &cap, rn, all_fields[fi], rev, &sorted);
+                assert_same_rows(g, want, rn);
+                free(g);
+                memcpy(got, rows, rn * sizeof *rows);
+                assert_int_equal(rows_keys(got, rn, all_fields[fi], rev, &windows), 0);
+                assert_true(windows.nk == 3); /* the text's rank is a key, no comparator */
+                size_t lo = next() % rn, hi = lo + 1 + next() % 30;
+                hi = hi > rn ? rn : hi;
+                size_t at = rn;
+                for (size_t i = 0; i < rn; i++)
+                    if (got[i].id == want[lo].id && got[i].kinds == want[lo].kinds)
+                        at = i;
+                assert_int_equal(rows_rank(&windows, rn, at), lo);
+                assert_int_equal(rows_window(got, rn, at, lo, hi, &windows), lo);
+                assert_same_rows(got + lo, want + lo, hi - lo);
+            }
+        }
+    }
+    assert_true(sorted.text_merges > 10); /* new texts were merged into kept ones */
+    row_sort_scratch_free(&sorted);
+    row_sort_scratch_free(&windows);
+    free(rows);
+    free(want);
+    free(got);
+    free(pool);
+}
+
 /* The order itself, by hand: larger first, then live, then lower id, blocks row last. */
 static void test_order_definition(void **state)
 {
@@ -950,6 +1030,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_radix_equals_comparison_sort),
         cmocka_unit_test(test_order_definition),
+        cmocka_unit_test(test_text_ranks_kept_across_changes),
         cmocka_unit_test(test_table_against_stack_sums),
         cmocka_unit_test(test_few_rows_of_high_ids),
         cmocka_unit_test(test_frame_rows_equal_rows_from_scratch),
