@@ -1,8 +1,10 @@
 /* The table's order: by a column, larger first, then by live bytes, then by id (lower
  * first), a site's blocks row after its other row; reverse turns all of it around. The
  * comparator is the definition. rows_sort gets the same order from radix passes over the
- * numeric columns (about 3 ms for 100k rows where qsort takes 10 to 15) and from the
- * comparator for the text columns; rows_window puts only some places in order. */
+ * numeric columns (about 3 ms for 100k rows where qsort takes 10 to 15) and over the
+ * ranks of the site and module texts (kept in the scratch from one sort to the next:
+ * only texts not seen before are compared); the kind column sorts by the comparator.
+ * rows_window puts only some places in order. */
 #ifndef CULEAK_CONSOLE_ROW_ORDER_H
 #define CULEAK_CONSOLE_ROW_ORDER_H
 
@@ -18,8 +20,8 @@ void rows_sort(struct row **rows, size_t *cap, size_t n, enum sort_field f, int 
 void row_sort_scratch_free(struct row_sort_scratch *s);
 
 /* A frame of a big table needs the order of the rows it shows, not all of it. rows_keys
- * makes the keys of rows[0..n) in s (a text column: the comparator's; -1: out of memory,
- * use rows_sort); then
+ * makes the keys of rows[0..n) in s (the kind column: the comparator's; -1: out of
+ * memory, use rows_sort); then
  * rows_rank is the place in the order of row i, and rows_window puts the rows of places
  * [lo, hi) there, in order (the others around them in no order): O(n log (hi - lo))
  * comparisons, and only the rows that move are copied. at: a row whose place is
