@@ -12,4 +12,9 @@ int cmd_report(int argc, char **argv);
 int cmd_open(int argc, char **argv);
 int cmd_console(int argc, char **argv); /* culeak [options] -- PROGRAM [ARGS] */
 
+/* -ex COMMAND (file 0) or -x FILE (file 1) of command c into s: 0, or 2 after an error. */
+struct cli_command;
+struct script;
+int cli_script_option(const struct cli_command *c, struct script *s, int file, const char *arg);
+
 #endif

@@ -28,10 +28,7 @@ static const struct cli_option console_options[] = {
                                        "(%p, %h, %r: the job's pid, host and rank)"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
                                                "(culeak-suppressions(5)); repeatable"},
-    {"eval-command", OPT_EVAL_COMMAND, "COMMAND", "run the console command COMMAND before the job starts\n"
-                                                   "(break FILE:LINE pauses at its first allocation); repeatable"},
-    {"command", OPT_COMMAND_FILE, "FILE", "run the console commands of FILE (one a line, # comments)\n"
-                                          "before the job starts; repeatable, in order with -ex"},
+    CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "before the job starts"),
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
     CLI_HELP,
     {0},
@@ -56,6 +53,14 @@ struct console_args {
     struct suppressions *supp;
     struct script script;
 };
+
+int cli_script_option(const struct cli_command *c, struct script *s, int file, const char *arg)
+{
+    char err[600];
+    if (!file)
+        return script_add_command(s, arg) != 0 ? cli_error(c, "out of memory") : 0;
+    return script_add_file(s, arg, err, sizeof err) != 0 ? cli_error(c, "--command: %s", err) : 0;
+}
 
 static int on_option(void *ctx, int key, const char *arg)
 {
@@ -87,15 +92,8 @@ static int on_option(void *ctx, int key, const char *arg)
         opt->log_file = arg;
         return 0;
     case OPT_EVAL_COMMAND:
-        if (script_add_command(&a->script, arg) != 0)
-            return cli_error(&cli_console, "out of memory");
-        return 0;
-    case OPT_COMMAND_FILE: {
-        char err[600];
-        if (script_add_file(&a->script, arg, err, sizeof err) != 0)
-            return cli_error(&cli_console, "--command: %s", err);
-        return 0;
-    }
+    case OPT_COMMAND_FILE:
+        return cli_script_option(&cli_console, &a->script, key == OPT_COMMAND_FILE, arg);
     case OPT_VERSION:
         printf("culeak %s\n", CULEAK_VERSION);
         return -1; /* done: exit status 0 */

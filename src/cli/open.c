@@ -1,6 +1,7 @@
 /* `culeak open FILE...`: the console on recordings, with a timeline to move along. */
 #include "commands.h"
 #include "../console/console.h"
+#include "../console/script.h"
 #include "options.h"
 
 #include <errno.h>
@@ -8,34 +9,66 @@
 #include <string.h>
 #include <unistd.h>
 
+/* every key of the table: the handler's switch names each (-Wswitch) */
+enum open_opt { OPT_EVAL_COMMAND = 256, OPT_COMMAND_FILE = 'x' };
+
+static const struct cli_option open_options[] = {
+    CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "once the recordings are read"),
+    CLI_HELP,
+    {0},
+};
+
+static const struct cli_dash_name open_dash_names[] = {{"ex", "eval-command"}, {0}};
+
 const struct cli_command cli_open = {
     .name = "open",
     .summary = "open the console on recordings",
-    .synopsis = "FILE...",
+    .synopsis = "[OPTIONS] FILE...",
     .about = "Opens the console on recordings (one per process of a job): the site table, stacks,\n"
              "snapshots and diffs, and `goto MARK|TIME|peak|oom|start|end` to move in time.\n",
-    .options = cli_help_only,
+    .options = open_options,
+    .dash_names = open_dash_names,
     .run = cmd_open,
 };
 
+static int on_option(void *ctx, int key, const char *arg)
+{
+    switch ((enum open_opt)key) {
+    case OPT_EVAL_COMMAND:
+    case OPT_COMMAND_FILE:
+        return cli_script_option(&cli_open, ctx, key == OPT_COMMAND_FILE, arg);
+    }
+    return cli_error(&cli_open, "option %d is not handled", key);
+}
+
 int cmd_open(int argc, char **argv)
 {
+    struct script script = {0};
     int status;
-    int first = cli_parse_files(&cli_open, argc, argv, "the recordings to open", &status);
-    if (first < 0)
-        return status;
-    for (int i = first; i < argc; i++) {
+    int first = cli_parse(&cli_open, argc, argv, on_option, &script, &status);
+    if (first >= 0 && first >= argc) {
+        status = cli_error(&cli_open, "missing the recordings to open (culeak open %s)", cli_open.synopsis);
+        first = -1;
+    }
+    for (int i = first; first >= 0 && i < argc; i++) {
         if (access(argv[i], R_OK) != 0) {
             cli_fail(&cli_open, "cannot read %s: %s", argv[i], strerror(errno));
-            return 1;
+            first = -1;
+            status = 1;
         }
     }
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    if (first >= 0 && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
         cli_fail(&cli_open, "the console needs a terminal (culeak report prints a report)");
-        return 2;
+        first = -1;
+        status = 2;
     }
-    struct console_options opt = {0};
-    opt.files = argv + first;
-    opt.nfiles = argc - first;
-    return console_main(&opt);
+    if (first >= 0) {
+        struct console_options opt = {0};
+        opt.files = argv + first;
+        opt.nfiles = argc - first;
+        opt.script = &script;
+        status = console_main(&opt);
+    }
+    script_free(&script);
+    return status;
 }

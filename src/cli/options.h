@@ -30,6 +30,12 @@ struct cli_dash_name {
 #define CLI_FREE_STACKS(key)                                                                                \
     {"free-stacks", key, NULL, "record the stack, device and context of every free too\n"                   \
                                "(by default a free carries its address only)"}
+/* console commands given first, gdb's -ex and -x (the console, open); WHEN: "before the
+ * job starts" */
+#define CLI_CONSOLE_SCRIPT(eval_key, file_key, when)                                                        \
+    {"eval-command", eval_key, "COMMAND", "run the console command COMMAND\n" when "; repeatable"},         \
+    {"command", file_key, "FILE", "run the console commands of FILE (one a line, # comments)\n"              \
+                                  when "; repeatable, in order with -ex"}
 /* where call sites are (check, report): struct cli_call_sites in report_io.h keeps them */
 #define CLI_CALL_SITE_OPTIONS(skip, skip_function, my_code)                                                 \
     {"skip", skip, "GLOB", "also look through modules matching GLOB to find call sites"},                   \

@@ -852,8 +852,8 @@ static int run_loop(struct console *c)
 }
 
 /* -ex and -x, in the order given, before the job starts (so a breakpoint is in place for
- * its first allocation). As gdb does, an error is printed and the next command runs; an
- * error in a command file ends that file. */
+ * its first allocation), or once the recordings are read. As gdb does, an error is
+ * printed and the next command runs; an error in a command file ends that file. */
 static void run_script(struct console *c)
 {
     const struct script *s = c->opt.script;
@@ -973,8 +973,7 @@ int console_main(const struct console_options *opt)
     /* the emulated terminal is the pane's size before the job can write to it: libvterm does
      * not rewrap on a resize, so what the job wrote at another width would be cut */
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
-    if (c->live)
-        run_script(c);
+    run_script(c);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */

@@ -1,6 +1,6 @@
 /* Console commands given on the command line, gdb's way: -ex CMD and -x FILE (one command
  * a line, blank lines and # comments skipped), kept in the order given and run before the
- * job starts (no curses: unit-tested). */
+ * job starts or once `culeak open` has read its recordings (no curses: unit-tested). */
 #ifndef CULEAK_CONSOLE_SCRIPT_H
 #define CULEAK_CONSOLE_SCRIPT_H
 

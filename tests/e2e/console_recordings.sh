@@ -38,4 +38,12 @@ for size in "80 24" "120 40"; do
     type_expect "search @iteration" "'@iteration' is not in the output"
     type_expect "diff iteration 5 iteration 7" "diff iteration 5 -> iteration 7: -32.0 KiB in 2 sites"
 done
+# -ex and -x run once the recordings are read, in the order given; a failing one is said
+# in the output pane and the next runs
+printf '# after the -ex ones\ngoto iteration 20\ndiff s1\n' >"$T/cmds"
+# (the quotes inside reach the shell that tmux runs the command line with)
+start_sized 120 40 open -ex "'goto iteration 10'" -ex "'snapshot s1'" -ex frobnicate -x "$T/cmds" "$T/g.culeak"
+wait_for "diff s1 -> iteration 20"
+screen | grep -E "^ +[0-9]+ +\+160 KiB .*client_scenarios.c:$grow_line" >/dev/null || fail "-ex/-x: diff s1 is not to iteration 20"
+screen | grep -q "\[culeak\] -ex: .*frobnicate" || fail "-ex: the failing command is not said in the output pane"
 echo "console recordings e2e ok"
