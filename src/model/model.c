@@ -81,6 +81,7 @@ void model_free(struct model *m)
     live_table_free(&m->live);
     free(m->sites);
     free(m->site_peaks);
+    free(m->site_names);
     free(m->row_slots);
     u64map_free(&m->site_index);
     u64map_free(&m->site_index_abs);

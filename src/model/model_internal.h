@@ -119,6 +119,12 @@ struct site {
     uint64_t live[CULEAK_KIND_COUNT], peak[CULEAK_KIND_COUNT]; /* all processes */
 };
 
+struct site_name {
+    const char *text;
+    uint32_t module;
+    int symbolized;
+};
+
 struct snapshot {
     const char *name;
     const char *trigger;       /* armed: mark label; NULL once taken by hand */
@@ -150,6 +156,9 @@ struct model {
     /* per site, [2 * site]: the sum of its peaks (site.peak) of memory kinds but blocks;
      * [2 * site + 1]: of blocks. A site table row's peak, read from 16 bytes a site */
     uint64_t *site_peaks;
+    /* per site, a copy of its text, module and symbolized (kept with them: sites.c): what
+     * a row of a table that needs texts only reads (16 bytes a site; a site spans lines) */
+    struct site_name *site_names;
     size_t nnamed;                 /* sites symbolized */
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */

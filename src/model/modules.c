@@ -237,6 +237,10 @@ static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset, u
         if (!np)
             return 0;
         m->site_peaks = np;
+        struct site_name *nn = realloc(m->site_names, cap * sizeof *nn);
+        if (!nn)
+            return 0;
+        m->site_names = nn;
         m->sites_cap = cap;
     }
     m->site_peaks[2 * m->nsites] = m->site_peaks[2 * m->nsites + 1] = 0;
@@ -245,6 +249,7 @@ static uint32_t site_intern(struct model *m, uint32_t module, uint64_t offset, u
     st->module = packed ? module : 0;
     st->offset = offset;
     st->frame = frame;
+    m->site_names[m->nsites] = (struct site_name){.module = st->module};
     for (int g = 0; g < MODEL_GROUP_COUNT; g++)
         st->group_id[g] = MODEL_NO_ROW;
     if (u64map_put(idx, key, (uint32_t)m->nsites) != 0)

@@ -75,6 +75,7 @@ void site_symbolize(struct model *m, struct site *s)
     s->text = strpool_intern(&m->strings, buf, strlen(buf));
     if (!s->text)
         s->text = "?";
+    m->site_names[s - m->sites] = (struct site_name){.text = s->text, .module = s->module, .symbolized = 1};
 }
 
 void site_plain_text(struct model *m, struct site *s)
@@ -91,6 +92,7 @@ void site_plain_text(struct model *m, struct site *s)
     s->text = strpool_store(&m->strings, buf, strlen(buf)); /* one per site: no interning */
     if (!s->text)
         s->text = "?";
+    m->site_names[s - m->sites] = (struct site_name){.text = s->text, .module = s->module, .symbolized = s->symbolized};
 }
 
 size_t model_names_pending(const struct model *m) { return m->nsites - m->nnamed; }

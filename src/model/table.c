@@ -98,9 +98,31 @@ static const char *with_via(struct model *m, const struct site *s, int proc, con
     return t ? t : s->text;
 }
 
+/* A site or stack row's texts from the site's copy of them (site_names), where its text
+ * is made and has no via line: 0, else 1 (row_describe's way). */
+static int row_texts_kept(const struct model *m, enum model_group g, uint32_t id, int rep_proc,
+                          const struct unit *rep, struct model_row *r)
+{
+    const struct site_name *sn = &m->site_names[g == MODEL_GROUP_SITE ? id : rep ? rep->site : 0];
+    if (!sn->text || (m->py && sn->symbolized && sn->module == pyframes_module(m))) /* see with_via */
+        return 1;
+    r->named = sn->symbolized;
+    r->module = m->modules[sn->module].path;
+    r->text = sn->text;
+    r->function = r->file = r->via = NULL;
+    r->line = 0;
+    r->proc = g == MODEL_GROUP_STACK ? rep_proc : -1;
+    if (g == MODEL_GROUP_STACK)
+        r->stack = rep ? rep->stack : 0;
+    return 0;
+}
+
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
                   struct model_row *r, int lazy)
 {
+    if (lazy == ROW_TEXTS_ONLY && (g == MODEL_GROUP_SITE || g == MODEL_GROUP_STACK) &&
+        row_texts_kept(m, g, id, rep_proc, rep, r) == 0)
+        return;
     struct site *s = &m->sites[g == MODEL_GROUP_SITE ? id : rep ? rep->site : 0];
     if (lazy)
         site_plain_text(m, s);

@@ -76,6 +76,36 @@ static struct model *load(const char *my_code)
     return m;
 }
 
+/* Rows that need texts only (the console's frames) keep the via line, by site and by
+ * stack, before the names are resolved (none yet) and after. */
+static void test_texts_only_rows_keep_via_line(void **state)
+{
+    (void)state;
+    struct model *m = load(NULL);
+    for (int resolved = 0; resolved < 2; resolved++) {
+        for (int g = 0; g < 2; g++) {
+            struct model_query q;
+            model_query_init(&q);
+            q.group = g ? MODEL_GROUP_STACK : MODEL_GROUP_SITE;
+            q.lazy_names = 1;
+            q.texts_only = 1;
+            struct model_table t;
+            assert_int_equal(model_table_build(m, &q, &t), 0);
+            assert_int_equal(t.n, 2);
+            for (size_t i = 0; i < t.n; i++) {
+                assert_int_equal(t.rows[i].named, resolved);
+                assert_true((strstr(t.rows[i].text, "train.py:13, via zoo/layers.py:7") != NULL) == resolved);
+                if (resolved)
+                    assert_string_equal(t.rows[i].via, "zoo/layers.py:7");
+                assert_null(t.rows[i].function);
+            }
+            model_table_free(&t);
+        }
+        model_resolve_names(m, SIZE_MAX, 0);
+    }
+    model_free(m);
+}
+
 static void test_user_line_via_library_line(void **state)
 {
     (void)state;
@@ -167,6 +197,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_user_line_via_library_line),
+        cmocka_unit_test(test_texts_only_rows_keep_via_line),
         cmocka_unit_test(test_my_code_makes_the_library_line_the_site),
         cmocka_unit_test(test_blocks_are_not_leaks),
         cmocka_unit_test(test_diff_counts_blocks_apart),

@@ -473,6 +473,55 @@ static void test_table_against_stack_sums(void **state)
 
 /* A table of a few rows of high ids (one process of two) leaves the flat index empty
  * behind it too: the same table again, and the other one, come out whole. */
+/* Rows that need texts only (what the console's frames ask for) read each site's copy of
+ * its texts: the same text, module and named as rows described from the site, while
+ * names resolve a few at a time and new events arrive, grouped by site and by stack. */
+static void test_texts_only_rows_equal_described_rows(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct job j;
+    job_start(&u, &j);
+    int mixed = 0;
+    for (int step = 0; step < 12; step++) {
+        job_round(&j, step);
+        for (int gi = 0; gi < 2; gi++) {
+            struct model_query q;
+            model_query_init(&q);
+            q.group = gi ? MODEL_GROUP_STACK : MODEL_GROUP_SITE;
+            q.lazy_names = 1;
+            q.unsorted = 1;
+            struct model_table full, texts;
+            for (int k = 0; k < 2; k++) { /* either first: a new site's text made by either */
+                q.texts_only = (k + step) % 2;
+                assert_int_equal(model_table_build(u.m, &q, q.texts_only ? &texts : &full), 0);
+            }
+            assert_int_equal(full.n, texts.n);
+            assert_true(full.n > 0);
+            int named = 0;
+            for (size_t i = 0; i < full.n; i++) {
+                const struct model_row *a = &full.rows[i], *b = &texts.rows[i];
+                assert_int_equal(a->id, b->id);
+                assert_string_equal(a->text, b->text);
+                assert_ptr_equal(a->module, b->module);
+                assert_int_equal(a->named, b->named);
+                assert_int_equal(a->proc, b->proc);
+                assert_true(a->stack == b->stack);
+                assert_null(b->function);
+                named += a->named;
+            }
+            mixed |= named > 0 && (size_t)named < full.n;
+            model_table_free(&full);
+            model_table_free(&texts);
+        }
+        model_resolve_names(u.m, step < 10 ? 3 : SIZE_MAX, 0);
+    }
+    assert_true(mixed); /* rows named and not in one table */
+    job_end(&j);
+    ui_free(&u);
+}
+
 static void test_few_rows_of_high_ids(void **state)
 {
     (void)state;
@@ -1033,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_text_ranks_kept_across_changes),
         cmocka_unit_test(test_table_against_stack_sums),
         cmocka_unit_test(test_few_rows_of_high_ids),
+        cmocka_unit_test(test_texts_only_rows_equal_described_rows),
         cmocka_unit_test(test_frame_rows_equal_rows_from_scratch),
         cmocka_unit_test(test_frames_keep_rows_until_something_changes),
         cmocka_unit_test(test_change_column_values_kept),
