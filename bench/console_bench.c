@@ -10,6 +10,7 @@
  * stack. Prints events/s, frame times and memory. CONSOLE_BENCH_MODE: see mode(). */
 #include "../src/console/ui.h"
 #include "self_image.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,20 +24,8 @@
 #define FRAMES 21    /* frames per figure: median and range */
 #define BATCH 10000  /* events between two frames: a tenth of a second at 100k events/s */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* CPU time of this thread: the figures of one frame's parts, less noisy on a busy machine */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double cpu_now(void) { return bench_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
 static long max_rss_kib(void)
 {
@@ -86,12 +75,6 @@ static struct sb *batch(void)
     for (int i = 0; i < BATCH / 2; i++, next_new++)
         sb_alloc(b, seq++, 4 + (next_new * 7919) % STACKS, 0x720000000000ull + next_new * 256, 1024);
     return b;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* FRAMES redraws; with events, a batch is fed before each (not timed). Prints the median

@@ -10,6 +10,7 @@
 #include "suppress.h"
 #include "self_image.h"
 #include "xorshift.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -20,19 +21,6 @@
 #define MARK_EVERY 1000
 #define RUNS 9 /* repeated figures: median and range of this many */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* "median 1.23 ms (1.10 to 1.50, 9 runs)" of RUNS timings (sorted in place) */
 static const char *spread(double *t)
 {
@@ -42,7 +30,6 @@ static const char *spread(double *t)
              t[RUNS - 1] * 1e3, RUNS);
     return buf;
 }
-
 
 /* 10k stacks of depth 8 over 2k distinct call addresses; 1M events: allocations, and
  * frees of a random earlier one, leaving about a fifth live. */

@@ -29,6 +29,7 @@
  *
  * The child reaches the driver the way nvcc's static cudart does: dlopen, one dlsym of
  * cuGetProcAddress_v2, then the entry points from cuGetProcAddress. */
+#include "bench_time.h"
 #include "culeak_cuda.h"
 #include <dirent.h>
 #include <dlfcn.h>
@@ -57,12 +58,7 @@ static int use_heap;
 /* The CPU time of the whole process (every thread: culeak's flush thread, heaptrack's
  * timer thread): unlike wall time, it does not count the time other work on the
  * machine takes the CPU away. */
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+static double now_ns(void) { return bench_seconds(CLOCK_PROCESS_CPUTIME_ID) * 1e9; }
 
 static int pair(void)
 {
@@ -222,12 +218,6 @@ static void remove_dir_files(const char *dir)
         }
     if (d)
         closedir(d);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 struct series {

@@ -8,6 +8,7 @@
 #include "stream_builder.h"
 #include "suspects.h"
 #include "xorshift.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,20 +17,6 @@
 #define RUNS 7
 #define CHANGES 5 /* allocations and frees between two marks */
 #define BASE 0x555500000000ull
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* One process whose `sites` stacks (one site each) all hold a block. */
 static struct sb *setup(int sites)
