@@ -565,6 +565,12 @@ void console_history(struct console *c)
     c->u.nspark = SPARK_N;
 }
 
+/* The job's terminal is the output pane, at least 2 rows (a screen too small has none). */
+static int job_rows(const struct layout *l)
+{
+    return l->output.h - 1 > 2 ? l->output.h - 1 : 2;
+}
+
 static void render(struct console *c)
 {
     int rows, cols;
@@ -576,7 +582,7 @@ static void render(struct console *c)
         c->cols = cols;
         layout_compute(rows, cols, &c->lay);
         if (c->live)
-            job_resize(&c->job, c->lay.output.h - 1 > 2 ? c->lay.output.h - 1 : 2, cols);
+            job_resize(&c->job, job_rows(&c->lay), cols > 0 ? cols : 1);
     }
     prompt_sync(c);
     if (!c->live)
@@ -975,7 +981,7 @@ int console_main(const struct console_options *opt)
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     run_script(c);
     if (c->live) {
-        if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, c->lay.output.h - 1, cols, err, sizeof err) != 0) {
+        if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
             c->job.status = 127 << 8;

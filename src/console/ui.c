@@ -542,8 +542,12 @@ void ui_sample(struct ui *u)
 void layout_compute(int h, int w, struct layout *l)
 {
     memset(l, 0, sizeof *l);
-    if (h < 8)
-        h = 8;
+    if (h < LAYOUT_MIN_ROWS || w < LAYOUT_MIN_COLS) { /* the prompt still takes commands (quit) */
+        l->too_small = 1;
+        l->prompt = (struct rect){h > 0 ? h - 1 : 0, 0, h > 0 ? 1 : 0, w > 0 ? w : 0};
+        l->status = (struct rect){h > 1 ? h - 2 : 0, 0, h > 1 ? 1 : 0, w > 0 ? w : 0}; /* (y or n) */
+        return;
+    }
     int hdr = 2, status = 1, prompt = 1;
     int rest = h - hdr - status - prompt;
     int table = rest * 45 / 100, stack = rest * 22 / 100;
@@ -576,9 +580,26 @@ static void header_and_table(const struct ui *u, const struct layout *l, struct 
     }
 }
 
+/* A screen too small for the panes says so on its first line, above the status line and
+ * the prompt (what fits of the three). */
+static void render_too_small(struct ui *u, struct grid *g, const struct layout *l)
+{
+    if (l->status.y > 0)
+        grid_putf(g, 0, 0, g->w, AT_TITLE, "culeak: terminal too small (%dx%d; at least %dx%d)", g->w, g->h,
+                  LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+    if (l->status.h > 0)
+        status_view.render(u, g, l->status);
+    if (l->prompt.h > 0)
+        prompt_view.render(u, g, l->prompt);
+}
+
 void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 {
     grid_clear(g);
+    if (l->too_small) {
+        render_too_small(u, g, l);
+        return;
+    }
     ui_suspects_refresh(u); /* a line of suspects takes one of the table's */
     struct rect hdr, tab;
     header_and_table(u, l, &hdr, &tab);
@@ -596,6 +617,8 @@ void ui_render(struct ui *u, struct grid *g, const struct layout *l)
 
 void ui_key(struct ui *u, int key, const struct layout *l)
 {
+    if (l->too_small)
+        return; /* no pane to move in */
     if (u->help_open)
         help_view.key(u, key, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
     else if (u->focus_output)

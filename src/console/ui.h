@@ -275,7 +275,10 @@ int help_key(struct ui *u, int sk, const char *utf8, int prompt_empty);
 
 struct layout {
     struct rect header, table, stack, output, status, prompt;
+    int too_small; /* below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS: one line says so, and the prompt */
 };
+enum { LAYOUT_MIN_ROWS = 8, LAYOUT_MIN_COLS = 20 };
+/* The panes of an h x w screen; every rect lies inside it. */
 void layout_compute(int h, int w, struct layout *l);
 /* Renders the whole screen into g (sized h x w by the caller). */
 void ui_render(struct ui *u, struct grid *g, const struct layout *l);

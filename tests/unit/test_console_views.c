@@ -446,6 +446,66 @@ static void test_screen_render(void **state)
     ui_free(&u);
 }
 
+/* Renders into a grid with guard cells after its h x w: a view that writes outside the
+ * grid changes them (a heap overflow in the console, found by ASan under make SAN=1). */
+static int render_stays_inside(struct ui *u, int h, int w)
+{
+    enum { GUARD = 4096 };
+    struct layout l;
+    layout_compute(h, w, &l);
+    struct grid g = {.h = h, .w = w, .c = calloc((size_t)h * (size_t)w + GUARD, sizeof(struct cell))};
+    assert_non_null(g.c);
+    struct cell *guard = g.c + (size_t)h * (size_t)w;
+    for (int i = 0; i < GUARD; i++)
+        guard[i] = (struct cell){.ch = 0xFEED, .attr = AT_BAD};
+    ui_render(u, &g, &l);
+    int inside = 1;
+    for (int i = 0; i < GUARD; i++)
+        inside &= guard[i].ch == 0xFEED && guard[i].attr == AT_BAD;
+    const struct rect *rs[] = {&l.header, &l.table, &l.stack, &l.output, &l.status, &l.prompt};
+    for (size_t i = 0; i < sizeof rs / sizeof *rs; i++)
+        if (rs[i]->h > 0 && (rs[i]->y < 0 || rs[i]->y + rs[i]->h > h || rs[i]->x + rs[i]->w > w))
+            inside = 0;
+    char row[1024];
+    /* every size draws something: the screen, or a line saying it is too small */
+    int drew = grid_contains(&g, "culeak") || grid_contains(&g, "too small") ||
+               (h == 1 && strlen(grid_row_text(&g, 0, row, sizeof row)) > 0);
+    free(g.c);
+    return inside && (drew || w < 8);
+}
+
+static void test_every_terminal_size(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    struct sb *b;
+    struct model_stream *s = feed(&u, &b);
+    snprintf(u.title, sizeof u.title, "train.py --epochs 3");
+    u.state = JOB_RUNNING;
+    for (int i = 0; i < 50; i++) {
+        const char *out = "epoch 1 loss 0.5 a line of the job's output long enough to wrap\r\n";
+        outbuf_feed(&u.out, out, strlen(out));
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) { /* paused, with the stack of the held allocation */
+            u.state = JOB_PAUSED;
+            u.held = (struct held){.proc = 0, .seq = 1, .tid = 77, .size = 1 << 20, .leaf = 2,
+                                   .api = CULEAK_API_CUDA_MALLOC, .kind = CULEAK_KIND_DEVICE, .bp_id = 1};
+        }
+        if (pass == 2) /* the help view over the panes */
+            ui_help_open(&u, NULL);
+        for (int h = 1; h <= 30; h++)
+            for (int w = 1; w <= 90; w += (w < 12 ? 1 : 13)) {
+                if (!render_stays_inside(&u, h, w))
+                    fail_msg("pass %d: a %dx%d terminal is drawn outside its grid or not at all", pass, w, h);
+            }
+    }
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
 static void test_outbuf(void **state)
 {
     (void)state;
@@ -891,7 +951,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_every_terminal_size), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
