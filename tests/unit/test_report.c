@@ -387,6 +387,7 @@ static void test_json_summary_every_field(void **state)
                         "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,"
                         "\"suppressed\":{\"bytes\":194,\"allocations\":16,\"sites\":1,\"used\":[{\"name\":"
                         "\"managed-at-C\",\"file\":\"t.supp\",\"line\":2,\"bytes\":194,\"allocations\":16}]},"
+                        "\"held_by_libraries\":{\"bytes\":0,\"allocations\":0,\"sites\":0,\"used\":[]},"
                         "\"per_process\":[";
     struct report_options o;
     report_options_init(&o);

@@ -6,6 +6,8 @@
 // freed block back on the free list: the memory stays pinned until the process exits.
 // Driven by ctypes (fake_torch_*), as torch's Python layer drives it; fake_torch_item()
 // reads a scalar back through a 4-byte pinned block, as x.item() and float(x.sum()) do.
+// Also at::cuda::getCurrentCUDABlasHandle(), whose pool makes one cuBLAS handle (the
+// fake libcublas.so.13's) and keeps it.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -112,6 +114,31 @@ CUDACachingHostAllocatorImpl caching_host_allocator;
 } // namespace
 } // namespace cuda
 } // namespace at
+
+extern "C" int cublasCreate_v2(void **handle);
+
+namespace at {
+namespace cuda {
+namespace {
+NOINLINE void *createCublasHandle()
+{
+    void *h = nullptr;
+    if (cublasCreate_v2(&h) != 0)
+        h = nullptr;
+    __asm__ volatile("" ::: "memory");
+    return h;
+}
+} // namespace
+
+EXPORT void *getCurrentCUDABlasHandle()
+{
+    static void *handle = createCublasHandle(); // the pool's: kept for the process's life
+    return handle;
+}
+} // namespace cuda
+} // namespace at
+
+extern "C" EXPORT int fake_torch_blas_handle(void) { return at::cuda::getCurrentCUDABlasHandle() ? 0 : -1; }
 
 using at::cuda::caching_host_allocator;
 
