@@ -128,7 +128,7 @@ PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/c
 INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_torch.so \
              $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
-             $(DATADIR)/culeak/python/sitecustomize.py \
+             $(DATADIR)/culeak/python/sitecustomize.py $(DATADIR)/culeak/default.supp \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
@@ -143,6 +143,7 @@ install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
 	install -d $(DESTDIR)$(DATADIR)/culeak/python
 	install -m 644 python/culeak.py $(DESTDIR)$(DATADIR)/culeak/python/culeak.py
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(DATADIR)/culeak/python/sitecustomize.py
+	install -m 644 suppressions/default.supp $(DESTDIR)$(DATADIR)/culeak/default.supp
 	@set -e; for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
 	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done

@@ -16,7 +16,7 @@
 
 enum check_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_ERROR_EXITCODE = 256, OPT_GROUP, OPT_MERGE,
-    OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS,
+    OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
 };
 
 static const struct cli_option check_options[] = {
@@ -28,6 +28,7 @@ static const struct cli_option check_options[] = {
                                        "--format json"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out the leaks FILE suppresses (culeak-suppressions(5));\n"
                                                "repeatable"},
+    CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     {"gen-suppressions", OPT_GEN_SUPPRESSIONS, NULL, "after the text report, a suppression block per leak site"},
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
     CLI_RECORD_DEPTH(OPT_DEPTH),
@@ -47,7 +48,8 @@ const struct cli_command cli_check = {
              "by call site with the full stack, then a line\n"
              "  LEAK SUMMARY: N bytes leaked in K allocations from S call sites\n"
              "Memory still held by a caching allocator (PyTorch, CuPy, XLA) is reported apart, not as\n"
-             "a leak. When the program starts other traced processes (torchrun, mpirun), each one is\n"
+             "a leak, and so is what culeak's default suppressions match: memory the CUDA libraries\n"
+             "(cuDNN, cuBLAS, NCCL, XLA's set-up) allocate once and hold until exit. When the program starts other traced processes (torchrun, mpirun), each one is\n"
              "reported apart, with its pid and rank. The report goes to stderr; the program's own\n"
              "output is left alone. The CUDA runtime linked into a program (cuda*, libcudart_static_*,\n"
              "cuda_runtime.h) is looked through by default, and $CULEAK_SKIP_MODULES and\n"
@@ -64,7 +66,7 @@ const struct cli_command cli_check = {
 struct check_args {
     long error_exit, depth;
     const char *format, *output, *log_file;
-    int gen_suppressions;
+    int gen_suppressions, no_default_suppressions;
     struct cli_call_sites sites;
     struct report_options ro;
     struct suppressions *supp;
@@ -91,6 +93,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_load_suppressions(&cli_check, &a->supp, arg);
     case OPT_GEN_SUPPRESSIONS:
         a->gen_suppressions = 1;
+        return 0;
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        a->no_default_suppressions = 1;
         return 0;
     case OPT_GROUP:
         return cli_group_option(&cli_check, &a->ro.group, arg);
@@ -209,6 +214,8 @@ int cmd_check(int argc, char **argv)
         status = 2;
     }
     if (i >= 0 && (status = culeak_check_program(argv[i])) != 0) /* as a shell: 127 or 126 */
+        i = -1;
+    if (i >= 0 && !a.no_default_suppressions && (status = cli_load_default_suppressions(&cli_check, &a.supp)) != 0)
         i = -1;
     if (i < 0) {
         suppressions_free(a.supp);

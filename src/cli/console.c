@@ -15,7 +15,7 @@
 /* every key of the table: the handler's switch names each (-Wswitch) */
 enum console_opt {
     OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
-    OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_COMMAND_FILE = 'x',
+    OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_COMMAND_FILE = 'x',
 };
 
 static const struct cli_option console_options[] = {
@@ -28,6 +28,7 @@ static const struct cli_option console_options[] = {
                                        "(%p, %h, %r: the job's pid, host and rank)"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
                                                "(culeak-suppressions(5)); repeatable"},
+    CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "before the job starts"),
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
     CLI_HELP,
@@ -52,6 +53,7 @@ struct console_args {
     struct console_options opt;
     struct suppressions *supp;
     struct script script;
+    int no_default_suppressions;
 };
 
 int cli_script_option(const struct cli_command *c, struct script *s, int file, const char *arg)
@@ -88,6 +90,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_SUPPRESSIONS:
         return cli_load_suppressions(&cli_console, &a->supp, arg);
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        a->no_default_suppressions = 1;
+        return 0;
     case OPT_LOG_FILE:
         opt->log_file = arg;
         return 0;
@@ -116,6 +121,9 @@ int cmd_console(int argc, char **argv)
         i = -1;
         status = 2;
     }
+    if (i >= 0 && !a.no_default_suppressions &&
+        (status = cli_load_default_suppressions(&cli_console, &a.supp)) != 0)
+        i = -1;
     if (i >= 0 && !culeak_shim_path()) {
         cli_fail(&cli_console, "cannot find libculeak.so (next to the culeak executable, in ../lib/culeak, "
                                "or named by CULEAK_LIB)");

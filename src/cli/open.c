@@ -3,6 +3,8 @@
 #include "../console/console.h"
 #include "../console/script.h"
 #include "options.h"
+#include "report_io.h"
+#include "suppress.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +12,11 @@
 #include <unistd.h>
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
-enum open_opt { OPT_EVAL_COMMAND = 256, OPT_COMMAND_FILE = 'x' };
+enum open_opt { OPT_EVAL_COMMAND = 256, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_COMMAND_FILE = 'x' };
 
 static const struct cli_option open_options[] = {
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "once the recordings are read"),
+    CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_HELP,
     {0},
 };
@@ -31,21 +34,31 @@ const struct cli_command cli_open = {
     .run = cmd_open,
 };
 
+struct open_args {
+    struct script script;
+    int no_default_suppressions;
+};
+
 static int on_option(void *ctx, int key, const char *arg)
 {
+    struct open_args *a = ctx;
     switch ((enum open_opt)key) {
     case OPT_EVAL_COMMAND:
     case OPT_COMMAND_FILE:
-        return cli_script_option(&cli_open, ctx, key == OPT_COMMAND_FILE, arg);
+        return cli_script_option(&cli_open, &a->script, key == OPT_COMMAND_FILE, arg);
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        a->no_default_suppressions = 1;
+        return 0;
     }
     return cli_error(&cli_open, "option %d is not handled", key);
 }
 
 int cmd_open(int argc, char **argv)
 {
-    struct script script = {0};
+    struct open_args a = {0};
+    struct suppressions *supp = NULL; /* the default ones: the page `export` writes leaves them out */
     int status;
-    int first = cli_parse(&cli_open, argc, argv, on_option, &script, &status);
+    int first = cli_parse(&cli_open, argc, argv, on_option, &a, &status);
     if (first >= 0 && first >= argc) {
         status = cli_error(&cli_open, "missing the recordings to open (culeak open %s)", cli_open.synopsis);
         first = -1;
@@ -62,13 +75,17 @@ int cmd_open(int argc, char **argv)
         first = -1;
         status = 2;
     }
+    if (first >= 0 && !a.no_default_suppressions && (status = cli_load_default_suppressions(&cli_open, &supp)) != 0)
+        first = -1;
     if (first >= 0) {
         struct console_options opt = {0};
         opt.files = argv + first;
         opt.nfiles = argc - first;
-        opt.script = &script;
+        opt.script = &a.script;
+        opt.supp = supp;
         status = console_main(&opt);
     }
-    script_free(&script);
+    suppressions_free(supp);
+    script_free(&a.script);
     return status;
 }

@@ -26,6 +26,10 @@ struct cli_dash_name {
 /* Rows that several commands' tables share, each with the command's own key. */
 /* the commands that run a job under the shim (the console, record, check) */
 #define CLI_RECORD_DEPTH(key) {"depth", key, "N", "record at most N frames per stack (1 to 256, default 48)"}
+/* the commands that report leaks (check, report, the console, open) */
+#define CLI_NO_DEFAULT_SUPPRESSIONS(key)                                                                    \
+    {"no-default-suppressions", key, NULL, "report what culeak's default suppressions match (memory the\n"  \
+                                           "CUDA libraries hold until exit) as leaks"}
 #define CLI_NO_POOL(key) {"no-pool", key, NULL, "turn the frameworks' caching allocators off for the job"}
 #define CLI_FREE_STACKS(key)                                                                                \
     {"free-stacks", key, NULL, "record the stack, device and context of every free too\n"                   \

@@ -16,7 +16,7 @@
 enum report_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
     OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
-    OPT_SUSPECTS,
+    OPT_SUSPECTS, OPT_NO_DEFAULT_SUPPRESSIONS,
 };
 
 static const struct cli_option report_options[] = {
@@ -34,6 +34,7 @@ static const struct cli_option report_options[] = {
                                        "another --format"},
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out the leaks FILE suppresses (culeak-suppressions(5));\n"
                                                "repeatable"},
+    CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when the recordings show leaks (0 to 255)"},
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
     {"merge-processes", OPT_MERGE, NULL, "add the processes up per call site (one row per site)"},
@@ -76,6 +77,7 @@ struct report_args {
     long error_exit; /* -1: none */
     struct cli_call_sites sites;
     struct suppressions *supp;
+    int no_default_suppressions;
 };
 
 static int on_option(void *ctx, int key, const char *arg)
@@ -112,6 +114,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_SUPPRESSIONS:
         return cli_load_suppressions(&cli_report, &a->supp, arg);
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        a->no_default_suppressions = 1;
+        return 0;
     case OPT_ERROR_EXITCODE:
         return cli_int(&cli_report, key, arg, 0, 255, &a->error_exit);
     case OPT_GROUP:
@@ -232,6 +237,9 @@ int cmd_report(int argc, char **argv)
         first = -1;
         status = 2;
     }
+    if (first >= 0 && !a.no_default_suppressions &&
+        (status = cli_load_default_suppressions(&cli_report, &a.supp)) != 0)
+        first = -1;
     if (first < 0) {
         suppressions_free(a.supp);
         return status;

@@ -1,5 +1,6 @@
 /* Report outputs, suppression files, call-site globs and grouping of the commands (report_io.h). */
 #include "report_io.h"
+#include "launch.h"
 #include "outpath.h"
 #include "suppress.h"
 
@@ -65,6 +66,27 @@ int cli_load_suppressions(const struct cli_command *c, struct suppressions **sup
     }
     char err[1024];
     if (suppressions_load(*supp, path, err, sizeof err) != 0) {
+        cli_fail(c, "%s", err);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_load_default_suppressions(const struct cli_command *c, struct suppressions **supp)
+{
+    const char *path = culeak_default_suppressions_path();
+    if (!path) {
+        fprintf(stderr, "culeak: warning: culeak's default suppressions (share/culeak/default.supp beside the "
+                        "culeak executable's directory) are missing: memory the CUDA libraries hold until exit "
+                        "shows as leaked\n");
+        return 0;
+    }
+    if (!*supp && !(*supp = suppressions_new())) {
+        cli_fail(c, "out of memory");
+        return 2;
+    }
+    char err[1024];
+    if (suppressions_load_defaults(*supp, path, err, sizeof err) != 0) {
         cli_fail(c, "%s", err);
         return 2;
     }

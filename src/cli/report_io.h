@@ -31,6 +31,10 @@ int cli_check_output_dir(const struct cli_command *c, const char *path);
 /* --suppressions FILE: adds FILE's blocks to *supp (made on first use): 0, or 2 after
  * "culeak CMD: FILE:LINE: what is wrong". */
 int cli_load_suppressions(const struct cli_command *c, struct suppressions **supp, const char *path);
+/* Unless --no-default-suppressions: adds culeak's default suppressions to *supp (made on
+ * first use), after the user's own, so theirs match first. 0 (a warning when the file is
+ * not found: libraries' memory is then reported as leaked), or 2 after an error. */
+int cli_load_default_suppressions(const struct cli_command *c, struct suppressions **supp);
 
 /* --skip, --skip-function and --my-code (CLI_CALL_SITE_OPTIONS): comma-separated globs. */
 struct cli_call_sites {

@@ -22,6 +22,7 @@ void console_export_html(struct console *c, const char *path)
         o.diff_a = c->u.diff_a;
         o.diff_b = c->u.diff_b;
     }
+    o.supp = c->opt.supp; /* what they suppress is no leak on the page either */
     int rc = report_html(f, c->u.m, &o);
     int err = ferror(f) ? errno : 0;
     if (fclose(f) != 0 && !err)

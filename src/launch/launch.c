@@ -68,6 +68,22 @@ static const char *python_dir(void)
     return NULL;
 }
 
+const char *culeak_default_suppressions_path(void)
+{
+    static char path[PATH_MAX];
+    char bindir[PATH_MAX];
+    if (exe_dir(bindir, sizeof bindir) != 0)
+        return NULL;
+    static const char *const rel[] = {"../share/culeak/default.supp", "../suppressions/default.supp"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s/%s", bindir, rel[i]);
+        if (exists(p) && realpath(p, path))
+            return path;
+    }
+    return NULL;
+}
+
 static void prepend_env(const char *name, const char *value)
 {
     const char *old = getenv(name);

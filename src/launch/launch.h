@@ -9,6 +9,12 @@
  * <exe dir>/../lib/culeak/libculeak.so (installed layout). NULL if none exists. */
 const char *culeak_shim_path(void);
 
+/* Path of culeak's default suppressions (default.supp, culeak-suppressions(5)): found
+ * relative to this executable, <exe dir>/../share/culeak/default.supp when installed
+ * (make install, the wheel), else the source tree's suppressions/default.supp next to a
+ * build directory. NULL if neither exists. */
+const char *culeak_default_suppressions_path(void);
+
 /* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
  * for a child about to exec; also NVTX_INJECTION64_PATH (the shim, unless set) and
  * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default.

@@ -254,6 +254,8 @@ enum model_source {
 enum model_cache { MODEL_CACHE_NONE, MODEL_CACHE_PYTORCH, MODEL_CACHE_CUPY, MODEL_CACHE_XLA };
 const char *model_cache_name(enum model_cache c);   /* "", "pytorch", "cupy", "xla" */
 
+enum model_suppressed { MODEL_SUPP_LEFT_OUT, MODEL_SUPP_ONLY, MODEL_SUPP_ONLY_USER, MODEL_SUPP_ONLY_DEFAULT };
+
 struct model_query {
     enum model_group group;
     int proc;              /* MODEL_ALL or one process */
@@ -275,9 +277,11 @@ struct model_query {
     int (*keep)(void *ctx, struct model *m, int proc, uint64_t stack, unsigned kind);
     void *keep_ctx;
     /* Optional leak suppressions: a unit with something live in the source is left out
-     * when a block suppresses it (suppressed 0), or when none does (suppressed 1). The
-     * verdicts are the model's (model_stack_suppression): a table build symbolizes and
-     * matches only the stacks it has not judged yet. */
+     * when a block suppresses it (suppressed MODEL_SUPP_LEFT_OUT, 0), or kept only when
+     * one does (MODEL_SUPP_ONLY: any block; ..._ONLY_USER: one of the user's own blocks;
+     * ..._ONLY_DEFAULT: one of the default suppressions, memory held by a library until
+     * exit). The verdicts are the model's (model_stack_suppression): a table build
+     * symbolizes and matches only the stacks it has not judged yet. */
     const struct suppressions *supp;
     int suppressed;
     int unsorted;          /* rows in no particular order (the caller sorts them its own way) */

@@ -255,6 +255,9 @@ void growth_free(struct growth *g);
 /* suppressed.c */
 /* The cached suppression block of a unit of p (model_stack_suppression), or -1. */
 int unit_suppression(struct model *m, struct process *p, struct unit *u, const struct suppressions *supp);
+/* Whether a table of query.suppressed `which` (enum model_suppressed) keeps the unit. */
+int unit_suppression_kept(struct model *m, struct process *p, struct unit *u, const struct suppressions *supp,
+                          int which);
 /* The module map of p changed: its stacks' frames, and so their verdicts, may differ. */
 static inline void suppressions_stale(struct process *p)
 {

@@ -116,7 +116,7 @@ static int classify_cache(const char *path, const char *name)
 {
     if (fnmatch("libc10_cuda*", name, 0) == 0)
         return MODEL_CACHE_PYTORCH;
-    if (strstr(path, "cupy/cuda/memory") || strstr(path, "cupy/cuda/_memory"))
+    if (strstr(path, "cupy/cuda/memory") || strstr(path, "cupy/cuda/_memory") || strstr(path, "cupy/cuda/pinned_memory"))
         return MODEL_CACHE_CUPY;
     return MODEL_CACHE_NONE;
 }

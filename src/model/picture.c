@@ -192,6 +192,12 @@ static int add_source(struct builder *b, struct process *pr, enum picture_moment
                 continue;
             uint64_t bytes, count;
             unit_value(pr, u, i, src, NULL, &bytes, &count);
+            if (src == MODEL_SOURCE_LEAKS && b->o && b->o->supp && (bytes || count) &&
+                !unit_suppression_kept(b->m, pr, u, b->o->supp, MODEL_SUPP_LEFT_OUT)) {
+                if (pass == 0 && unit_suppression_kept(b->m, pr, u, b->o->supp, MODEL_SUPP_ONLY_DEFAULT))
+                    mo->held_bytes += bytes;
+                continue;
+            }
             if (pass ? moment_add_site(b, mo, u, bytes, count) : moment_add_stack(b, mo, u, bytes, count))
                 return -1;
         }

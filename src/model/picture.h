@@ -34,6 +34,9 @@ struct picture_moment {
     size_t site_first, site_n; /* values[...]: per site */
     uint64_t bytes;          /* their sum: memory, not counting ... */
     uint64_t pool_bytes;     /* ... the pools' blocks, summed apart (none are leaks) */
+    uint64_t held_bytes;     /* the leaks moment: what the default suppressions match, held
+                              * by a library until exit (left out of it, as what the user's
+                              * own suppressions match) */
 };
 
 struct picture_stack {
@@ -63,6 +66,7 @@ struct picture_options {
     size_t max_stacks;       /* stacks drawn per picture; the smaller ones are merged. 0: 4000 */
     size_t stack_moments;    /* marks and ticks per process with stacks kept. 0: 16 */
     const char *labels[2];   /* marks whose stacks are always kept (a diff's A and B) */
+    const struct suppressions *supp; /* what these suppress is no leak (suppress.h); NULL: none */
 };
 
 struct picture {

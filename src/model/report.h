@@ -28,7 +28,8 @@ struct report_options {
     const char *diff_a, *diff_b; /* REPORT_DIFF: snapshot names (diff_b NULL: now) */
     int diff_b_is_now;       /* diff_b names the present state (streams stopped there) */
     const char *title;       /* text: what the snapshot/diff is called ("mark iter10") */
-    /* Leak reports: what these suppress is left out, and counted apart. NULL: none. */
+    /* Leak reports: what these suppress is left out, and counted apart (what default
+     * suppressions match as memory held by a library until exit). NULL: none. */
     const struct suppressions *supp;
 };
 void report_options_init(struct report_options *o); /* leaks, by site, all processes */
@@ -38,7 +39,8 @@ struct report_summary {
     uint64_t bytes, allocations, sites;            /* leaks (or live, for other sources) */
     uint64_t cache_bytes, cache_allocations, cache_sites;
     uint64_t reset_bytes, reset_allocations;       /* of bytes: ended by a context reset */
-    uint64_t suppressed_bytes, suppressed_allocations, suppressed_sites; /* report_options.supp */
+    uint64_t suppressed_bytes, suppressed_allocations, suppressed_sites; /* the user's blocks of .supp */
+    uint64_t held_bytes, held_allocations, held_sites; /* its default suppressions: held by a library until exit */
 };
 
 /* Each returns 0, or -1 when the query could not be made (unknown snapshot, no memory). */

@@ -50,19 +50,17 @@ int report_stack_suppression(struct model *m, const struct suppressions *supp, i
     return model_stack_suppression(m, supp, proc, stack, kind);
 }
 
-int report_count_suppressed(struct model *m, const struct report_options *o, struct report_summary *s,
-                            uint64_t *used_bytes, uint64_t *used_count)
+/* The leaks that one class of blocks (enum model_suppressed) suppresses. */
+static int count_class(struct model *m, const struct report_options *o, int which, uint64_t *bytes,
+                       uint64_t *allocations, uint64_t *sites)
 {
-    s->suppressed_bytes = s->suppressed_allocations = s->suppressed_sites = 0;
-    if (!o->supp || o->what != REPORT_LEAKS || !suppressions_count(o->supp))
-        return 0;
     struct model_query q;
     model_query_init(&q);
     q.proc = o->proc;
     q.only_live = 1;
     q.source = MODEL_SOURCE_LEAKS;
     q.supp = o->supp;
-    q.suppressed = 1;
+    q.suppressed = which;
     struct model_table t;
     if (model_table_build(m, &q, &t) != 0)
         return -1;
@@ -72,19 +70,43 @@ int report_count_suppressed(struct model *m, const struct report_options *o, str
         return -1;
     }
     for (size_t i = 0; i < t.n; i++) {
-        s->suppressed_bytes += t.rows[i].live_bytes;
-        s->suppressed_allocations += t.rows[i].live_count;
+        *bytes += t.rows[i].live_bytes;
+        *allocations += t.rows[i].live_count;
         ids[i] = t.rows[i].id; /* a site held by a cache and not is one site */
     }
-    s->suppressed_sites = count_distinct(ids, t.n);
+    *sites = count_distinct(ids, t.n);
     free(ids);
     model_table_free(&t);
+    return 0;
+}
+
+int report_count_suppressed(struct model *m, const struct report_options *o, struct report_summary *s,
+                            uint64_t *used_bytes, uint64_t *used_count)
+{
+    s->suppressed_bytes = s->suppressed_allocations = s->suppressed_sites = 0;
+    s->held_bytes = s->held_allocations = s->held_sites = 0;
+    size_t nb = suppressions_count(o->supp), nuser = suppressions_user_count(o->supp);
+    if (!o->supp || o->what != REPORT_LEAKS || !nb)
+        return 0;
+    if (nuser && count_class(m, o, MODEL_SUPP_ONLY_USER, &s->suppressed_bytes, &s->suppressed_allocations,
+                             &s->suppressed_sites) != 0)
+        return -1;
+    if (nuser < nb &&
+        count_class(m, o, MODEL_SUPP_ONLY_DEFAULT, &s->held_bytes, &s->held_allocations, &s->held_sites) != 0)
+        return -1;
     if (!used_bytes)
         return 0;
-    size_t nb = suppressions_count(o->supp);
     memset(used_bytes, 0, nb * sizeof *used_bytes);
     memset(used_count, 0, nb * sizeof *used_count);
+    struct model_query q;
+    model_query_init(&q);
+    q.proc = o->proc;
+    q.only_live = 1;
+    q.source = MODEL_SOURCE_LEAKS;
+    q.supp = o->supp;
+    q.suppressed = MODEL_SUPP_ONLY;
     q.group = MODEL_GROUP_STACK; /* each stack (and kind) is suppressed by one block */
+    struct model_table t;
     if (model_table_build(m, &q, &t) != 0)
         return -1;
     for (size_t i = 0; i < t.n; i++) {

@@ -4,6 +4,7 @@
  * elsewhere. */
 #include "json.h"
 #include "picture.h"
+#include "suppress.h"
 #include "report_internal.h"
 #include "suspects.h"
 #include "wire.h"
@@ -152,9 +153,9 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         const struct model_process *p = model_process(m, mo->proc);
         fprintf(f,
                 "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"pool_bytes\":%" PRIu64
-                ",\"label\":",
+                ",\"held_bytes\":%" PRIu64 ",\"label\":",
                 i ? "," : "", mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes,
-                mo->pool_bytes);
+                mo->pool_bytes, mo->held_bytes);
         json_write_cstr(f, mo->label);
         if (mo->has_stacks)
             write_values(f, ",\"v\":[", pc->values + mo->first, mo->n);
@@ -243,6 +244,8 @@ int report_html(FILE *f, struct model *m, const struct report_options *o)
         po.labels[0] = o->diff_a;
         po.labels[1] = o->diff_b;
     }
+    if (o && suppressions_count(o->supp))
+        po.supp = o->supp;
     if (picture_build(m, &po, &pc) != 0)
         return -1;
     const char *page = culeak_report_html_page, *slot = strstr(page, DATA_SLOT);

@@ -236,8 +236,32 @@ static void json_summary(FILE *f, const struct report_summary *s)
             s->cache_allocations);
 }
 
-/* ,"suppressed":{"bytes","allocations","sites","used":[{"name","file","line","bytes",
- * "allocations"}...]}: what the suppressions left out of a leak report (zeros without). */
+/* "used":[{"name","file","line","bytes","allocations"}...] of one class of blocks (the
+ * user's, or the default suppressions). */
+static void json_used(FILE *f, const struct suppressions *supp, int defaults, const uint64_t *bytes,
+                      const uint64_t *count)
+{
+    fputs(",\"used\":[", f);
+    int first = 1;
+    for (size_t i = 0; i < suppressions_count(supp); i++) {
+        if ((!bytes[i] && !count[i]) || suppressions_is_default(supp, i) != defaults)
+            continue;
+        const char *file;
+        unsigned line;
+        const char *name = suppressions_name(supp, i, &file, &line);
+        fputs(first ? "{\"name\":" : ",{\"name\":", f);
+        first = 0;
+        json_write_cstr(f, name);
+        fputs(",\"file\":", f);
+        json_write_cstr(f, file);
+        fprintf(f, ",\"line\":%u,\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 "}", line, bytes[i], count[i]);
+    }
+    fputs("]}", f);
+}
+
+/* ,"suppressed":{"bytes","allocations","sites","used":[...]}: what the user's suppressions
+ * left out of a leak report; ,"held_by_libraries":{...}: what the default suppressions
+ * matched, memory a library holds until exit (zeros without). */
 static int json_suppressed(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
 {
     size_t nb = suppressions_count(o->supp);
@@ -247,23 +271,12 @@ static int json_suppressed(FILE *f, struct model *m, const struct report_options
         free(count);
         return -1;
     }
-    fprintf(f, ",\"suppressed\":{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"used\":[",
+    fprintf(f, ",\"suppressed\":{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64,
             s->suppressed_bytes, s->suppressed_allocations, s->suppressed_sites);
-    int first = 1;
-    for (size_t i = 0; i < nb; i++) {
-        if (!bytes[i] && !count[i])
-            continue;
-        const char *file;
-        unsigned line;
-        const char *name = suppressions_name(o->supp, i, &file, &line);
-        fputs(first ? "{\"name\":" : ",{\"name\":", f);
-        first = 0;
-        json_write_cstr(f, name);
-        fputs(",\"file\":", f);
-        json_write_cstr(f, file);
-        fprintf(f, ",\"line\":%u,\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 "}", line, bytes[i], count[i]);
-    }
-    fputs("]}", f);
+    json_used(f, o->supp, 0, bytes, count);
+    fprintf(f, ",\"held_by_libraries\":{\"bytes\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"sites\":%" PRIu64,
+            s->held_bytes, s->held_allocations, s->held_sites);
+    json_used(f, o->supp, 1, bytes, count);
     free(bytes);
     free(count);
     return 0;

@@ -182,8 +182,24 @@ static void print_totals(FILE *f, const struct report_options *o, const struct r
                 s->allocations + s->cache_allocations, s->sites + s->cache_sites, group);
 }
 
-/* "suppressed: N bytes in M allocations from K sites", then each suppression that
- * matched with what it suppressed (valgrind's used_suppression lines). */
+/* The used blocks of one class (the user's, or the default suppressions), as valgrind's
+ * used_suppression lines. */
+static void print_used(FILE *f, const struct suppressions *supp, int defaults, const uint64_t *bytes,
+                       const uint64_t *count)
+{
+    for (size_t i = 0; i < suppressions_count(supp); i++) {
+        const char *file;
+        unsigned line;
+        const char *name = suppressions_name(supp, i, &file, &line);
+        if ((count[i] || bytes[i]) && suppressions_is_default(supp, i) == defaults)
+            fprintf(f, "  used %ssuppression '%s' (%s:%u): %" PRIu64 " bytes in %" PRIu64 " allocations\n",
+                    defaults ? "default " : "", name, file, line, bytes[i], count[i]);
+    }
+}
+
+/* "suppressed: N bytes in M allocations from K sites" (the user's suppressions), then
+ * "LIBRARY SUMMARY: ..." (what the default suppressions match: memory a library holds
+ * until exit), each followed by the blocks that matched and what they matched. */
 static void print_suppressed(FILE *f, struct model *m, const struct report_options *o)
 {
     size_t nb = suppressions_count(o->supp);
@@ -192,15 +208,16 @@ static void print_suppressed(FILE *f, struct model *m, const struct report_optio
     uint64_t *bytes = calloc(nb ? nb : 1, sizeof *bytes), *count = calloc(nb ? nb : 1, sizeof *count);
     struct report_summary s;
     if (bytes && count && report_count_suppressed(m, o, &s, bytes, count) == 0) {
-        fprintf(f, "suppressed: %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " sites\n",
-                s.suppressed_bytes, s.suppressed_allocations, s.suppressed_sites);
-        for (size_t i = 0; i < nb; i++) {
-            const char *file;
-            unsigned line;
-            const char *name = suppressions_name(o->supp, i, &file, &line);
-            if (count[i] || bytes[i])
-                fprintf(f, "  used suppression '%s' (%s:%u): %" PRIu64 " bytes in %" PRIu64 " allocations\n", name,
-                        file, line, bytes[i], count[i]);
+        if (suppressions_user_count(o->supp)) {
+            fprintf(f, "suppressed: %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64 " sites\n",
+                    s.suppressed_bytes, s.suppressed_allocations, s.suppressed_sites);
+            print_used(f, o->supp, 0, bytes, count);
+        }
+        if (s.held_allocations) {
+            fprintf(f, "LIBRARY SUMMARY: %" PRIu64 " bytes in %" PRIu64 " allocations from %" PRIu64
+                       " sites held by a library until exit (default suppressions, not counted as leaks)\n",
+                    s.held_bytes, s.held_allocations, s.held_sites);
+            print_used(f, o->supp, 1, bytes, count);
         }
     }
     free(bytes);

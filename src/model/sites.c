@@ -177,18 +177,42 @@ uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group
     return id;
 }
 
-/* Function names of the caching allocators whose memory, still held at exit, is cache. */
+/* Function names of the caching allocators whose memory, still held at exit, is cache:
+ * PyTorch's device allocator and its pinned-host one (CachingHostAllocatorImpl; before
+ * torch 2.3, CUDAHostAllocator), CuPy's memory and pinned-memory pools, XLA's. */
 static enum model_cache cache_of_function(const char *fn)
 {
     if (!fn)
         return MODEL_CACHE_NONE;
-    if (strstr(fn, "CUDACachingAllocator"))
+    if (strstr(fn, "CUDACachingAllocator") || strstr(fn, "CachingHostAllocator") || strstr(fn, "CUDAHostAllocator"))
         return MODEL_CACHE_PYTORCH;
-    if (strstr(fn, "cupy.cuda.memory") || strstr(fn, "4cupy_4cuda_6memory") || strstr(fn, "cupy::cuda::memory"))
+    if (strstr(fn, "cupy.cuda.memory") || strstr(fn, "4cupy_4cuda_6memory") || strstr(fn, "cupy::cuda::memory") ||
+        strstr(fn, "cupy.cuda.pinned_memory") || strstr(fn, "4cupy_4cuda_13pinned_memory") ||
+        strstr(fn, "cupy::cuda::pinned_memory"))
         return MODEL_CACHE_CUPY;
     if (strstr(fn, "BFCAllocator") || strstr(fn, "CudaMallocAsyncAllocator"))
         return MODEL_CACHE_XLA;
     return MODEL_CACHE_NONE;
+}
+
+/* Pinned host memory that libtorch_cuda asks the CUDA runtime for itself is its host
+ * caching allocator's (x.item() takes a block of it): cuDNN, cuBLAS or NCCL would have
+ * frames of their own in between. The allocator's names (an anonymous namespace) are in
+ * no export table, so a libtorch_cuda without its symbol table is known by this. */
+static int torch_host_cache(const struct model *m, const struct process *p, const struct unit *u)
+{
+    if (u->kind != CULEAK_KIND_HOST_PINNED && u->kind != CULEAK_KIND_HOST_REGISTERED)
+        return 0;
+    uint64_t id = u->stack;
+    for (int n = 0; id != 0 && id < p->nframes && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        const struct range *r = modules_find(p, p->ip[id]);
+        if (!r)
+            return 0;
+        const char *name = m->modules[r->module].name;
+        if (fnmatch("libcuda.so*", name, 0) && fnmatch("libcudart*", name, 0) && fnmatch("libculeak*", name, 0))
+            return fnmatch("libtorch_cuda*", name, 0) == 0; /* the runtime's caller */
+    }
+    return 0;
 }
 
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u)
@@ -211,6 +235,8 @@ enum model_cache unit_cache(struct model *m, int proc, struct unit *u)
         for (unsigned i = 0; sr && i < sr->n && c == MODEL_CACHE_NONE; i++)
             c = cache_of_function(sr->frames[i].function);
     }
+    if (c == MODEL_CACHE_NONE && p && torch_host_cache(m, p, u))
+        c = MODEL_CACHE_PYTORCH;
     u->cache = (uint8_t)(c + 1);
     return c;
 }

@@ -25,6 +25,7 @@ struct block {
     uint32_t kinds;   /* bit (1u << kind); 0: every kind; KINDS_NOTHING: none */
     struct frame_pat *pats;
     size_t n;
+    int is_default;   /* from suppressions_load_defaults */
 };
 
 struct suppressions {
@@ -85,6 +86,16 @@ const char *suppressions_name(const struct suppressions *s, size_t i, const char
     if (line)
         *line = s->b[i].line;
     return s->b[i].name;
+}
+
+int suppressions_is_default(const struct suppressions *s, size_t i) { return s && i < s->n && s->b[i].is_default; }
+
+size_t suppressions_user_count(const struct suppressions *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; s && i < s->n; i++)
+        n += !s->b[i].is_default;
+    return n;
 }
 
 /* ------------------------------------------------------------------ parsing */
@@ -392,6 +403,16 @@ int suppressions_load(struct suppressions *s, const char *path, char *err, size_
     }
     int rc = suppressions_parse(s, text ? (text[len] = 0, text) : "", path, err, errlen);
     free(text);
+    return rc;
+}
+
+int suppressions_load_defaults(struct suppressions *s, const char *path, char *err, size_t errlen)
+{
+    size_t first = s->n;
+    int rc = suppressions_load(s, path, err, errlen);
+    for (size_t i = first; i < s->n; i++)
+        s->b[i].is_default = 1;
+    s->stamp = new_stamp(); /* a verdict's meaning changed with the flag */
     return rc;
 }
 

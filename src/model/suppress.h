@@ -33,6 +33,10 @@ void suppressions_free(struct suppressions *s);
 int suppressions_parse(struct suppressions *s, const char *text, const char *name, char *err, size_t errlen);
 /* The same for a file. */
 int suppressions_load(struct suppressions *s, const char *path, char *err, size_t errlen);
+/* The same for culeak's default suppressions (the file culeak ships, as valgrind's
+ * default.supp): what its blocks match is memory a library holds until exit, reported
+ * apart from what the user's own blocks suppress. */
+int suppressions_load_defaults(struct suppressions *s, const char *path, char *err, size_t errlen);
 
 size_t suppressions_count(const struct suppressions *s);
 /* A number that names these blocks: no two suppression objects share one, and it changes
@@ -40,6 +44,10 @@ size_t suppressions_count(const struct suppressions *s);
 uint64_t suppressions_stamp(const struct suppressions *s);
 /* Block i: its name, and the file and line where it starts. */
 const char *suppressions_name(const struct suppressions *s, size_t i, const char **file, unsigned *line);
+/* Whether block i came from the default suppressions (suppressions_load_defaults). */
+int suppressions_is_default(const struct suppressions *s, size_t i);
+/* The blocks that did not (the user's own). */
+size_t suppressions_user_count(const struct suppressions *s);
 
 /* The first block that suppresses an allocation of kind (a culeak_kind) with this stack
  * (innermost first, site = index of the call site frame), or -1. */

@@ -52,6 +52,19 @@ int unit_suppression(struct model *m, struct process *p, struct unit *u, const s
     return u->supp_block;
 }
 
+int unit_suppression_kept(struct model *m, struct process *p, struct unit *u, const struct suppressions *supp,
+                          int which)
+{
+    int b = unit_suppression(m, p, u, supp);
+    switch ((enum model_suppressed)which) {
+    case MODEL_SUPP_LEFT_OUT: return b < 0;
+    case MODEL_SUPP_ONLY: return b >= 0;
+    case MODEL_SUPP_ONLY_USER: return b >= 0 && !suppressions_is_default(supp, (size_t)b);
+    case MODEL_SUPP_ONLY_DEFAULT: return b >= 0 && suppressions_is_default(supp, (size_t)b);
+    }
+    return b < 0;
+}
+
 int model_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
                             unsigned kind)
 {

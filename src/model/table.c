@@ -304,7 +304,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 continue; /* a pool's live blocks are not leaks (its segments are reported) */
             uint64_t bytes, count;
             unit_value(p, u, ui, q->source, dense, &bytes, &count);
-            if (q->supp && (bytes || count) && (unit_suppression(m, p, u, q->supp) >= 0) != (q->suppressed != 0))
+            if (q->supp && (bytes || count) && !unit_suppression_kept(m, p, u, q->supp, q->suppressed))
                 continue;
             if (q->keep && (bytes || count) && !q->keep(q->keep_ctx, m, i, u->stack, u->kind))
                 continue;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The console with --suppressions: the exit leak report leaves the suppressed site out and
-# counts it, and goes to --log-file FILE.%p too; export FILE.json writes the table as the JSON reports do (version, processes,
+# counts it, and what the default suppressions match apart, and goes to --log-file FILE.%p too; export FILE.json writes the table as the JSON reports do (version, processes,
 # each row's pid and stack).
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
@@ -46,4 +46,18 @@ start --log-file "$T/no/such/dir/x.txt" -- sh -c "touch '$T/ran'"
 wait_for "CONSOLE-DONE rc=2"
 screen | grep -q "cannot write $T/no/such/dir/x.txt: No such file or directory" || fail "missing directory message"
 [ -e "$T/ran" ] && fail "the job ran though its log file cannot be written"
+# culeak's default suppressions: the exit report counts what the libraries hold until exit
+# apart, not as leaks; --no-default-suppressions reports it as leaks
+start -- "$FAKE/client_libs" clean
+wait_for "EXITED (status 0)"
+wait_for "LIBRARY SUMMARY: 15616 bytes in 5 allocations from 4 sites held by a library until exit"
+screen | grep -q "LEAK SUMMARY: 0 bytes leaked in 0 allocations" || fail "the libraries' memory is leaked in the exit report"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+start --no-default-suppressions -- "$FAKE/client_libs" clean
+wait_for "EXITED (status 0)"
+wait_for "LEAK SUMMARY: 15616 bytes leaked in 5 allocations"
+screen | grep -q "LIBRARY SUMMARY" && fail "a LIBRARY SUMMARY with --no-default-suppressions"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
 echo "console_suppress: ok"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make install / uninstall into a staging DESTDIR: the files land where documented, the
 # installed culeak finds its installed shim without CULEAK_LIB, pkg-config describes the
-# header, a program using culeak.h builds and runs, and uninstall leaves no file behind.
+# header, the installed default suppressions are read, a program using culeak.h builds and
+# runs, and uninstall leaves no file behind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -16,7 +17,7 @@ make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
 # The files, and only them.
 expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
-          share/culeak/python/culeak.py share/culeak/python/sitecustomize.py)
+          share/culeak/python/culeak.py share/culeak/python/sitecustomize.py share/culeak/default.supp)
 for page in man/*.1 man/*.3 man/*.5; do
     [ -e "$page" ] || continue
     expected+=("share/man/man${page##*.}/$(basename "$page")")
@@ -48,6 +49,12 @@ env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" record -o
 [ "$(grep -c '"type":"alloc".*"size":4096,' "$tmp/leak.jsonl")" -eq 2 ] || fail "the dump lacks the 2 allocations"
 "$root/bin/culeak" report "$tmp/leak.culeak" 2>&1 | grep -q "^LEAK SUMMARY: 8192 bytes leaked in 2 allocations" ||
     fail "installed culeak report does not find the leak"
+# ... and reads its installed default suppressions: what a library holds until exit
+env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" check -- "$BUILD/fakecuda/client_libs" clean \
+    >/dev/null 2>"$tmp/libs.err" || { cat "$tmp/libs.err"; fail "installed culeak check fails a job whose libraries hold memory"; }
+supp=$(realpath "$root/share/culeak/default.supp")
+grep -q "^  used default suppression 'xla-stream-executor-init' ($supp:[0-9]*):" "$tmp/libs.err" ||
+    { cat "$tmp/libs.err"; fail "installed culeak does not read $prefix/share/culeak/default.supp"; }
 
 # pkg-config: the template is filled in, and a program using the header builds and runs.
 export PKG_CONFIG_PATH=$root/lib/pkgconfig

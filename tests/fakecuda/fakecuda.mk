@@ -11,7 +11,7 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
 	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
-	$(FAKE)/torch-shifted/lib/libc10_cuda.so
+	$(FAKE)/torch-shifted/lib/libc10_cuda.so $(FAKE)/torch/lib/libtorch_cuda.so $(FAKE)/client_libs
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -97,6 +97,43 @@ $(FAKE)/torch/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 $(FAKE)/torch-shifted/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 	@mkdir -p $(@D)
 	$(FAKE_C10_CXX) -DFAKE_C10_SHIFTED -shared -Wl,-soname,libc10_cuda.so -o $@ $< $(FAKE_C10_LINK)
+
+# Its pinned-host caching allocator (libtorch_cuda.so), on the fake cudart.
+$(FAKE)/torch/lib/libtorch_cuda.so: tests/fakecuda/torch/torch_cuda.cpp $(FAKE)/libcudart.so $(FAKE)/libcublas.so
+	@mkdir -p $(@D)
+	$(FAKE_C10_CXX) -shared -Wl,-soname,libtorch_cuda.so -o $@ $< -L$(FAKE) -lcublas -lcudart \
+		-Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)
+
+# Stand-ins for the CUDA libraries that allocate once and hold until exit (cuDNN, cuBLAS,
+# NCCL) and for XLA's CUDA plugin, on the fake cudart; client_libs goes through them the
+# ways of a framework and of a program of its own (the default suppressions' test).
+FAKE_LIB_CFLAGS := $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden
+$(FAKE)/libcudnn.so.9: tests/fakecuda/libs/cudnn.c $(FAKE)/libcudart.so
+	$(CC) $(FAKE_LIB_CFLAGS) -shared -Wl,-soname,libcudnn.so.9 -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(FAKE)/libcublas.so.13: tests/fakecuda/libs/cublas.c $(FAKE)/libcudart.so
+	$(CC) $(FAKE_LIB_CFLAGS) -shared -Wl,-soname,libcublas.so.13 -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(FAKE)/libnccl.so.2: tests/fakecuda/libs/nccl.c $(FAKE)/libcudart.so
+	$(CC) $(FAKE_LIB_CFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $< -L$(FAKE) -lcudart -Wl,-rpath,'$$ORIGIN' \
+		$(LDFLAGS) -lpthread
+
+$(FAKE)/libcudnn.so: $(FAKE)/libcudnn.so.9
+	ln -sf libcudnn.so.9 $@
+$(FAKE)/libcublas.so: $(FAKE)/libcublas.so.13
+	ln -sf libcublas.so.13 $@
+$(FAKE)/libnccl.so: $(FAKE)/libnccl.so.2
+	ln -sf libnccl.so.2 $@
+
+$(FAKE)/xla/xla_cuda_plugin.so: tests/fakecuda/libs/xla_plugin.cpp $(FAKE)/libcudnn.so
+	@mkdir -p $(@D)
+	$(FAKE_C10_CXX) -shared -o $@ $< -L$(FAKE) -lcudnn -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS)
+
+$(FAKE)/client_libs: tests/fakecuda/client_libs.c $(FAKE)/libcublas.so $(FAKE)/libnccl.so $(FAKE)/xla/xla_cuda_plugin.so \
+		$(FAKE)/torch/lib/libtorch_cuda.so $(FAKE)/libcudart.so
+	$(CC) $(CPPFLAGS) $(FAKE_CPPFLAGS) $(CFLAGS) -o $@ $< -L$(FAKE) -L$(FAKE)/xla -L$(FAKE)/torch/lib \
+		-l:xla_cuda_plugin.so -ltorch_cuda -lcublas -lnccl -lcudart \
+		-Wl,-rpath,'$$ORIGIN:$$ORIGIN/xla:$$ORIGIN/torch/lib' $(LDFLAGS) -lpthread
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)

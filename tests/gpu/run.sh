@@ -4,7 +4,7 @@
 # an NVIDIA GPU, nvcc, compute-sanitizer and python3 (torch, cupy, jax):
 #   tests/gpu/run.sh [SECTION...]   build/ (made with `make`) and .gpulibs/ (libunwind,
 #                                   libdw: tests/gpu/carry-libs.sh fills it) must be present
-# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks console
+# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -238,6 +238,47 @@ if want blocks; then
     console_blocks_rc=$?
     tee -a "$SUMMARY" <"$W/console-blocks.txt"
     [ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }
+fi
+if want clean; then
+    say "== clean jobs pass check: caching allocators' memory (device and pinned) is cached, libraries' one-time memory held"
+    # clean NAME PROGRAM.py: `culeak check` exits 0 and reports no LEAKED row
+    clean() {
+        local name=$1 prog=$2
+        "$CULEAK" check -- python3 "$prog" >"$W/$name.out" 2>"$W/$name-check.txt"
+        local rc=$?
+        cp "$W/$name-check.txt" "$OUT/" 2>/dev/null
+        local sums; sums=$(grep -E '^(LEAK|CACHE|LIBRARY) SUMMARY' "$W/$name-check.txt" | paste -sd' ')
+        if [ $rc -eq 0 ] && ! grep -q '^LEAKED' "$W/$name-check.txt"; then
+            say "$name: ok   check exit 0: $sums"
+        else
+            say "$name: FAIL check exit $rc: $sums"; grep -E '^LEAKED' "$W/$name-check.txt" | head -n 8 | tee -a "$SUMMARY"
+            tail -n 3 "$W/$name.out" | tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
+        grep '^  used default suppression' "$W/$name-check.txt" | tee -a "$SUMMARY"
+    }
+    clean torch-clean tests/gpu/clean_job.py
+    clean jax-clean tests/gpu/jax_clean.py
+    clean cupy-clean tests/gpu/cupy_clean.py
+    clean pinned-keep tests/gpu/pinned_keep.py
+    # the kept pinned tensors: 4 MiB in 4 allocations held by the pytorch caching allocator at the KEEP line
+    line=$(grep -n '# KEEP$' tests/gpu/pinned_keep.py | cut -d: -f1)
+    row=$(grep -m1 -E "^CACHED .*\(pinned\) from .*pinned_keep\.py:$line \[held by the pytorch caching allocator\]" \
+        "$W/pinned-keep-check.txt")
+    if echo "$row" | grep -q '^CACHED 4\.0 MiB (4194304 bytes) in 4 allocations'; then
+        say "pinned-keep: ok   $row"
+    else
+        say "pinned-keep: FAIL no CACHED row of 4 MiB in 4 pinned allocations at pinned_keep.py:$line; got: ${row:-none}"
+        grep -E '^(CACHED|LEAKED)' "$W/pinned-keep-check.txt" | head -n 6 | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
+    # for information (not a check): what the default suppressions hide in the clean jobs
+    for name in torch-clean jax-clean cupy-clean; do
+        prog=tests/gpu/$(echo "$name" | sed 's/torch-clean/clean_job/; s/-clean/_clean/').py
+        "$CULEAK" check --no-default-suppressions -- python3 "$prog" >/dev/null 2>"$W/$name-nodefault.txt"
+        say "$name --no-default-suppressions (information): exit $? $(grep -E '^LEAK SUMMARY' "$W/$name-nodefault.txt")"
+        grep -E '^LEAKED' "$W/$name-nodefault.txt" | head -n 6 | tee -a "$SUMMARY"
+    done
 fi
 if want console; then
     say "== console on a real demo"

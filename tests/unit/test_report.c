@@ -124,6 +124,64 @@ static void test_folded(void **state)
     model_free(m);
 }
 
+/* Pinned memory of the frameworks' host pools is theirs, known by module where names are
+ * missing: libtorch_cuda asking the runtime itself (its caching host allocator), CuPy's
+ * pinned_memory module; not libtorch_cuda through cuDNN, nor device memory of libtorch_cuda. */
+static void test_pinned_pools_cached(void **state)
+{
+    (void)state;
+    static const char *const mods[] = {
+        APP, "/opt/torch/lib/libtorch_cuda.so", "/opt/nvidia/cudnn/lib/libcudnn.so.9",
+        "/opt/nvidia/cuda_runtime/lib/libcudart.so.13",
+        "/opt/sp/cupy/cuda/pinned_memory.cpython-312-x86_64-linux-gnu.so",
+    };
+    struct model *m = model_new(NULL);
+    struct sb *b = sb_new();
+    sb_hello(b, 42, APP, NULL);
+    for (uint64_t i = 0; i < 5; i++)
+        sb_module(b, mods[i], 0x10000000 * (i + 1), 0, 0x10000);
+    sb_frame(b, 1, 0, 0x10000100);  /* main */
+    sb_frame(b, 2, 1, 0x20000100);  /* libtorch_cuda */
+    sb_frame(b, 3, 2, 0x40000100);  /* libcudart, called by libtorch_cuda */
+    sb_frame(b, 4, 2, 0x30000100);  /* libcudnn, called by libtorch_cuda */
+    sb_frame(b, 5, 4, 0x40000200);  /* libcudart, called by libcudnn */
+    sb_frame(b, 6, 1, 0x50000100);  /* CuPy's pinned_memory */
+    uint64_t seq = 1;
+    const struct { uint64_t stack, kind, api, size; } ev[] = {
+        {3, CULEAK_KIND_HOST_PINNED, CULEAK_API_CUDA_HOST_ALLOC, 4},     /* torch's host cache */
+        {3, CULEAK_KIND_DEVICE, CULEAK_API_CUDA_MALLOC, 1000},           /* not pinned: a leak */
+        {5, CULEAK_KIND_HOST_PINNED, CULEAK_API_CUDA_HOST_ALLOC, 16},    /* cuDNN's: a leak */
+        {6, CULEAK_KIND_HOST_PINNED, CULEAK_API_CU_MEM_HOST_ALLOC, 512}, /* CuPy's pinned pool */
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = ev[i].api,
+                                   .kind = ev[i].kind, .size = ev[i].size, .addr = 0x1000 * (i + 1),
+                                   .stack = ev[i].stack});
+    sb_exit(b, seq);
+    struct model_stream *s = model_stream_open(m);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+    struct report_options o;
+    report_options_init(&o);
+    o.group = MODEL_GROUP_STACK;
+    struct report_summary sum;
+    char *txt = run_report(m, &o, "text", &sum);
+    assert_int_equal(sum.bytes, 1016);
+    assert_int_equal(sum.allocations, 2);
+    assert_int_equal(sum.cache_bytes, 516);
+    /* every stack's site is the app's frame: the others are looked through */
+    assert_non_null(strstr(txt, "\nLEAKED 1000 bytes in 1 allocation (device) from app+0x100 [pid 42]\n"));
+    assert_non_null(strstr(txt, "\nLEAKED 16 bytes in 1 allocation (pinned) from app+0x100 [pid 42]\n"));
+    assert_non_null(strstr(txt, "\nCACHED 4 bytes in 1 allocation (pinned) from app+0x100 [held by the pytorch caching "
+                                "allocator]"));
+    assert_non_null(strstr(txt, "\nCACHED 512 bytes in 1 allocation (pinned) from app+0x100 [held by the cupy caching "
+                                "allocator]"));
+    free(txt);
+    model_free(m);
+}
+
 static void test_diff_between_marks(void **state)
 {
     (void)state;
@@ -329,6 +387,7 @@ static void test_json_summary_every_field(void **state)
                         "\"reset_allocations\":8,\"cache_bytes\":409600,\"cache_allocations\":10,"
                         "\"suppressed\":{\"bytes\":194,\"allocations\":16,\"sites\":1,\"used\":[{\"name\":"
                         "\"managed-at-C\",\"file\":\"t.supp\",\"line\":2,\"bytes\":194,\"allocations\":16}]},"
+                        "\"held_by_libraries\":{\"bytes\":0,\"allocations\":0,\"sites\":0,\"used\":[]},"
                         "\"per_process\":[";
     struct report_options o;
     report_options_init(&o);
@@ -423,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_json_fields),
         cmocka_unit_test(test_text_summary),
         cmocka_unit_test(test_folded),
+        cmocka_unit_test(test_pinned_pools_cached),
         cmocka_unit_test(test_diff_between_marks),
         cmocka_unit_test(test_ranks_kept_apart),
         cmocka_unit_test(test_diff_per_rank),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct model_frame stack[] = {
     {.function = "cuMemAlloc_v2", .module = "/usr/lib/libcuda.so.1", .skipped = 1},
@@ -236,6 +237,59 @@ static void test_report_leaves_out_and_counts(void **state)
     model_free(m);
 }
 
+/* Default suppressions (a file loaded with suppressions_load_defaults) beside the user's:
+ * what only they match is held by a library until exit, counted apart from what the
+ * user's suppress; a user's block that matches too comes first. */
+static void test_defaults_counted_apart(void **state)
+{
+    (void)state;
+    struct model *m = two_sites();
+    struct report_options o;
+    report_options_init(&o);
+    char path[] = "/tmp/culeak-test-supp-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\n  libother-held\n  culeak:Leak\n  obj:*/libother.so\n  ...\n}\n", f);
+    fclose(f);
+    struct suppressions *s = suppressions_new();
+    char err[256] = "";
+    assert_int_equal(suppressions_load_defaults(s, path, err, sizeof err), 0);
+    assert_int_equal(suppressions_count(s), 1);
+    assert_int_equal(suppressions_user_count(s), 0);
+    assert_true(suppressions_is_default(s, 0));
+    o.supp = s;
+    struct report_summary sum;
+    char *txt = text_report(m, &o, &sum);
+    assert_int_equal(sum.allocations, 1);
+    assert_int_equal(sum.suppressed_allocations, 0);
+    assert_int_equal(sum.held_bytes, 600);
+    assert_int_equal(sum.held_allocations, 2);
+    assert_int_equal(sum.held_sites, 1);
+    assert_null(strstr(txt, "suppressed:"));
+    char want[512];
+    snprintf(want, sizeof want,
+             "LIBRARY SUMMARY: 600 bytes in 2 allocations from 1 sites held by a library until exit (default "
+             "suppressions, not counted as leaks)\n  used default suppression 'libother-held' (%s:1): 600 bytes in 2 "
+             "allocations\n", path);
+    assert_non_null(strstr(txt, want));
+    free(txt);
+    /* a user's block matching the same stacks: theirs, once given first */
+    struct suppressions *both = parse_ok("{\n  mine\n  culeak:Leak\n  obj:*/libother.so\n  ...\n}\n");
+    assert_int_equal(suppressions_load_defaults(both, path, err, sizeof err), 0);
+    assert_int_equal(suppressions_user_count(both), 1);
+    o.supp = both;
+    txt = text_report(m, &o, &sum);
+    assert_int_equal(sum.suppressed_allocations, 2);
+    assert_int_equal(sum.held_allocations, 0);
+    assert_null(strstr(txt, "LIBRARY SUMMARY"));
+    free(txt);
+    unlink(path);
+    suppressions_free(both);
+    suppressions_free(s);
+    model_free(m);
+}
+
 static void test_generated_blocks_suppress_the_report(void **state)
 {
     (void)state;
@@ -277,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_written_block_reads_back),
         cmocka_unit_test(test_report_leaves_out_and_counts),
+        cmocka_unit_test(test_defaults_counted_apart),
         cmocka_unit_test(test_generated_blocks_suppress_the_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
