@@ -217,6 +217,13 @@ if want blocks; then
             say "$name: FAIL: $(basename "$prog"):$line is not a suspect:"; head -n 6 "$W/$name-suspects.txt" | tee -a "$SUMMARY"
             fails=$((fails + 1))
         fi
+        # its stack folds the interpreter's frames after the user's, as the leak report does
+        if grep -Eq '^    #[0-9]+ +(PyEval_EvalCode|_PyRun_SimpleFileObject|Py_RunMain|pymain_)' "$W/$name-suspects.txt"; then
+            say "$name: FAIL: the suspects' stacks list interpreter frames:"
+            grep -m3 -E '^    #[0-9]+ +(PyEval_EvalCode|_PyRun_SimpleFileObject|Py_RunMain|pymain_)' "$W/$name-suspects.txt" |
+                tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
     }
     diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
