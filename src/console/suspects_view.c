@@ -44,7 +44,7 @@ void ui_suspects_refresh(struct ui *u)
         h->growth += (double)s.v[i].per_mark;
         /* the first with a forecast fills its device soonest; one of a process that ended
          * forecasts nothing */
-        if (s.v[i].forecast && s.v[i].free_bytes && s.v[i].running && !h->forecast) {
+        if (s.v[i].forecast && s.v[i].running && !h->forecast) {
             h->forecast = 1;
             h->device = s.v[i].device;
             h->fill_marks = s.v[i].fill_marks;
@@ -62,7 +62,9 @@ void ui_suspects_line(const struct ui *u, char *buf, size_t len)
     model_format_size(per, sizeof per, h->growth);
     int n = snprintf(buf, len, " suspects: %zu site%s grow%s +%s/iteration", h->n, h->n == 1 ? "" : "s",
                      h->n == 1 ? "s" : "", per);
-    if (h->forecast && n > 0 && (size_t)n < len) {
+    if (h->forecast && !h->fill_marks && n > 0 && (size_t)n < len) /* its device had nothing free */
+        n += snprintf(buf + n, len - (size_t)n, "; device %d has no free memory left", h->device);
+    else if (h->forecast && n > 0 && (size_t)n < len) {
         const struct model_suspect first = {.forecast = 1, .running = 1, .device = h->device,
                                             .fill_marks = h->fill_marks, .fill_s = h->fill_s,
                                             .interval_s = h->interval_s};

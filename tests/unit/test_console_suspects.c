@@ -172,6 +172,18 @@ static void test_header_line_and_list(void **state)
     from = outbuf_lines(&u.out);
     assert_int_equal(ui_suspects_list(&u), 2);
     assert_true(out_has_from(&u, from, "this site would have filled device 0 in ~1,000 more iterations (~2 min)"));
+    /* a third process runs on a device with nothing free: said so, not "in ~0 iterations" */
+    struct model_stream *s3 = model_stream_open(u.m);
+    struct sb *b3 = sb_new();
+    prologue(b3, 4444);
+    for (int i = 0; i < 6; i++)
+        iteration_of(b3, i, 4096, 0);
+    feed(s3, b3);
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "suspects: 3 sites grow +16.0 KiB/iteration; device 0 has no free memory left"));
+    model_stream_close(s3);
+    sb_free(b3);
     grid_free(&g);
     model_stream_close(s);
     model_stream_close(s2);
