@@ -2,14 +2,12 @@
  * grouped by stack (bytes, count, the stack), written to the output pane. One scan of the
  * live allocations (model_diff), on the explicit command only, never per frame. */
 #include "fmt.h"
-#include "stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>
 
 #define NEW_STACKS 10 /* stacks listed with their frames; the rest in one line */
 #define NEW_FRAMES 8  /* lines of frames per stack (show SITE lists them all) */
-#define DIFF_FRAMES 256 /* frames read per stack to fold the looked-through ones */
 
 static void say(struct ui *u, const char *line) { outbuf_add_line(&u->out, line); }
 
@@ -51,21 +49,7 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
                  fmt_size(sz, sizeof sz, n->bytes), (unsigned long long)n->count, plural(n->count),
                  p ? (unsigned long long)p->pid : 0ull, (unsigned long long)n->first_seq);
         say(u, line);
-        struct model_frame f[DIFF_FRAMES];
-        struct stack_line l[DIFF_FRAMES];
-        size_t depth = model_stack_frames(u->m, n->proc, n->stack, f, DIFF_FRAMES);
-        size_t got = depth < DIFF_FRAMES ? depth : DIFF_FRAMES;
-        size_t nl = stack_lines(f, got, 1, l);
-        for (size_t k = 0; k < nl && k < NEW_FRAMES; k++) {
-            char fl[1300];
-            snprintf(line, sizeof line, "  %s", stack_line_text(&l[k], f, fl, sizeof fl));
-            say(u, line);
-        }
-        size_t next = nl > NEW_FRAMES ? l[NEW_FRAMES].frame : got;
-        if (next < depth) {
-            snprintf(line, sizeof line, "    ... %zu more frames", depth - next);
-            say(u, line);
-        }
+        ui_list_stack(u, n->proc, n->stack, NEW_FRAMES);
     }
     if (d.nnew > NEW_STACKS) {
         snprintf(line, sizeof line, "  ... %zu more stacks: %s in %llu allocation%s", d.nnew - NEW_STACKS,

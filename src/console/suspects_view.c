@@ -1,5 +1,7 @@
-/* Growth suspects in the console: a header line while there are any, and the list the
- * `suspects` command writes to the output pane (suspects.h has the rule). */
+/* Growth suspects in the console: a header line while there are any (with the forecast of
+ * the one that fills its device soonest while its process runs), and the list the
+ * `suspects` command writes to the output pane with each one's stack (suspects.h has the
+ * rule). */
 #include "fmt.h"
 #include "suspects.h"
 #include "ui.h"
@@ -7,38 +9,47 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t mark_count(const struct model *m)
+#define SUSPECT_FRAMES 6 /* lines of each suspect's stack listed (show SITE lists them all) */
+
+/* What the verdicts and their forecasts depend on: marks, and processes that ended */
+static void verdict_key(const struct model *m, uint64_t *marks, uint64_t *ended)
 {
-    uint64_t n = 0;
+    *marks = *ended = 0;
     for (int i = 0; i < model_process_count(m); i++) {
         size_t k;
         model_marks(m, i, &k);
-        n += k;
+        *marks += k;
+        const struct model_process *p = model_process(m, i);
+        *ended += p->exited || p->ended;
     }
-    return n;
 }
 
 void ui_suspects_refresh(struct ui *u)
 {
     struct ui_suspects *h = &u->suspects;
-    uint64_t marks = mark_count(u->m);
-    if (h->m == u->m && h->proc == u->proc_filter && h->marks == marks)
-        return; /* verdicts change only at marks */
+    uint64_t marks, ended;
+    verdict_key(u->m, &marks, &ended);
+    if (h->m == u->m && h->proc == u->proc_filter && h->marks == marks && h->ended == ended)
+        return; /* verdicts change only at marks, forecasts also when a process ends */
     memset(h, 0, sizeof *h);
     h->m = u->m;
     h->proc = u->proc_filter;
     h->marks = marks;
+    h->ended = ended;
     struct model_suspects s;
     if (model_suspects(u->m, u->proc_filter < 0 ? MODEL_ALL : u->proc_filter, 0, &s) != 0)
         return;
     h->n = s.n;
     for (size_t i = 0; i < s.n; i++) {
         h->growth += (double)s.v[i].per_mark;
-        if (s.v[i].forecast && (!h->forecast || s.v[i].fill_s < h->fill_s)) {
+        /* the first with a forecast fills its device soonest; one of a process that ended
+         * forecasts nothing */
+        if (s.v[i].forecast && s.v[i].running && !h->forecast) {
             h->forecast = 1;
             h->device = s.v[i].device;
             h->fill_marks = s.v[i].fill_marks;
             h->fill_s = s.v[i].fill_s;
+            h->interval_s = s.v[i].interval_s;
         }
     }
     model_suspects_free(&s);
@@ -47,15 +58,18 @@ void ui_suspects_refresh(struct ui *u)
 void ui_suspects_line(const struct ui *u, char *buf, size_t len)
 {
     const struct ui_suspects *h = &u->suspects;
-    char per[32], when[48], dur[32];
+    char per[32], fill[160];
     model_format_size(per, sizeof per, h->growth);
     int n = snprintf(buf, len, " suspects: %zu site%s grow%s +%s/iteration", h->n, h->n == 1 ? "" : "s",
                      h->n == 1 ? "s" : "", per);
-    if (h->forecast && n > 0 && (size_t)n < len) {
-        model_format_count(when, sizeof when, h->fill_marks);
-        model_format_duration(dur, sizeof dur, h->fill_s);
-        n += snprintf(buf + n, len - (size_t)n, "; %s fills device %d in %s iterations (%s)",
-                      h->n == 1 ? "it" : "the fastest to", h->device, when, dur);
+    if (h->forecast && !h->fill_marks && n > 0 && (size_t)n < len) /* its device had nothing free */
+        n += snprintf(buf + n, len - (size_t)n, "; device %d has no free memory left", h->device);
+    else if (h->forecast && n > 0 && (size_t)n < len) {
+        const struct model_suspect first = {.forecast = 1, .running = 1, .device = h->device,
+                                            .fill_marks = h->fill_marks, .fill_s = h->fill_s,
+                                            .interval_s = h->interval_s};
+        model_suspect_fill_text(&first, fill, sizeof fill);
+        n += snprintf(buf + n, len - (size_t)n, "; %s %s", h->n == 1 ? "it" : "the fastest", fill);
     }
     if (n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " - `suspects` lists them");
@@ -92,6 +106,7 @@ int ui_suspects_list(struct ui *u)
         model_suspect_forecast(x, fc, sizeof fc);
         snprintf(line, sizeof line, "    %s", fc);
         outbuf_add_line(&u->out, line);
+        ui_list_stack(u, x->proc, x->stack, SUSPECT_FRAMES);
     }
     size_t n = s.n;
     model_suspects_free(&s);

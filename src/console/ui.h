@@ -81,13 +81,14 @@ struct view_source {
 
 /* Growth suspects for the header line (suspects_view.c), recomputed when marks arrive. */
 struct ui_suspects {
-    const struct model *m; /* computed on this model, process filter and mark count */
+    const struct model *m; /* computed on this model, process filter, mark count ... */
     int proc;
     uint64_t marks;
+    uint64_t ended;        /* ... and count of processes that ended */
     size_t n;
     double growth;         /* bytes per iteration of them all */
-    int forecast, device;  /* the one that fills its device soonest: */
-    double fill_marks, fill_s;
+    int forecast, device;  /* the one that fills its device soonest, of a running process: */
+    double fill_marks, fill_s, interval_s;
 };
 
 /* A snapshot's bytes and count per row id (id << 1 | a site's blocks row), kept by the
@@ -240,6 +241,8 @@ void ui_sample(struct ui *u);
  * stacks; their total in *bytes and *count. O(live allocations): commands only.
  * 0, or -1 when a snapshot does not exist. */
 int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uint64_t *count);
+/* A stack in the output pane, folded, at most max_lines lines (stack_list.c). */
+void ui_list_stack(struct ui *u, int proc, uint64_t stack, size_t max_lines);
 /* Marks seen (the ends of NVTX ranges are no marks), over all processes. */
 size_t ui_mark_count(const struct ui *u);
 /* " 20 marks, 20 snapshots " for the header; empty when there are none. */

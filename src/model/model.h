@@ -122,6 +122,8 @@ struct model_process {
     uint64_t exit_reason;
     int exit_status;           /* wait status set by model_process_set_exit_status; -1 */
     int truncated, corrupt;    /* stream cut off / corrupt: data up to there is kept */
+    int ended;                 /* its stream was closed: no more events will come (it ran to
+                                * its exit, was cut off, or is a recording read to its end) */
     uint64_t events, frames;
     uint64_t failed_allocs, failed_frees;
     uint64_t unknown_frees;    /* frees of addresses not live (counted, otherwise ignored) */

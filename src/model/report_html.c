@@ -43,7 +43,8 @@ static void write_processes(FILE *f, struct model *m)
             fprintf(f, "%d", p->exit_status >> 8 & 0xff);
         else
             fputs("null", f);
-        fprintf(f, ",\"truncated\":%s}", p->truncated ? "true" : "false");
+        fprintf(f, ",\"truncated\":%s,\"running\":%s}", p->truncated ? "true" : "false",
+                !p->exited && !p->ended ? "true" : "false");
     }
     putc(']', f);
 }
@@ -165,7 +166,29 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
     putc(']', f);
 }
 
-/* Growth suspects, their site an index into the picture's sites: drawn first in the table. */
+/* ,"fill":{...} of a suspect whose device fills at its pace: what the timeline draws
+ * (a dashed line from the device's used bytes now to its capacity) and says. */
+static void write_fill(FILE *f, const struct model_suspect *su)
+{
+    if (!su->forecast || !su->free_bytes || su->free_bytes > su->total_bytes)
+        return;
+    char count[48], when[48] = "", text[160];
+    model_format_count(count, sizeof count, su->fill_marks);
+    if (su->interval_s > 0)
+        model_format_duration(when, sizeof when, su->fill_s);
+    model_suspect_fill_text(su, text, sizeof text);
+    fprintf(f, ",\"fill\":{\"device\":%d,\"used\":%" PRIu64 ",\"total\":%" PRIu64 ",\"seconds\":%.3f,\"iterations\":",
+            su->device, su->total_bytes - su->free_bytes, su->total_bytes, su->interval_s > 0 ? su->fill_s : 0.0);
+    json_write_cstr(f, count);
+    fputs(",\"when\":", f);
+    json_write_cstr(f, when);
+    fputs(",\"text\":", f);
+    json_write_cstr(f, text);
+    putc('}', f);
+}
+
+/* Growth suspects, their site an index into the picture's sites: drawn first in the table,
+ * soonest to fill its device first; the first with a "fill" is drawn on the timeline. */
 static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
 {
     fputs(",\"suspects\":[", f);
@@ -188,6 +211,7 @@ static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
             json_write_cstr(f, su->since_label);
             fputs(",\"forecast\":", f);
             json_write_cstr(f, forecast);
+            write_fill(f, su);
             putc('}', f);
             first = 0;
         }

@@ -11,6 +11,11 @@ int report_query(struct model *m, const struct report_options *o, struct model_t
 void summarize_table(const struct model_table *t, struct report_summary *s);
 size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct model_frame *out, size_t max,
                     size_t *hidden);
+/* A stack in a text report (leaks, diffs, suspects): from the call site outward; each run
+ * of looked-through frames after it (the Python interpreter between Python frames, a
+ * library calling back) folded into one line, as the console lists stacks. Frame numbers
+ * count every frame from the site. */
+void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth);
 
 /* The suppression block (index) of a stack for an allocation of kind, or -1. */
 int report_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,

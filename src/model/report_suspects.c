@@ -45,14 +45,7 @@ static void print_suspect(FILE *f, struct model *m, const struct report_options 
                 low);
     model_suspect_forecast(x, fc, sizeof fc);
     fprintf(f, "    %s\n", fc);
-    static struct model_frame frames[REPORT_MAX_FRAMES];
-    size_t hidden;
-    size_t n = report_stack(m, x->proc, x->stack, o->depth, frames, REPORT_MAX_FRAMES, &hidden);
-    for (size_t i = 0; i < n; i++) {
-        char buf[1200];
-        model_frame_format(&frames[i], buf, sizeof buf);
-        fprintf(f, "    #%-2zu %s%s\n", i, buf, frames[i].inlined ? " (inlined)" : "");
-    }
+    report_print_stack(f, m, x->proc, x->stack, o->depth);
 }
 
 int report_suspects_text(FILE *f, struct model *m, const struct report_options *o)
@@ -130,6 +123,8 @@ int report_suspects_json(FILE *f, struct model *m, const struct report_options *
                     x->device, x->free_bytes, x->total_bytes, x->fill_marks, x->fill_s);
         else
             fputs("null", f);
+        fprintf(f, ",\"running\":%s,", x->running ? "true" : "false");
+        report_json_stack(f, m, x->proc, x->stack, o->depth); /* every frame: it is data */
         putc('}', f);
     }
     putc(']', f);

@@ -47,10 +47,7 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
     }
 }
 
-/* From the call site outward; each run of looked-through frames after it (the Python
- * interpreter between Python frames, a library calling back) folded into one line, as
- * the console lists stacks. Frame numbers count every frame from the site. */
-static void print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
+void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
 {
     static struct model_frame frames[REPORT_MAX_FRAMES];
     static struct stack_line lines[REPORT_MAX_FRAMES];
@@ -89,7 +86,7 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
                 r->reset_count);
     if (r->nstacks > 1)
         fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
-    print_stack(f, m, r->stack_proc, r->stack, o->depth);
+    report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
 }
 
 static void diff_text_body(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d)
@@ -124,7 +121,7 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
         fprintf(f, "\n%s in %" PRIu64 " %s%s [pid %" PRIu64 "]\n", b1, d->news[i].count,
                 d->news[i].blocks ? "block" : "allocation", d->news[i].count == 1 ? "" : "s",
                 model_process(m, d->news[i].proc)->pid);
-        print_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
+        report_print_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
     }
     if (d->nnew > 50)
         fprintf(f, "\n... and %zu more stacks\n", d->nnew - 50);

@@ -51,6 +51,8 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
         snprintf(s->error, sizeof s->error, "too many processes (or out of memory)");
         return -1;
     }
+    if (s->p) /* a second HELLO on one stream: the former process image is over */
+        s->p->pub.ended = 1;
     s->p = p;
     p->pub.pid = h->pid;
     p->pub.ppid = h->ppid;
@@ -206,6 +208,8 @@ void model_stream_close(struct model_stream *s)
 {
     if (!s)
         return;
+    if (s->p)
+        s->p->pub.ended = 1;
     culeak_decoder_free(&s->dec);
     free(s);
 }

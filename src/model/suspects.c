@@ -594,7 +594,7 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
             .intervals = w, .rises = rises, .marks = s->n, .last_label = s->s[last % RING].label,
             .live_bytes = now, .window_bytes = then, .per_mark = (int64_t)per, .since_label = low_label,
             .since_seq = low_seq, .since_bytes = r->low_bytes, .since_marks = last - low_n,
-            .interval_s = interval_s, .device = -1,
+            .interval_s = interval_s, .device = -1, .running = !p->pub.exited && !p->pub.ended,
         };
         int host = r->slot == CULEAK_KIND_HOST_PINNED || r->slot == CULEAK_KIND_HOST_REGISTERED;
         if (mem && !host) {
@@ -621,9 +621,17 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
     }
 }
 
+/* Soonest to fill its device first, then those without a forecast; fastest growing
+ * first among equals. */
 static int suspect_cmp(const void *pa, const void *pb)
 {
     const struct model_suspect *a = pa, *b = pb;
+    if (a->forecast != b->forecast)
+        return a->forecast ? -1 : 1;
+    if (a->forecast && a->fill_s != b->fill_s)
+        return a->fill_s < b->fill_s ? -1 : 1;
+    if (a->forecast && a->fill_marks != b->fill_marks)
+        return a->fill_marks < b->fill_marks ? -1 : 1;
     if (a->per_mark != b->per_mark)
         return a->per_mark > b->per_mark ? -1 : 1;
     if (a->proc != b->proc)
@@ -667,81 +675,4 @@ void model_suspects_free(struct model_suspects *s)
 {
     free(s->v);
     memset(s, 0, sizeof *s);
-}
-
-/* ---------------------------------------------------------------- words */
-
-void model_format_size(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    unsigned u = 0;
-    double v = bytes < 0 ? -bytes : bytes;
-    while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
-        v /= 1024;
-        u++;
-    }
-    const char *sign = bytes < 0 ? "-" : "";
-    if (u == 0)
-        snprintf(buf, len, "%s%.0f B", sign, v);
-    else
-        snprintf(buf, len, v < 10 ? "%s%.2f %s" : v < 100 ? "%s%.1f %s" : "%s%.0f %s", sign, v, units[u]);
-}
-
-void model_format_count(char *buf, size_t len, double n)
-{
-    if (n >= 1e9) {
-        snprintf(buf, len, "~%.2g billion", n / 1e9);
-        return;
-    }
-    if (n >= 1e6) {
-        snprintf(buf, len, "~%.2g million", n / 1e6);
-        return;
-    }
-    /* two significant digits, with thousands separators: ~41,000 */
-    uint64_t v = (uint64_t)(n + 0.5); /* no libm: the fuzz target links none */
-    uint64_t scale = 1;
-    while (v / scale >= 100)
-        scale *= 10;
-    v = (v + scale / 2) / scale * scale;
-    if (v < 1000)
-        snprintf(buf, len, "~%" PRIu64, v);
-    else if (v < 1000000)
-        snprintf(buf, len, "~%" PRIu64 ",%03" PRIu64, v / 1000, v % 1000);
-    else
-        snprintf(buf, len, "~%" PRIu64 ",%03" PRIu64 ",%03" PRIu64, v / 1000000, v / 1000 % 1000, v % 1000);
-}
-
-void model_format_duration(char *buf, size_t len, double s)
-{
-    if (s < 60)
-        snprintf(buf, len, "~%.0f s", s);
-    else if (s < 3600)
-        snprintf(buf, len, "~%.0f min", s / 60);
-    else if (s < 2 * 86400)
-        snprintf(buf, len, "~%.1f h", s / 3600);
-    else
-        snprintf(buf, len, "~%.1f days", s / 86400);
-}
-
-void model_suspect_forecast(const struct model_suspect *s, char *buf, size_t len)
-{
-    char per[32], each[32], when[48], dur[32];
-    model_format_size(per, sizeof per, (double)s->per_mark);
-    if (s->interval_s < 0.1)
-        snprintf(each, sizeof each, "%.1f ms", s->interval_s * 1e3);
-    else
-        snprintf(each, sizeof each, s->interval_s < 10 ? "%.2f s" : "%.0f s", s->interval_s);
-    if (!s->forecast) {
-        snprintf(buf, len, "at +%s per iteration (%s each); the device's free memory is unknown", per, each);
-        return;
-    }
-    if (s->free_bytes == 0) {
-        snprintf(buf, len, "at +%s per iteration (%s each); device %d has no free memory left", per, each,
-                 s->device);
-        return;
-    }
-    model_format_count(when, sizeof when, s->fill_marks);
-    model_format_duration(dur, sizeof dur, s->fill_s);
-    snprintf(buf, len, "at +%s per iteration (%s each), this site fills device %d in %s iteration%s (%s)", per,
-             each, s->device, when, s->fill_marks == 1 ? "" : "s", dur);
 }

@@ -21,7 +21,9 @@
  *
  * The forecast divides the free memory of the device, as the latest mark that carried
  * it said (cuMemGetInfo in the marking thread's context, culeak-stream(5)), by the
- * growth per iteration, and multiplies by the median time between the series' marks. */
+ * growth per iteration, and multiplies by the median time between the series' marks.
+ * Suspects come soonest to fill their device first (then those without a forecast,
+ * fastest growing first): the first one is the one to fix first. */
 #ifndef CULEAK_SUSPECTS_H
 #define CULEAK_SUSPECTS_H
 
@@ -51,10 +53,12 @@ struct model_suspect {
     int device;
     uint64_t free_bytes, total_bytes; /* the device's, at the latest mark carrying them */
     double fill_marks, fill_s;        /* until the device is full at this pace */
+    int running;              /* its process runs on (no exit, its stream open): the forecast
+                               * speaks of what comes, else of what would have come */
 };
 
 struct model_suspects {
-    struct model_suspect *v;  /* fastest growing first */
+    struct model_suspect *v;  /* soonest to fill its device first */
     size_t n;
 };
 
@@ -63,14 +67,20 @@ struct model_suspects {
 int model_suspects(struct model *m, int proc, int names, struct model_suspects *out);
 void model_suspects_free(struct model_suspects *s);
 
-/* "at +16.0 KiB per iteration (0.30 s each), this site fills device 0 in ~41,000
- * iterations (~3.4 h)", or why there is no forecast. */
+/* The words (suspect_words.c). "at +16.0 KiB per iteration (0.30 s each), this site
+ * fills device 0 in ~41,000 iterations (~3.4 h)"; of a process that ended, "... this site
+ * would have filled device 0 in ~41,000 more iterations (~3.4 h)"; or why there is no
+ * forecast. Marks all at one instant leave the times out. */
 void model_suspect_forecast(const struct model_suspect *s, char *buf, size_t len);
+/* Its part from "fills": "fills device 0 in ~41,000 iterations (~3.4 h)" (s->forecast). */
+void model_suspect_fill_text(const struct model_suspect *s, char *buf, size_t len);
 /* "16.0 KiB", "512 B", "4.00 GiB" */
 void model_format_size(char *buf, size_t len, double bytes);
-/* "~41,000", "~1.2 million" */
+/* "~7", "~41,000", "~3.5 million", "~120 million", "~1.5 billion" */
 void model_format_count(char *buf, size_t len, double n);
-/* "~3.4 h", "~12 min", "~40 s", "~2.1 days" */
+/* "under a second", "~40 s", "~12 min", "~3.4 h", "~2.1 days", "~5 months", "~75 years" */
 void model_format_duration(char *buf, size_t len, double seconds);
+/* The time between marks: "0.30 s", "12.5 ms", "40 µs"; 0 (and "") when it is none. */
+int model_format_interval(char *buf, size_t len, double seconds);
 
 #endif

@@ -3,7 +3,8 @@
 # simulated loop-leak demo, and the console's `export FILE.html`, opened by headless
 # Chromium (--dump-dom: the DOM after the page's scripts ran). The rendered page names the
 # leaking site, draws the timeline and the flame graph, opens on a --diff's comparison,
-# and refers to nothing outside itself.
+# and refers to nothing outside itself; the timeline's labels never overlap and it draws
+# the fastest suspect's forecast; a page exported while the job runs says "live now".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -105,6 +106,88 @@ grep -q '<option value="1" selected="">' "$T/blocks.dom" ||
 grep -qE "<td class=\"site\">[^<]*blocks_train.py:$keep" "$T/blocks.dom" ||
     fail "blocks: the kept tensor's line (blocks_train.py:$keep) is not a row of the page"
 grep -q "in the pools' blocks at the end" "$T/blocks.dom" || fail "blocks: the header does not count the blocks apart"
+
+# a job whose peak and failed allocation fall together mid-run, and that keeps growing: no
+# two labels of the timeline overlap, and the growing site's forecast is drawn as a dashed
+# line from the device's memory in use to its capacity (the job has ended: "would have")
+cat >"$T/labels.js" <<'JS'
+<script>
+(function () {
+  const say = (k, v) => document.body.setAttribute("data-" + k, v);
+  const texts = [...document.querySelectorAll("#timeline text")], boxes = texts.map(t => t.getBBox());
+  const over = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.width && b.width && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height)
+        over.push(texts[i].textContent + " / " + texts[j].textContent);
+    }
+  say("overlaps", over.join(" | ") || "none");
+  say("texts", texts.map(t => t.textContent).join(" | "));
+  const f = document.querySelector("#timeline line.forecast");
+  say("forecast", f ? [f.getAttribute("x1"), f.getAttribute("y1"), f.getAttribute("x2"), f.getAttribute("y2")].join(",") : "none");
+  const cap = document.querySelector("#timeline line.capacity");
+  say("capacity", cap ? cap.getAttribute("y1") : "none");
+  say("note", document.getElementById("tl-note").textContent);
+})();
+</script>
+JS
+# play PAGE OUT: the page with a script added, rendered; its body's data-* attributes in OUT
+play() {
+    python3 - "$1" "$T/labels.js" "$1.played.html" <<'PY'
+import sys
+page, play = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(page.replace("</body>", play + "</body>"))
+PY
+    render "$1.played.html" >"$1.played.dom" || fail "$1: the browser could not render the page"
+    grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "$1: the page's script failed"
+    python3 - "$1.played.dom" >"$2" <<'PY'
+import html, json, re, sys
+body = re.search(r"<body([^>]*)>", open(sys.argv[1]).read(), re.S).group(1)
+print(json.dumps({k: html.unescape(v) for k, v in re.findall(r'data-(\w+)="([^"]*)"', body)}))
+PY
+}
+env FAKE_LIBCUDA="$FAKE/libcuda.so.1" CULEAK_PYTHON_DIR="$ROOT/python" LD_LIBRARY_PATH="$FAKE" \
+    FAKECUDA_MEM_BYTES=1073741824 "$B/culeak" record -o "$T/oom.culeak" -- \
+    python3 "$ROOT/tests/e2e/python/grow_loop.py" 12 0.01 oom >"$T/oom.out" 2>&1 || { cat "$T/oom.out"; fail "oom: record failed"; }
+"$B/culeak" report --format html -o "$T/oom.html" "$T/oom.culeak" || fail "oom: report --format html failed"
+grep -q '"running":false' "$T/oom.html" || fail "oom: the page does not say the process has ended"
+play "$T/oom.html" "$T/oom.got"
+python3 - "$T/oom.got" <<'PY' || fail "oom: labels or forecast wrong: $(cat "$T/oom.got")"
+import json, re, sys
+got = json.load(open(sys.argv[1]))
+print(got)
+assert "peak " in got["texts"] and "failed " in got["texts"], "the peak and the failure are labelled"
+assert got["overlaps"] == "none", "overlapping labels: " + got["overlaps"]
+x1, y1, x2, y2 = map(float, got["forecast"].split(","))
+assert x2 > x1 and y2 < y1, "the forecast rises to the right"
+assert abs(y2 - float(got["capacity"])) < 0.01, "it ends at the device's capacity"
+assert "device 0 full: 1.00 GiB" in got["texts"], "the capacity is labelled"
+assert re.search(r"grow_loop.py:\d+ would have filled device 0 in ~1,000 more iterations \(~\d+ s\)", got["note"]), "the note"
+PY
+
+# the console's export while the job runs (held at a breakpoint after 8 iterations):
+# nothing has leaked yet, what it shows is live now; its forecast speaks of what comes
+start -ex "'break main live > 30MiB'" -- "$B/demo/loop_leak_sim" --delay-ms 0
+wait_for "PAUSED"
+type_line "export $T/running.html"
+wait_for "wrote $T/running.html"
+grep -q '"running":true' "$T/running.html" || fail "running export: the page does not say the process runs"
+render "$T/running.html" >"$T/running.dom" || fail "running export: the browser could not render the page"
+grep -E 'Uncaught|CONSOLE.*(Error|error)' "$T/browser.err" && fail "running export: the page's script failed"
+python3 - "$T/running.dom" <<'PY' || fail "running export: the page speaks of leaks while the job runs"
+import html, re, sys
+dom = html.unescape(re.sub(r"<script.*?</script>", "", open(sys.argv[1]).read(), flags=re.S))
+summary = re.search(r'<div class="summary" id="summary">(.*?)</div>', dom, re.S).group(1)
+print(re.sub("<[^>]+>", "", summary))
+assert "live now" in summary and "leaked" not in summary and "at the end" not in summary, summary
+assert "live now, outside pools and caches" in dom and "leaks (live at the end" not in dom, "the moments' names"
+assert re.search(r"dashed: at its pace, main at [^<]*loop_leak_sim.c:39 fills device 0 in ~", dom), "the forecast"
+PY
+type_line "quit"
+wait_for "Quit anyway"
+type_line "y"
+wait_for "CONSOLE-DONE"
 
 # the console's export writes the same page of what it holds
 start -- "$B/demo/loop_leak_sim" --delay-ms 0

@@ -217,6 +217,21 @@ if want blocks; then
             say "$name: FAIL: $(basename "$prog"):$line is not a suspect:"; head -n 6 "$W/$name-suspects.txt" | tee -a "$SUMMARY"
             fails=$((fails + 1))
         fi
+        # its stack folds the interpreter's frames after the user's, as the leak report does
+        if grep -Eq '^    #[0-9]+ +(PyEval_EvalCode|_PyRun_SimpleFileObject|Py_RunMain|pymain_)' "$W/$name-suspects.txt"; then
+            say "$name: FAIL: the suspects' stacks list interpreter frames:"
+            grep -m3 -E '^    #[0-9]+ +(PyEval_EvalCode|_PyRun_SimpleFileObject|Py_RunMain|pymain_)' "$W/$name-suspects.txt" |
+                tee -a "$SUMMARY"
+            fails=$((fails + 1))
+        fi
+        # the HTML page draws the first suspect's forecast (the device's memory in use to its
+        # capacity), spoken of in the past: the job has ended
+        "$CULEAK" report --format html -o "$W/$name.html" "$W/$name.culeak" 2>/dev/null
+        if grep -q '"fill":{"device":' "$W/$name.html" && grep -q 'would have filled device' "$W/$name.html"; then
+            say "$name: ok: the page forecasts $(grep -o '"fill":{[^}]*"text":"[^"]*"' "$W/$name.html" | head -1 | sed 's/.*"text"://')"
+        else
+            say "$name: FAIL: the HTML page has no forecast for its suspects"; fails=$((fails + 1))
+        fi
     }
     diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \

@@ -16,16 +16,20 @@
 
 #define APP "/nonexistent/app"
 #define APP_BASE 0x555500000000ull
+#define PY "/usr/bin/python3.12"
+#define PY_BASE 0x555600000000ull
 
 static uint64_t seq, addr = 0x7000000000ull;
 
-/* Iteration i: stack 2 keeps 4 KiB, stack 3 allocates 1 MiB and frees it; then the mark
- * "iteration i" carrying a 1 GiB device with `free` bytes free. */
-static void iteration(struct sb *b, int i, uint64_t free_bytes)
+enum { GROW = 5, CHURN = 6 };
+
+/* Iteration i: stack GROW keeps `keep` bytes, CHURN allocates 1 MiB and frees it; then the
+ * mark "iteration i" carrying a 1 GiB device with `free` bytes free. */
+static void iteration_of(struct sb *b, int i, uint64_t keep, uint64_t free_bytes)
 {
-    sb_alloc(b, ++seq, 2, addr += 0x10000, 4096);
-    sb_alloc(b, ++seq, 3, addr += 0x100000, 1 << 20);
-    sb_free_dev(b, ++seq, 3, addr);
+    sb_alloc(b, ++seq, GROW, addr += 0x10000, keep);
+    sb_alloc(b, ++seq, CHURN, addr += 0x100000, 1 << 20);
+    sb_free_dev(b, ++seq, CHURN, addr);
     char label[32];
     snprintf(label, sizeof label, "iteration %d", i);
     sb_u(b, ++seq);
@@ -39,19 +43,39 @@ static void iteration(struct sb *b, int i, uint64_t free_bytes)
     sb_end(b, CULEAK_REC_MARK);
 }
 
+static void iteration(struct sb *b, int i, uint64_t free_bytes) { iteration_of(b, i, 4096, free_bytes); }
+
+/* A process whose stack GROW is app+0x200 called through three interpreter frames from
+ * app+0x100; stack CHURN is app+0x300 */
+static void prologue(struct sb *b, uint64_t pid)
+{
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_module(b, PY, PY_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, APP_BASE + 0x100);
+    sb_frame(b, 2, 1, PY_BASE + 0x100);
+    sb_frame(b, 3, 2, PY_BASE + 0x200);
+    sb_frame(b, 4, 3, PY_BASE + 0x300);
+    sb_frame(b, GROW, 4, APP_BASE + 0x200);
+    sb_frame(b, CHURN, 1, APP_BASE + 0x300);
+}
+
 static void feed(struct model_stream *s, struct sb *b)
 {
     assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
     b->n = 0;
 }
 
-static int out_has(const struct ui *u, const char *text)
+/* a line of the output pane from line `from` on holds text */
+static int out_has_from(const struct ui *u, size_t from, const char *text)
 {
-    for (size_t i = 0; i < outbuf_lines(&u->out); i++)
+    for (size_t i = from; i < outbuf_lines(&u->out); i++)
         if (strstr(outbuf_line(&u->out, i), text))
             return 1;
     return 0;
 }
+
+static int out_has(const struct ui *u, const char *text) { return out_has_from(u, 0, text); }
 
 static void render(struct ui *u, struct grid *g, struct layout *l)
 {
@@ -69,11 +93,7 @@ static void test_header_line_and_list(void **state)
     u.state = JOB_RUNNING;
     struct model_stream *s = model_stream_open(u.m);
     struct sb *b = sb_new();
-    sb_hello(b, 4242, APP, NULL);
-    sb_module(b, APP, APP_BASE, 0, 0x10000);
-    sb_frame(b, 1, 0, APP_BASE + 0x100);
-    sb_frame(b, 2, 1, APP_BASE + 0x200);
-    sb_frame(b, 3, 1, APP_BASE + 0x300);
+    prologue(b, 4242);
     for (int i = 0; i < 4; i++)
         iteration(b, i, 1ull << 30);
     feed(s, b);
@@ -113,9 +133,62 @@ static void test_header_line_and_list(void **state)
     assert_true(out_has(&u, "at +4.00 KiB per iteration (0.10 s each), this site fills device 0 in ~1,000 "
                             "iterations (~2 min)"));
     assert_false(out_has(&u, "app+0x300")); /* the churning site */
+    /* its stack, the interpreter's frames folded as the reports fold them */
+    assert_true(out_has(&u, "  > #0  app+0x200"));
+    assert_true(out_has(&u, "    ... 3 frames in python3.12 (looked through)"));
+    assert_true(out_has(&u, "    #4  app+0x100"));
+    assert_false(out_has(&u, "#1  python3.12"));
+
+    /* a second process grows faster per iteration but has far more room: the header names
+     * the one that fills its device first, in words that read */
+    struct model_stream *s2 = model_stream_open(u.m);
+    struct sb *b2 = sb_new();
+    prologue(b2, 4343);
+    for (int i = 0; i < 6; i++)
+        iteration_of(b2, i, 8192, 1ull << 30);
+    feed(s2, b2);
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "suspects: 2 sites grow +12.0 KiB/iteration; the fastest fills device 0 in ~1,000 "
+                                "iterations (~2 min) - `suspects` lists them"));
+    size_t from = outbuf_lines(&u.out);
+    assert_int_equal(ui_suspects_list(&u), 2);
+    /* listed in that order: the soonest to fill first */
+    assert_non_null(strstr(outbuf_line(&u.out, from + 1), "+4.00 KiB/iteration  app+0x200  [pid 4242]"));
+
+    /* the first process exits: a forecast needs a running process; the other one's stays */
+    sb_exit(b, ++seq);
+    feed(s, b);
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "the fastest fills device 0 in ~130,000 iterations (~3.6 h)"));
+    /* then the second: no forecast at all, and the list speaks of what would have been */
+    sb_exit(b2, ++seq);
+    feed(s2, b2);
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "suspects: 2 sites grow +12.0 KiB/iteration - `suspects` lists them"));
+    assert_null(strstr(row, "fills device"));
+    from = outbuf_lines(&u.out);
+    assert_int_equal(ui_suspects_list(&u), 2);
+    assert_true(out_has_from(&u, from, "this site would have filled device 0 in ~1,000 more iterations (~2 min)"));
+    /* a third process runs on a device with nothing free: said so, not "in ~0 iterations" */
+    struct model_stream *s3 = model_stream_open(u.m);
+    struct sb *b3 = sb_new();
+    prologue(b3, 4444);
+    for (int i = 0; i < 6; i++)
+        iteration_of(b3, i, 4096, 0);
+    feed(s3, b3);
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "suspects: 3 sites grow +16.0 KiB/iteration; device 0 has no free memory left"));
+    model_stream_close(s3);
+    sb_free(b3);
     grid_free(&g);
     model_stream_close(s);
+    model_stream_close(s2);
     sb_free(b);
+    sb_free(b2);
     ui_free(&u);
 }
 

@@ -19,7 +19,9 @@
 #define PY "/usr/bin/python3.12"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
-static struct model *interpreter_between(void)
+/* iterations: 0, one allocation at the stack; else one per iteration, each followed by
+ * the mark "iteration N": a growth suspect at the same stack */
+static struct model *interpreter_between_n(int iterations)
 {
     struct model *m = model_new(NULL);
     struct sb *b = sb_new();
@@ -34,8 +36,15 @@ static struct model *interpreter_between(void)
     sb_frame(b, 5, 4, 0x400200);            /* the call site */
     sb_frame(b, 6, 5, 0x7f0000000100ull);   /* inside libc, below the site: hidden */
     sb_frame(b, 7, 6, 0x7f0000000200ull);
-    sb_alloc(b, 1, 7, 0x1000, 64);
-    sb_exit(b, 2);
+    uint64_t seq = 0;
+    for (int i = 0; i < (iterations ? iterations : 1); i++) {
+        sb_alloc(b, ++seq, 7, 0x1000 + 0x100 * (uint64_t)i, 64);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        if (iterations)
+            sb_mark(b, ++seq, label);
+    }
+    sb_exit(b, ++seq);
     struct model_stream *s = model_stream_open(m);
     assert_int_equal(model_stream_feed(s, b->buf, b->n), 0);
     model_stream_finish(s);
@@ -43,6 +52,8 @@ static struct model *interpreter_between(void)
     sb_free(b);
     return m;
 }
+
+static struct model *interpreter_between(void) { return interpreter_between_n(0); }
 
 static void test_interpreter_frames_fold(void **state)
 {
@@ -73,6 +84,36 @@ static void test_interpreter_frames_fold(void **state)
     model_free(m);
 }
 
+/* A growth suspect's stack reads as the leak report's: the same folded lines */
+static void test_suspect_frames_fold(void **state)
+{
+    (void)state;
+    struct model *m = interpreter_between_n(12);
+    struct report_options o;
+    report_options_init(&o);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    assert_int_equal(report_suspects_text(f, m, &o), 0);
+    fclose(f);
+    assert_non_null(strstr(txt, "GROWS +64 B per iteration (device memory) at app+0x200"));
+    assert_non_null(strstr(txt, "    #0  app+0x200\n"
+                                "    ... 3 frames in python3.12 (looked through)\n"
+                                "    #4  app+0x100\n"));
+    assert_null(strstr(txt, "#1  python3.12"));
+    free(txt);
+    /* JSON: every frame of the suspect's stack, as the leaks' */
+    f = open_memstream(&txt, &len);
+    assert_int_equal(report_json(f, m, &o, NULL), 0);
+    fclose(f);
+    const char *sus = strstr(txt, "\"suspects\":[{");
+    assert_non_null(sus);
+    assert_non_null(strstr(sus, "\"running\":false,\"stack\":[{\"function\":"));
+    assert_non_null(strstr(sus, "\"library_frames_hidden\":2"));
+    free(txt);
+    model_free(m);
+}
+
 static void test_expand_path(void **state)
 {
     (void)state;
@@ -99,6 +140,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interpreter_frames_fold),
+        cmocka_unit_test(test_suspect_frames_fold),
         cmocka_unit_test(test_expand_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

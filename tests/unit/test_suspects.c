@@ -222,9 +222,48 @@ static void test_forecast(void **state)
     /* the events of an iteration add a few microseconds to the 0.3 s between marks */
     assert_true(x->fill_s > 78643.0 && x->fill_s < 78645.0);
     char buf[256];
+    /* the recording was read to its end: its process runs no more */
+    assert_int_equal(x->running, 0);
     model_suspect_forecast(x, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each), this site would have filled device 0 in "
+                             "~260,000 more iterations (~21.8 h)");
+    struct model_suspect live = *x;
+    live.running = 1;
+    model_suspect_forecast(&live, buf, sizeof buf);
     assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each), this site fills device 0 in ~260,000 "
                              "iterations (~21.8 h)");
+    model_suspect_fill_text(&live, buf, sizeof buf);
+    assert_string_equal(buf, "fills device 0 in ~260,000 iterations (~21.8 h)");
+    /* a fast job: its marks microseconds apart, the device full in under a second */
+    live.interval_s = 20e-6;
+    live.fill_s = live.fill_marks * live.interval_s;
+    model_suspect_forecast(&live, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration (20 \xc2\xb5s each), this site fills device 0 in ~260,000 "
+                             "iterations (~5 s)");
+    live.fill_marks = 240;
+    live.fill_s = 240 * 20e-6;
+    model_suspect_fill_text(&live, buf, sizeof buf);
+    assert_string_equal(buf, "fills device 0 in ~240 iterations (under a second)");
+    /* marks all at one instant: no time to speak of */
+    live.interval_s = 0;
+    live.fill_s = 0;
+    model_suspect_forecast(&live, buf, sizeof buf);
+    assert_string_equal(buf, "at +4.00 KiB per iteration, this site fills device 0 in ~240 iterations");
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+    /* the same job while it runs (its stream still open) */
+    m = new_model();
+    b = job_stream(100, 12, 1ull << 30, 80ull << 30);
+    struct model_stream *st = model_stream_open(m);
+    assert_int_equal(model_stream_feed(st, b->buf, b->n), MODEL_FEED_OK);
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.v[0].running, 1);
+    model_suspects_free(&s);
+    model_stream_close(st);
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.v[0].running, 0);
     model_suspects_free(&s);
     sb_free(b);
     model_free(m);
@@ -236,14 +275,44 @@ static void test_forecast(void **state)
     assert_string_equal(buf, "~7");
     model_format_count(buf, sizeof buf, 3456789);
     assert_string_equal(buf, "~3.5 million");
+    model_format_count(buf, sizeof buf, 9.04e6);
+    assert_string_equal(buf, "~9 million");
+    model_format_count(buf, sizeof buf, 123456789);
+    assert_string_equal(buf, "~120 million");
+    model_format_count(buf, sizeof buf, 1.46e9);
+    assert_string_equal(buf, "~1.5 billion");
+    model_format_count(buf, sizeof buf, 2.3e15);
+    assert_string_equal(buf, "~2,300 trillion");
+    model_format_count(buf, sizeof buf, 996);
+    assert_string_equal(buf, "~1,000");
     model_format_duration(buf, sizeof buf, 3.4 * 3600);
     assert_string_equal(buf, "~3.4 h");
     model_format_duration(buf, sizeof buf, 42);
     assert_string_equal(buf, "~42 s");
+    model_format_duration(buf, sizeof buf, 0.004);
+    assert_string_equal(buf, "under a second");
     model_format_duration(buf, sizeof buf, 600);
     assert_string_equal(buf, "~10 min");
     model_format_duration(buf, sizeof buf, 3 * 86400);
     assert_string_equal(buf, "~3.0 days");
+    model_format_duration(buf, sizeof buf, 45 * 86400);
+    assert_string_equal(buf, "~45 days");
+    model_format_duration(buf, sizeof buf, 150 * 86400);
+    assert_string_equal(buf, "~5 months");
+    model_format_duration(buf, sizeof buf, 3.2 * 365.25 * 86400);
+    assert_string_equal(buf, "~3.2 years");
+    model_format_duration(buf, sizeof buf, 27249.3 * 86400); /* decades: in years, not days */
+    assert_string_equal(buf, "~75 years");
+    model_format_duration(buf, sizeof buf, 1e6 * 365.25 * 86400);
+    assert_string_equal(buf, "~1 million years");
+    assert_int_equal(model_format_interval(buf, sizeof buf, 0.3), 1);
+    assert_string_equal(buf, "0.30 s");
+    assert_int_equal(model_format_interval(buf, sizeof buf, 0.0104), 1);
+    assert_string_equal(buf, "10.4 ms");
+    assert_int_equal(model_format_interval(buf, sizeof buf, 42e-6), 1);
+    assert_string_equal(buf, "42 \xc2\xb5s");
+    assert_int_equal(model_format_interval(buf, sizeof buf, 0), 0);
+    assert_string_equal(buf, "");
     model_format_size(buf, sizeof buf, 16384);
     assert_string_equal(buf, "16.0 KiB");
     model_format_size(buf, sizeof buf, 4.0 * 1048576);
@@ -282,7 +351,7 @@ static void test_processes_kept_apart(void **state)
     struct model_suspects s;
     assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
     assert_int_equal(s.n, 2);
-    /* fastest first */
+    /* fastest growing first (neither has a forecast) */
     assert_int_equal(s.v[0].proc, 1);
     assert_non_null(strstr(s.v[0].text, "app+0x400"));
     assert_int_equal(s.v[0].per_mark, 8192);
@@ -297,6 +366,44 @@ static void test_processes_kept_apart(void **state)
     model_suspects_free(&s);
     sb_free(a);
     sb_free(b);
+    model_free(m);
+}
+
+/* The first suspect is the one that fills its device soonest, not the one that grows
+ * most per iteration; suspects without a forecast come after. */
+static void test_soonest_to_fill_first(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    /* process 100: +4 KiB an iteration, 1 GiB free; process 200: +8 KiB, 1 TiB free;
+     * process 300: +16 KiB, its marks without the device's memory */
+    struct sb *a = job_stream(100, 12, 1ull << 30, 80ull << 30);
+    struct sb *b[2] = {prefix(200), prefix(300)};
+    for (int k = 0; k < 2; k++) {
+        uint64_t seq = 0, addr = 0x7000000000ull;
+        for (int i = 0; i < 12; i++) {
+            sb_alloc(b[k], ++seq, UPDOWN, addr += 0x10000, k ? 16384 : 8192);
+            char label[32];
+            snprintf(label, sizeof label, "iteration %d", i);
+            mark_at(b[k], ++seq, 300000000ull, label, k ? 0 : 1ull << 40, k ? 0 : 2ull << 40);
+        }
+    }
+    assert_int_equal(load(m, a), 0);
+    assert_int_equal(load(m, b[0]), 0);
+    assert_int_equal(load(m, b[1]), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.v[0].proc, 0);
+    assert_int_equal(s.v[0].per_mark, 4096);
+    assert_int_equal(s.v[1].proc, 1);
+    assert_int_equal(s.v[1].per_mark, 8192);
+    assert_int_equal(s.v[2].proc, 2);
+    assert_int_equal(s.v[2].forecast, 0);
+    model_suspects_free(&s);
+    sb_free(a);
+    sb_free(b[0]);
+    sb_free(b[1]);
     model_free(m);
 }
 
@@ -341,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_fewer_marks_than_window),
         cmocka_unit_test(test_forecast),
         cmocka_unit_test(test_processes_kept_apart),
+        cmocka_unit_test(test_soonest_to_fill_first),
         cmocka_unit_test(test_other_marks_and_pops_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
