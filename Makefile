@@ -18,8 +18,13 @@ BUILD     ?= build
 SANFLAGS  :=
 endif
 
+# The one version number (the VERSION file): culeak --version, the JSON reports, culeak.pc
+# and the wheel's name.
+VERSION   := $(shell cat VERSION)
+
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Isrc/cuda -Iinclude
+CPPFLAGS  += -DCULEAK_VERSION='"$(VERSION)"'
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
 LDFLAGS   += $(SANFLAGS)
@@ -85,6 +90,8 @@ $(BUILD)/libculeak_torch.so: src/torch_bridge/bridge.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(BRIDGE_CXXFLAGS) -shared -o $@ $< $(LDFLAGS) -ldl
 
+$(LIB_OBJ) $(call obj,src/cli/main.c): VERSION
+
 $(BUILD)/culeak-lib.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -124,7 +131,6 @@ INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
-PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/commands.h)
 INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_torch.so \
              $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
@@ -137,7 +143,7 @@ install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
 	install -m 755 $(BUILD)/libculeak.so $(DESTDIR)$(LIBDIR)/culeak/libculeak.so
 	install -m 755 $(BUILD)/libculeak_torch.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_torch.so
 	install -m 644 include/culeak.h $(DESTDIR)$(INCLUDEDIR)/culeak.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PC_VERSION)|g' include/culeak.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' include/culeak.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	install -d $(DESTDIR)$(DATADIR)/culeak/python
