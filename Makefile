@@ -58,10 +58,10 @@ SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
-SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
+SHIM_LIBS    := -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz
-all: $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so $(BUILD)/culeak fakecuda
+all: $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so $(BUILD)/culeak fakecuda
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -82,6 +82,12 @@ $(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
 
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
+
+# The library through which the shim loads libunwind privately (src/unwind_lib): the
+# shim itself links nothing but the C library.
+$(BUILD)/libculeak_unwind.so: src/unwind_lib/unwind_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS) -Wl,--no-as-needed $(UNWIND_LIBS)
 
 # The C++ bridge to PyTorch's caching allocator: the shim loads it only next to libc10_cuda.
 CXX       ?= c++
@@ -131,16 +137,18 @@ INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
-INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_torch.so \
+INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_unwind.so \
+             $(LIBDIR)/culeak/libculeak_torch.so \
              $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(DATADIR)/culeak/python/sitecustomize.py \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
-install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
+install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(BUILD)/culeak $(DESTDIR)$(BINDIR)/culeak
 	install -m 755 $(BUILD)/libculeak.so $(DESTDIR)$(LIBDIR)/culeak/libculeak.so
+	install -m 755 $(BUILD)/libculeak_unwind.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_unwind.so
 	install -m 755 $(BUILD)/libculeak_torch.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_torch.so
 	install -m 644 include/culeak.h $(DESTDIR)$(INCLUDEDIR)/culeak.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' include/culeak.pc.in \

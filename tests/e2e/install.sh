@@ -15,7 +15,7 @@ fail() { echo "install: $*" >&2; exit 1; }
 make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
 # The files, and only them.
-expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
+expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_unwind.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
           share/culeak/python/culeak.py share/culeak/python/sitecustomize.py)
 for page in man/*.1 man/*.3 man/*.5; do
     [ -e "$page" ] || continue
