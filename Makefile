@@ -161,6 +161,13 @@ install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BU
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
 	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done
 
+# `make wheel`: dist/culeak-VERSION-py3-none-manylinux_2_N_x86_64.whl, for
+# `pip install`: culeak with the libraries it needs in culeak.libs/ (tools/wheel.py).
+DIST ?= dist
+.PHONY: wheel
+wheel: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so
+	tools/wheel.py $(BUILD) $(DIST)
+
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(DATADIR)/culeak/python $(DESTDIR)$(DATADIR)/culeak 2>/dev/null || true

@@ -9,6 +9,11 @@
  * <exe dir>/../lib/culeak/libculeak.so (installed layout). NULL if none exists. */
 const char *culeak_shim_path(void);
 
+/* A file culeak ships, NAME relative to its data directory <exe dir>/../share/culeak: the
+ * same place in the installed layout, the wheel's package and the source tree beside
+ * build/ (share/culeak/). Its path into path[len]: 0, or -1 when there is no such file. */
+int culeak_data_file(const char *name, char *path, size_t len);
+
 /* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
  * for a child about to exec; also NVTX_INJECTION64_PATH (the shim, unless set) and
  * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default.
