@@ -6,9 +6,10 @@
 The package `culeak` holds the programs in the layout `make install` gives a prefix
 (bin/culeak, lib/culeak/*.so, share/culeak/...), so culeak finds its shim, bridge and
 Python helpers beside itself as it does when installed; `culeak` on PATH and
-`python -m culeak` run bin/culeak (culeak/__main__.py). The header, the pkg-config file and
-the man pages go to the environment's prefix (the wheel's .data/data): include/,
-lib/pkgconfig/ and share/man/, where `man culeak` finds them from PATH.
+`python -m culeak` run bin/culeak (_culeak_command.py, beside the package). The header,
+the pkg-config file and the man pages go to the environment's prefix (the wheel's
+.data/data): include/, lib/pkgconfig/ and share/man/, where `man culeak` finds them
+from PATH.
 
 The libraries those ELF files need beyond the manylinux base set (glibc's libraries,
 libgcc_s, libstdc++) are copied into culeak.libs/, renamed with a hash of their content
@@ -159,6 +160,7 @@ def stage(build, top):
 
     put(os.path.join(ROOT, "python/culeak.py"), "__init__.py")
     put(os.path.join(ROOT, "python/wheel/__main__.py"), "__main__.py")
+    put(os.path.join(ROOT, "python/wheel/_culeak_command.py"), "../_culeak_command.py")
     put(os.path.join(build, "culeak"), "bin/culeak", 0o755)
     for lib in ("libculeak.so", "libculeak_unwind.so", "libculeak_torch.so"):
         put(os.path.join(build, lib), "lib/culeak/" + lib, 0o755)
@@ -252,8 +254,8 @@ def main():
     entries.append(("%s/METADATA" % dist_info, metadata.encode(), 0o644))
     wheel_file = "Wheel-Version: 1.0\nGenerator: culeak tools/wheel.py\nRoot-Is-Purelib: false\nTag: %s\n" % tag
     entries.append(("%s/WHEEL" % dist_info, wheel_file.encode(), 0o644))
-    entries.append(("%s/entry_points.txt" % dist_info, b"[console_scripts]\nculeak = culeak.__main__:main\n", 0o644))
-    entries.append(("%s/top_level.txt" % dist_info, b"culeak\n", 0o644))
+    entries.append(("%s/entry_points.txt" % dist_info, b"[console_scripts]\nculeak = _culeak_command:main\n", 0o644))
+    entries.append(("%s/top_level.txt" % dist_info, b"_culeak_command\nculeak\n", 0o644))
 
     record = "".join("%s,%s,%d\n" % (rel, record_hash(b), len(b)) for rel, b, _ in entries)
     record += "%s/RECORD,,\n" % dist_info

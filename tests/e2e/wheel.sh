@@ -5,7 +5,7 @@
 # - every ELF file installed needs nothing outside the wheel but the manylinux base set,
 #   and ldd resolves each need into the wheel;
 # - culeak and python -m culeak give the VERSION file's version, as do pip, culeak.pc and
-#   the JSON report;
+#   the JSON report; culeak starts from inside a job under culeak;
 # - check, record and report on the simulated loop-leak demo; blocks of the fake caching
 #   allocator (the torch bridge); `import culeak` in the job's own Python finds the
 #   helpers, which that Python cannot import without culeak;
@@ -104,6 +104,9 @@ got=$("${U[@]}" culeak --version) || fail "culeak --version failed"
 [ "$got" = "culeak $version" ] || fail "culeak --version: '$got', VERSION says $version"
 got=$("${U[@]}" python -m culeak --version) || fail "python -m culeak --version failed"
 [ "$got" = "culeak $version" ] || fail "python -m culeak --version: '$got'"
+# culeak from inside a job under culeak, whose PYTHONPATH holds the helpers' culeak.py
+got=$("${U[@]}" culeak record -o "$tmp/nested.culeak" -- culeak --version 2>/dev/null) || fail "culeak inside culeak failed"
+[ "$got" = "culeak $version" ] || fail "culeak inside culeak: '$got'"
 got=$("${U[@]}" pip show culeak 2>&1) || fail "pip show culeak failed: $got"
 grep -qx "Version: $version" <<<"$got" || fail "pip show: not version $version: $got"
 
