@@ -62,6 +62,15 @@ SHIM=$(dirname "$("$VENV/bin/python" -c 'import culeak; print(culeak.__file__)')
 for f in "$SHIM"/*.so "$SHIM/../../bin/culeak"; do
     ldd "$f" | grep -E 'not found' && { say "$(basename "$f"): dependencies missing"; exit 1; }
 done
+# a torch job holds the wheel's shim, its private libunwind and the bridge, and no libunwind,
+# libdw or libelf of the machine's
+"$CULEAK" record -o "$W/maps.culeak" -- python3 -c \
+    'import torch; torch.zeros(1, device="cuda"); print(open("/proc/self/maps").read())' >"$W/maps.txt" 2>"$W/maps.err"
+for lib in "$SHIM/libculeak.so" "$SHIM/libculeak_unwind.so" "$SHIM/libculeak_torch.so" "$SHIM/../../../culeak.libs/libunwind-"; do
+    grep -qF "$(realpath -m "$lib")" "$W/maps.txt" || { say "the torch job has no $(basename "$lib")"; fails=$((fails + 1)); }
+done
+others=$(grep -E '/lib(unwind|dw|elf)[-.][^/]*$' "$W/maps.txt" | grep -v '/culeak.libs/' | awk '{ print $6 }' | sort -u)
+[ -z "$others" ] || { say "the torch job maps libraries culeak carries from elsewhere: $others"; fails=$((fails + 1)); }
 
 say "== build test programs"
 nvcc -g -lineinfo -o "$W/rt_static" tests/gpu/runtime_families.cu || fails=$((fails + 1))
