@@ -196,6 +196,9 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.split("\n\n")[1])
     build, out = sys.argv[1], sys.argv[2]
+    for tool in ("patchelf", "readelf", "objcopy", "ldd", "dpkg-query"):
+        if not shutil.which(tool):
+            fail("%s is not installed (tools/packages.deb names the packages: make deps)" % tool)
     version = read_version()
     top = os.path.join(build, "wheel")
     shutil.rmtree(top, ignore_errors=True)
