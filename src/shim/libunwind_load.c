@@ -17,13 +17,14 @@ struct culeak_libunwind culeak_unw;
 #define NAME_(f) #f
 #define NAME(f) NAME_(f) /* the symbol a libunwind.h macro stands for */
 
+/* RTLD_DEEPBIND, unless a sanitizer runtime is in the process (an ASan build of the job,
+ * or of the shim): its dlopen ends the process when given that flag. */
 static int open_flags(void)
 {
-#ifdef __SANITIZE_ADDRESS__
-    return RTLD_NOW | RTLD_LOCAL; /* the sanitizer runtime refuses RTLD_DEEPBIND */
-#else
-    return RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
+    int flags = RTLD_NOW | RTLD_LOCAL;
+    if (!culeak_real_dlsym(RTLD_DEFAULT, "__sanitizer_print_stack_trace"))
+        flags |= RTLD_DEEPBIND;
+    return flags;
 }
 
 /* libculeak_unwind.so next to the shim (build, install and wheel layouts alike). */

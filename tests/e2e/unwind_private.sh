@@ -2,7 +2,8 @@
 # The shim's libunwind stays out of the job: libculeak.so names no library but the C
 # library's, and loads libunwind privately (RTLD_LOCAL), so the job's global scope does
 # not gain libunwind's symbols (a job, or a library it loads later, that looks for
-# unw_backtrace finds its own or none); the stacks still come from that libunwind.
+# unw_backtrace finds its own or none); the stacks still come from that libunwind, in a
+# job built with ASan too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -49,4 +50,12 @@ want=$("$tmp/job")
 [ "$rc" = 1 ] || { cat "$tmp/err"; fail "culeak check exited $rc, expected 1 (a leak)"; }
 [ "$(cat "$tmp/out")" = "$want" ] || fail "under culeak the job sees libunwind: $(cat "$tmp/out")"
 grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$tmp/err" || { cat "$tmp/err"; fail "no stack to job.c:$line"; }
+
+# A job built with ASan: its runtime's dlopen refuses RTLD_DEEPBIND (and ends the process),
+# so there the shim loads libunwind without it.
+cc -g -fsanitize=address -o "$tmp/asan_job" "$tmp/job.c" -L"$BUILD/fakecuda" -lcuda -ldl
+ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "$BUILD/culeak" check -- "$tmp/asan_job" >"$tmp/out" 2>"$tmp/err" &&
+    rc=0 || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/err"; fail "culeak check of an ASan job exited $rc, expected 1 (a leak)"; }
+grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$tmp/err" || { cat "$tmp/err"; fail "ASan job: no stack to job.c:$line"; }
 echo "unwind_private: ok"
