@@ -18,8 +18,13 @@ BUILD     ?= build
 SANFLAGS  :=
 endif
 
+# The one version number (the VERSION file): culeak --version, the JSON reports, culeak.pc
+# and the wheel's name.
+VERSION   := $(shell cat VERSION)
+
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Isrc/cuda -Iinclude
+CPPFLAGS  += -DCULEAK_VERSION='"$(VERSION)"'
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
 LDFLAGS   += $(SANFLAGS)
@@ -53,10 +58,10 @@ SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
-SHIM_LIBS    := $(UNWIND_LIBS) -ldl -lpthread
+SHIM_LIBS    := -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz
-all: $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so $(BUILD)/culeak fakecuda
+all: $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so $(BUILD)/culeak fakecuda
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -78,12 +83,20 @@ $(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
 	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
 
+# The library through which the shim loads libunwind privately (src/unwind_lib): the
+# shim itself links nothing but the C library.
+$(BUILD)/libculeak_unwind.so: src/unwind_lib/unwind_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS) -Wl,--no-as-needed $(UNWIND_LIBS)
+
 # The C++ bridge to PyTorch's caching allocator: the shim loads it only next to libc10_cuda.
 CXX       ?= c++
 BRIDGE_CXXFLAGS := -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror $(SANFLAGS)
 $(BUILD)/libculeak_torch.so: src/torch_bridge/bridge.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(BRIDGE_CXXFLAGS) -shared -o $@ $< $(LDFLAGS) -ldl
+
+$(LIB_OBJ) $(call obj,src/cli/main.c): VERSION
 
 $(BUILD)/culeak-lib.a: $(LIB_OBJ)
 	@rm -f $@
@@ -124,29 +137,37 @@ INCLUDEDIR = $(PREFIX)/include
 MANDIR     = $(PREFIX)/share/man
 DATADIR    = $(PREFIX)/share
 MAN_PAGES  = $(wildcard man/*.1 man/*.3 man/*.5)
-PC_VERSION = $(shell sed -n 's/^\#define CULEAK_VERSION "\(.*\)"/\1/p' src/cli/commands.h)
-INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_torch.so \
+INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/libculeak_unwind.so \
+             $(LIBDIR)/culeak/libculeak_torch.so \
              $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(DATADIR)/culeak/python/sitecustomize.py $(DATADIR)/culeak/default.supp \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
-install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_torch.so
+install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(BUILD)/culeak $(DESTDIR)$(BINDIR)/culeak
 	install -m 755 $(BUILD)/libculeak.so $(DESTDIR)$(LIBDIR)/culeak/libculeak.so
+	install -m 755 $(BUILD)/libculeak_unwind.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_unwind.so
 	install -m 755 $(BUILD)/libculeak_torch.so $(DESTDIR)$(LIBDIR)/culeak/libculeak_torch.so
 	install -m 644 include/culeak.h $(DESTDIR)$(INCLUDEDIR)/culeak.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PC_VERSION)|g' include/culeak.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' include/culeak.pc.in \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/culeak.pc
 	install -d $(DESTDIR)$(DATADIR)/culeak/python
 	install -m 644 python/culeak.py $(DESTDIR)$(DATADIR)/culeak/python/culeak.py
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(DATADIR)/culeak/python/sitecustomize.py
-	install -m 644 suppressions/default.supp $(DESTDIR)$(DATADIR)/culeak/default.supp
+	install -m 644 share/culeak/default.supp $(DESTDIR)$(DATADIR)/culeak/default.supp
 	@set -e; for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \
 	    echo "install -m 644 $$page $$dir"; install -d $$dir; install -m 644 $$page $$dir; done
+
+# `make wheel`: dist/culeak-VERSION-py3-none-manylinux_2_N_x86_64.whl, for
+# `pip install`: culeak with the libraries it needs in culeak.libs/ (tools/wheel.py).
+DIST ?= dist
+.PHONY: wheel
+wheel: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BUILD)/libculeak_torch.so
+	tools/wheel.py $(BUILD) $(DIST)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

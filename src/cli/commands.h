@@ -3,7 +3,7 @@
 #ifndef CULEAK_COMMANDS_H
 #define CULEAK_COMMANDS_H
 
-#define CULEAK_VERSION "0.1.0"
+/* CULEAK_VERSION, the text of the VERSION file, comes from the Makefile. */
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

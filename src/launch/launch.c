@@ -48,40 +48,39 @@ const char *culeak_shim_path(void)
     return NULL;
 }
 
-/* The directory of culeak.py: <exe dir>/../share/culeak/python when installed, the
- * source tree's python/ next to a build directory. NULL when neither exists. */
+int culeak_data_file(const char *name, char *path, size_t len)
+{
+    char bindir[PATH_MAX];
+    if (exe_dir(bindir, sizeof bindir) != 0)
+        return -1;
+    int n = snprintf(path, len, "%s/../share/culeak/%s", bindir, name);
+    return n > 0 && (size_t)n < len && exists(path) ? 0 : -1;
+}
+
+/* The directory of culeak.py: share/culeak/python (culeak_data_file), else the source
+ * tree's python/ next to a build directory. NULL when neither exists. */
 static const char *python_dir(void)
 {
     static char dir[PATH_MAX + 64];
-    char bindir[PATH_MAX];
-    if (exe_dir(bindir, sizeof bindir) != 0)
-        return NULL;
-    static const char *const rel[] = {"../share/culeak/python", "../python"};
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, "%s/%s/culeak.py", bindir, rel[i]);
-        if (exists(p) && realpath(p, dir)) {
-            *strrchr(dir, '/') = 0;
-            return dir;
-        }
+    char p[PATH_MAX + 64], bindir[PATH_MAX];
+    if (culeak_data_file("python/culeak.py", p, sizeof p) != 0) {
+        if (exe_dir(bindir, sizeof bindir) != 0)
+            return NULL;
+        snprintf(p, sizeof p, "%s/../python/culeak.py", bindir);
     }
-    return NULL;
+    if (!exists(p) || !realpath(p, dir))
+        return NULL;
+    *strrchr(dir, '/') = 0;
+    return dir;
 }
 
 const char *culeak_default_suppressions_path(void)
 {
     static char path[PATH_MAX];
-    char bindir[PATH_MAX];
-    if (exe_dir(bindir, sizeof bindir) != 0)
+    char p[PATH_MAX + 64];
+    if (culeak_data_file("default.supp", p, sizeof p) != 0 || !realpath(p, path))
         return NULL;
-    static const char *const rel[] = {"../share/culeak/default.supp", "../suppressions/default.supp"};
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, "%s/%s", bindir, rel[i]);
-        if (exists(p) && realpath(p, path))
-            return path;
-    }
-    return NULL;
+    return path;
 }
 
 static void prepend_env(const char *name, const char *value)

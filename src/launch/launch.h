@@ -9,11 +9,14 @@
  * <exe dir>/../lib/culeak/libculeak.so (installed layout). NULL if none exists. */
 const char *culeak_shim_path(void);
 
-/* Path of culeak's default suppressions (default.supp, culeak-suppressions(5)): found
- * relative to this executable, <exe dir>/../share/culeak/default.supp when installed
- * (make install, the wheel), else the source tree's suppressions/default.supp next to a
- * build directory. NULL if neither exists. */
+/* Path of culeak's default suppressions (default.supp, culeak-suppressions(5)), the data
+ * file culeak_data_file finds: installed (make install, the wheel) and in the source tree
+ * beside a build directory alike. NULL if there is none. */
 const char *culeak_default_suppressions_path(void);
+/* A file culeak ships, NAME relative to its data directory <exe dir>/../share/culeak: the
+ * same place in the installed layout, the wheel's package and the source tree beside
+ * build/ (share/culeak/). Its path into path[len]: 0, or -1 when there is no such file. */
+int culeak_data_file(const char *name, char *path, size_t len);
 
 /* Sets LD_PRELOAD (prepending the shim to what is there) and the CULEAK_* variables
  * for a child about to exec; also NVTX_INJECTION64_PATH (the shim, unless set) and

@@ -175,7 +175,7 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
             return -1;
         }
     }
-    fprintf(f, "{\"version\":%d,", REPORT_JSON_VERSION);
+    fprintf(f, "{\"version\":%d,\"culeak\":\"%s\",", REPORT_JSON_VERSION, CULEAK_VERSION);
     report_json_processes(f, m, o);
     fputs(",\"diff\":{\"a\":", f);
     json_write_cstr(f, o->diff_a);
@@ -312,7 +312,8 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
         summarize_table(&t, s);
     }
     static const char *const source[] = {"leaks", "peak", "snapshot", "now", "diff"};
-    fprintf(f, "{\"version\":%d,\"source\":\"%s\",\"group\":\"%s\",", REPORT_JSON_VERSION, source[o->what],
+    fprintf(f, "{\"version\":%d,\"culeak\":\"%s\",\"source\":\"%s\",\"group\":\"%s\",", REPORT_JSON_VERSION,
+            CULEAK_VERSION, source[o->what],
             model_group_name(o->group));
     report_json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");

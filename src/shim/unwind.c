@@ -16,9 +16,7 @@
  *
  * The table forgets everything when a library is unloaded (culeak_unwind_forget, from
  * the shim's dlclose): another library may later sit at the same addresses. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+#include "libunwind_load.h"
 #include "shim.h"
 #include "wire.h"
 
@@ -148,7 +146,11 @@ static struct walker *thread_walker(void)
 
 void culeak_unwind_init(void)
 {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    char why[256];
+    if (culeak_libunwind_load(why, sizeof why) != 0)
+        fprintf(stderr, "culeak: cannot load libunwind (%s): allocations are recorded without stacks\n", why);
+    else
+        culeak_unw.set_caching_policy(*culeak_unw.local_addr_space, UNW_CACHE_PER_THREAD);
     const char *c = getenv("CULEAK_UNWIND_CHECK");
     check_mode = c && strcmp(c, "1") == 0;
 }
@@ -159,7 +161,12 @@ static int in_self(uintptr_t ip) { return ip >= culeak_self_lo && ip < culeak_se
 static int libunwind_trace(uintptr_t *ips, int max)
 {
     void *raw[CULEAK_MAX_DEPTH + 8];
-    int n = unw_backtrace(raw, max + 8 <= CULEAK_MAX_DEPTH + 8 ? max + 8 : CULEAK_MAX_DEPTH + 8);
+    if (!culeak_unw.backtrace)
+        return 0;
+    int cap = max + 8 <= CULEAK_MAX_DEPTH + 8 ? max + 8 : CULEAK_MAX_DEPTH + 8;
+    int n = culeak_unw.backtrace(raw, cap);
+    if (n > cap) /* never more than asked for, whatever answered */
+        n = cap;
     int skip = 0;
     while (skip < n && in_self((uintptr_t)raw[skip]))
         skip++;
@@ -175,22 +182,24 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
 {
     unw_context_t uc;
     unw_cursor_t cur;
-    if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0)
+    if (!culeak_unw.getcontext)
+        return 0;
+    if (culeak_unw.getcontext(&uc) < 0 || culeak_unw.init_local(&cur, &uc) < 0)
         return libunwind_trace(ips, max);
     /* frame i: ip, sp (the CFA of frame i-1) and rbp, for the frames from the first
      * return address outside the shim */
     uintptr_t ip[CULEAK_MAX_DEPTH + 2], sp[CULEAK_MAX_DEPTH + 2], bp[CULEAK_MAX_DEPTH + 2];
     int n = 0, ended = 0, first = 1;
     for (;;) {
-        int r = first ? 1 : unw_step(&cur);
+        int r = first ? 1 : culeak_unw.step(&cur);
         first = 0;
         if (r <= 0) {
             ended = 1;
             break;
         }
         unw_word_t vip, vsp, vbp;
-        if (unw_get_reg(&cur, UNW_REG_IP, &vip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &vsp) < 0 ||
-            unw_get_reg(&cur, UNW_X86_64_RBP, &vbp) < 0) {
+        if (culeak_unw.get_reg(&cur, UNW_REG_IP, &vip) < 0 || culeak_unw.get_reg(&cur, UNW_REG_SP, &vsp) < 0 ||
+            culeak_unw.get_reg(&cur, UNW_X86_64_RBP, &vbp) < 0) {
             ended = 1;
             break;
         }

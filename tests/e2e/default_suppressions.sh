@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# culeak's default suppressions (suppressions/default.supp): what the CUDA libraries
+# culeak's default suppressions (share/culeak/default.supp): what the CUDA libraries
 # allocate once, when a framework sets them up or makes their handles, and hold until
 # exit is reported apart ("held by a library until exit"), counted, never LEAKED, and does
 # not fail check; --no-default-suppressions shows it as leaks again; the handles a program
@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "default_suppressions: $*" >&2; exit 1; }
 
 L_USER=$(grep -n 'SITE-USER-HANDLE' tests/fakecuda/client_libs.c | cut -d: -f1)
-SUPP=$ROOT/suppressions/default.supp
+SUPP=$ROOT/share/culeak/default.supp
 asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
 if [ -n "$asan" ]; then
     export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
@@ -75,7 +75,7 @@ assert s["suppressed"] == {"bytes": 0, "allocations": 0, "sites": 0, "used": []}
 h = s["held_by_libraries"]
 assert h["bytes"] == held and h["allocations"] == 5 and h["sites"] == 4, h
 assert {u["name"] for u in h["used"]} == {"xla-stream-executor-init", "pytorch-cublas-handle", "nccl-own-thread"}, h
-assert all(u["file"].endswith("/suppressions/default.supp") for u in h["used"]), h
+assert all(u["file"].endswith("/share/culeak/default.supp") for u in h["used"]), h
 assert n["summary"]["bytes"] == 24576 + held and n["summary"]["held_by_libraries"]["bytes"] == 0, n["summary"]
 PYEOF
 

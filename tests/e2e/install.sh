@@ -16,7 +16,7 @@ fail() { echo "install: $*" >&2; exit 1; }
 make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
 # The files, and only them.
-expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
+expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_unwind.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
           share/culeak/python/culeak.py share/culeak/python/sitecustomize.py share/culeak/default.supp)
 for page in man/*.1 man/*.3 man/*.5; do
     [ -e "$page" ] || continue
@@ -62,7 +62,7 @@ cflags=$(pkg-config --cflags culeak | xargs)
 libs=$(pkg-config --libs culeak | xargs)
 [ "$cflags" = "-I$prefix/include" ] || fail "cflags: '$cflags', expected -I$prefix/include"
 [ "$libs" = "-ldl" ] || fail "libs: '$libs', expected -ldl"
-pkg-config --modversion culeak | grep -Eq '^[0-9]+\.[0-9]+' || fail "no version in culeak.pc"
+[ "$(pkg-config --modversion culeak)" = "$(cat VERSION)" ] || fail "culeak.pc's version is not the VERSION file's"
 cat >"$tmp/use.c" <<'C'
 #include <culeak.h>
 #include <stdio.h>

@@ -4,14 +4,14 @@
 # continue to EXITED with the leak report; then demo/train_leak.py, its leaking Python line
 # in the table, a diff between iterations, a breakpoint on that line. Screens go to $OUT;
 # a check that fails prints the screen it failed on and the script exits 1.
-#   tests/gpu/console.sh WORKDIR OUT     (WORKDIR holds the built demos; BUILD as run.sh)
+#   tests/gpu/console.sh WORKDIR OUT     (WORKDIR holds the built demos; CULEAK: the culeak to run)
 # Without a GPU, the first half runs on the simulated demo:
 #   LOOP_DEMO=build/demo/loop_leak_sim LOOP_SITE=loop_leak_sim.c:39 LOOP_ONLY=1 \
 #       LD_LIBRARY_PATH=build/fakecuda tests/gpu/console.sh DIR OUT
 set -u
 W=$1 OUT=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CULEAK=$ROOT/${BUILD:-build}/culeak
+CULEAK=${CULEAK:-$ROOT/${BUILD:-build}/culeak} # run.sh: the wheel's
 LOOP_DEMO=${LOOP_DEMO:-$W/loop_leak}
 LOOP_SITE=${LOOP_SITE:-loop_leak.cu:23}
 [ -x "$LOOP_DEMO" ] || { echo "console: $LOOP_DEMO not built"; exit 1; }

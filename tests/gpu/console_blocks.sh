@@ -2,11 +2,11 @@
 # The console on PyTorch's caching allocator (left on): keep_tensor.py keeps one tensor
 # per step; its line shows as a site of blocks and a breakpoint on it pauses the job
 # inside torch.alloc. Screens go to $OUT.
-#   tests/gpu/console_blocks.sh OUT     (BUILD as run.sh)
+#   tests/gpu/console_blocks.sh OUT     (CULEAK: the culeak to run)
 set -u
 OUT=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CULEAK=$ROOT/${BUILD:-build}/culeak
+CULEAK=${CULEAK:-$ROOT/${BUILD:-build}/culeak} # run.sh: the wheel's
 export TMUX_TMPDIR=$(mktemp -d)
 S=gpu-blocks
 LINE=$(grep -n '# KEEP$' "$ROOT/tests/gpu/keep_tensor.py" | cut -d: -f1)

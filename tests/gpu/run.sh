@@ -2,8 +2,10 @@
 # shellcheck disable=SC2094 # checked reads its ERRFILE only after the command wrote it
 # Verifies culeak on a real GPU in one call, from the repository root of a machine with
 # an NVIDIA GPU, nvcc, compute-sanitizer and python3 (torch, cupy, jax):
-#   tests/gpu/run.sh [SECTION...]   build/ (made with `make`) and .gpulibs/ (libunwind,
-#                                   libdw: tests/gpu/carry-libs.sh fills it) must be present
+#   tests/gpu/run.sh [SECTION...]   dist/culeak-*.whl (made with `make wheel`) must be present
+# culeak is installed from the wheel as a user installs it: pip, with no index, into a
+# fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
+# is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
@@ -13,10 +15,7 @@ cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 OUT=${OUT:-/tmp/culeak-gpu}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$ROOT/.gpulibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
 W=$(mktemp -d)
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
@@ -44,7 +43,34 @@ say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$SUMMARY"
 nvcc --version | tail -n 2 | head -n 1 | tee -a "$SUMMARY"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tee -a "$SUMMARY"
-ldd "$ROOT/$BUILD/libculeak.so" | grep -E 'not found' && { say "shim dependencies missing"; exit 1; }
+
+say "== install the wheel"
+WHEEL=$(find "$ROOT/dist" -name 'culeak-*.whl' 2>/dev/null | sort | tail -n 1)
+[ -n "$WHEEL" ] || { say "no dist/culeak-*.whl: make wheel, and carry dist/"; exit 1; }
+VENV=$W/venv
+# a venv with its own pip where python3-venv is installed, else the machine's pip run in it
+python3 -m venv --system-site-packages "$VENV" 2>"$W/venv.err" ||
+    { rm -rf "$VENV"; python3 -m venv --without-pip --system-site-packages "$VENV" 2>>"$W/venv.err"; } ||
+    { say "python3 -m venv failed"; tee -a "$SUMMARY" <"$W/venv.err"; exit 1; }
+start=$(date +%s.%N)
+"$VENV/bin/python" -m pip install --no-index --no-deps "$WHEEL" >"$W/pip.out" 2>&1 ||
+    { say "pip install failed"; tail -n 8 "$W/pip.out" | tee -a "$SUMMARY"; exit 1; }
+say "$(basename "$WHEEL"): $(($(stat -c %s "$WHEEL") / 1024)) KiB, pip install $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+export CULEAK=$VENV/bin/culeak
+say "$("$CULEAK" --version) from $("$VENV/bin/python" -c 'import culeak, os; print(os.path.dirname(culeak.__file__))')"
+SHIM=$(dirname "$("$VENV/bin/python" -c 'import culeak; print(culeak.__file__)')")/lib/culeak
+for f in "$SHIM"/*.so "$SHIM/../../bin/culeak"; do
+    ldd "$f" | grep -E 'not found' && { say "$(basename "$f"): dependencies missing"; exit 1; }
+done
+# a torch job holds the wheel's shim, its private libunwind and the bridge, and no libunwind,
+# libdw or libelf of the machine's
+"$CULEAK" record -o "$W/maps.culeak" -- python3 -c \
+    'import torch; torch.zeros(1, device="cuda"); print(open("/proc/self/maps").read())' >"$W/maps.txt" 2>"$W/maps.err"
+for lib in "$SHIM/libculeak.so" "$SHIM/libculeak_unwind.so" "$SHIM/libculeak_torch.so" "$SHIM/../../../culeak.libs/libunwind-"; do
+    grep -qF "$(realpath -m "$lib")" "$W/maps.txt" || { say "the torch job has no $(basename "$lib")"; fails=$((fails + 1)); }
+done
+others=$(grep -E '/lib(unwind|dw|elf)[-.][^/]*$' "$W/maps.txt" | grep -v '/culeak.libs/' | awk '{ print $6 }' | sort -u)
+[ -z "$others" ] || { say "the torch job maps libraries culeak carries from elsewhere: $others"; fails=$((fails + 1)); }
 
 say "== build test programs"
 nvcc -g -lineinfo -o "$W/rt_static" tests/gpu/runtime_families.cu || fails=$((fails + 1))
@@ -249,7 +275,7 @@ if want blocks; then
 fi
 if want blocks; then
     say "== the console on blocks: a breakpoint on the kept tensor's line"
-    BUILD=$BUILD bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
+    bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
     console_blocks_rc=$?
     tee -a "$SUMMARY" <"$W/console-blocks.txt"
     [ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }

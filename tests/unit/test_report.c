@@ -66,6 +66,7 @@ static void test_json_fields(void **state)
     report_options_init(&o);
     struct report_summary sum;
     char *js = run_report(m, &o, "json", &sum);
+    assert_non_null(strstr(js, "{\"version\":1,\"culeak\":\"" CULEAK_VERSION "\","));
     assert_int_equal(sum.bytes, (4 << 20) + 100);
     assert_int_equal(sum.allocations, 2);
     assert_int_equal(sum.sites, 1);
