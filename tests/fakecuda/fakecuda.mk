@@ -103,6 +103,7 @@ $(FAKE)/torch-shifted/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 $(FAKE)/libtorch_cpu.so: tests/fakecuda/torch/autograd.cpp
 	@mkdir -p $(@D)
 	$(FAKE_C10_CXX) -shared -Wl,-soname,libtorch_cpu.so -o $@ $< -pthread $(LDFLAGS)
+$(BUILD)/tests/test_runtime_frames: | $(FAKE)/libtorch_cpu.so
 
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)
