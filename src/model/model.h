@@ -226,7 +226,8 @@ size_t model_stack_frames(struct model *m, int proc, uint64_t stack, struct mode
  * (autograd's engine) that allocated while a Python thread was inside backward(), whose
  * Python frames the stack carries? Then 1, with *via the operation: the innermost frame
  * of that thread outside allocator and runtime code, "fn (libfoo.so)", or NULL when the
- * recorded frames do not reach it. */
+ * recorded frames do not reach it; 2 likewise when several backward() calls at different
+ * lines were in flight (the stack has no Python frames after the marker); else 0. */
 int model_stack_backward(struct model *m, int proc, uint64_t stack, const char **via);
 /* "function at file:line", "function+0x1c (libfoo.so)" or "libfoo.so+0x1234" */
 void model_frame_format(const struct model_frame *f, char *buf, size_t len);

@@ -287,6 +287,7 @@ int model_stack_backward(struct model *m, int proc, uint64_t stack, const char *
     }
     if (!marker)
         return 0;
+    int line = p->parent[marker] != 0; /* the call's Python frames follow the marker */
     for (id = stack; id != marker; id = p->parent[id]) { /* the native frames inside it */
         uint32_t module;
         uint64_t off;
@@ -304,7 +305,7 @@ int model_stack_backward(struct model *m, int proc, uint64_t stack, const char *
         *via = strpool_intern(&m->strings, buf, (size_t)(k < (int)sizeof buf ? k : (int)sizeof buf - 1));
         break;
     }
-    return 1;
+    return line ? 1 : 2;
 }
 
 const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack)

@@ -91,10 +91,16 @@ static const char *with_via(struct model *m, const struct site *s, int proc, con
                             const char **via, int *backward)
 {
     *backward = 0;
-    if (!s->symbolized || !s->text || !m->py || s->module != pyframes_module(m))
+    if (!s->symbolized || !s->text || !m->py)
         return s->text;
     const char *op = NULL;
-    *backward = rep && model_stack_backward(m, proc, rep->stack, &op);
+    int b = rep ? model_stack_backward(m, proc, rep->stack, &op) : 0;
+    if (s->module != pyframes_module(m)) { /* a native site: the operation, when no line is known */
+        if (b != 2)
+            return s->text;
+        op = NULL;
+    }
+    *backward = b != 0;
     *via = op ? op : via_line(m, proc, rep);
     if (!*via && !*backward)
         return s->text;

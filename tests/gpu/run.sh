@@ -224,6 +224,16 @@ if want blocks; then
     diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
     grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
         { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
+    # memory made on autograd's threads (no Python frames): the kept input gradients at the
+    # torch.autograd.grad line, the parameters' gradients at the loss.backward() line
+    diff_names torch-backward 'iteration 5' 'iteration 15' tests/gpu/backward_site.py 20
+    grep -Eq "^  \+[0-9]+ bytes \(.* blocks\) .*backward_site.py:[0-9]+ \(autograd backward\)" "$W/torch-backward-diff.txt" &&
+        say "torch-backward: the diff marks the growth (autograd backward)" ||
+        { say "torch-backward: FAIL: no '(autograd backward)' row in the diff"; fails=$((fails + 1)); }
+    "$CULEAK" report --format json --at 'iteration 10' "$W/torch-backward.culeak" >"$W/torch-backward-at.json" 2>&1
+    python3 tests/gpu/check_backward_site.py "$W/torch-backward-at.json" \
+        "$(grep -n '# BACKWARD$' tests/gpu/backward_site.py | cut -d: -f1)" | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
     diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
     diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
     diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12

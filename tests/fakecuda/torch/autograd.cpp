@@ -4,7 +4,9 @@
 // from the caching allocator (libc10_cuda.so of this directory, whose malloc the caller
 // passes: the copy the job loaded). Driven by ctypes from the stand-in torch package
 // (tests/e2e/python/site-packages/torch).
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <thread>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -44,5 +46,33 @@ extern "C" EXPORT void *fake_autograd_backward(malloc_fn c10_malloc, size_t nbyt
 {
     void *p = nullptr;
     std::thread([&] { p = torch::autograd::generated::MmBackward0().apply(c10_malloc, nbytes); }).join();
+    return p;
+}
+
+// Waits until `callers` threads have come here (the count goes on from call to call).
+static void meet(int &count, int callers)
+{
+    static std::mutex mu;
+    static std::condition_variable cv;
+    std::unique_lock<std::mutex> lock(mu);
+    int round = count++ / callers;
+    if (count % callers == 0)
+        cv.notify_all();
+    else
+        cv.wait(lock, [&] { return count / callers > round; });
+}
+
+// The same, but with `callers` calls in flight together (several Python threads inside
+// backward() at once): every node allocates after all calls have come in, and no call
+// returns before every node has allocated.
+extern "C" EXPORT void *fake_autograd_backward_together(malloc_fn c10_malloc, size_t nbytes, int callers)
+{
+    static int arrived, allocated;
+    void *p = nullptr;
+    std::thread([&] {
+        meet(arrived, callers);
+        p = torch::autograd::generated::MmBackward0().apply(c10_malloc, nbytes);
+        meet(allocated, callers);
+    }).join();
     return p;
 }
