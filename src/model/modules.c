@@ -37,6 +37,7 @@ static const char *const runtime_modules[] = {
 static const char *const runtime_functions[] = {
     "cuda[A-Z]*", "libcudart_static_*", "__cudart*", "c10::*Allocat*", "c10::*StorageImpl*",
     "at::*empty*", "at::*create_out*", "at::*set_output*", "at::cuda::*Workspace*",
+    "at::cuda::getCurrent*Handle*", /* a cuBLAS/cuSOLVER handle's workspace, made at first use */
 };
 
 /* nvcc links the CUDA runtime statically by default, so its API entry points
