@@ -235,6 +235,19 @@ if want blocks; then
         "$(grep -n '# BACKWARD$' tests/gpu/backward_site.py | cut -d: -f1)" | tee -a "$SUMMARY"
     [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
     diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
+    # a clean CuPy job through NumPy's ufunc override: check exits 0, and what the pool holds
+    # at exit is at the job's lines, not NumPy's frames
+    "$CULEAK" check -- python3 tests/gpu/cupy_clean.py >"$W/cupy-clean.out" 2>"$W/cupy-clean-check.txt"
+    cupy_clean_rc=$?
+    "$CULEAK" record -o "$W/cupy-clean.culeak" -- python3 tests/gpu/cupy_clean.py >/dev/null 2>&1
+    "$CULEAK" report "$W/cupy-clean.culeak" >"$W/cupy-clean-report.txt" 2>&1
+    if [ $cupy_clean_rc -eq 0 ] && grep -q 'cupy_clean.py:' "$W/cupy-clean-report.txt" &&
+        ! grep -Eq 'PyUFunc|_multiarray_umath' "$W/cupy-clean-report.txt"; then
+        say "cupy-clean: ok: check exits 0, the pool's memory at cupy_clean.py lines"
+    else
+        say "cupy-clean: FAIL: check exit $cupy_clean_rc; report:"; head -n 12 "$W/cupy-clean-report.txt" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
     diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
     diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12
     # for information (not a check): the leak check of the torch loop; blocks live at exit are
