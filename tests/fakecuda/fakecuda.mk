@@ -11,7 +11,7 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
 	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
-	$(FAKE)/torch-shifted/lib/libc10_cuda.so $(FAKE)/libtorch_cpu.so
+	$(FAKE)/torch-shifted/lib/libc10_cuda.so
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
 # fake's own references locally, so the addresses cuGetProcAddress hands out are the
@@ -100,6 +100,7 @@ $(FAKE)/torch-shifted/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 
 # The engine of a backward pass: a node on a thread without Python allocates through
 # ATen's empty helper (loaded by the stand-in torch package of tests/e2e/python).
+fakecuda: $(FAKE)/libtorch_cpu.so
 $(FAKE)/libtorch_cpu.so: tests/fakecuda/torch/autograd.cpp
 	@mkdir -p $(@D)
 	$(FAKE_C10_CXX) -shared -Wl,-soname,libtorch_cpu.so -o $@ $< -pthread $(LDFLAGS)

@@ -224,6 +224,13 @@ if want blocks; then
     diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
     grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
         { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
+    diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
+    diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
+    diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12
+    # for information (not a check): the leak check of the torch loop; blocks live at exit are
+    # the pool's, its segments are reported as cache
+    "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
+    say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
     # memory made on autograd's threads (no Python frames): the kept input gradients at the
     # torch.autograd.grad line, the parameters' gradients at the loss.backward() line
     diff_names torch-backward 'iteration 5' 'iteration 15' tests/gpu/backward_site.py 20
@@ -234,26 +241,19 @@ if want blocks; then
     python3 tests/gpu/check_backward_site.py "$W/torch-backward-at.json" \
         "$(grep -n '# BACKWARD$' tests/gpu/backward_site.py | cut -d: -f1)" | tee -a "$SUMMARY"
     [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
-    diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
     # a clean CuPy job through NumPy's ufunc override: check exits 0, and what the pool holds
     # at exit is at the job's lines, not NumPy's frames
-    "$CULEAK" check -- python3 tests/gpu/cupy_clean.py >"$W/cupy-clean.out" 2>"$W/cupy-clean-check.txt"
-    cupy_clean_rc=$?
-    "$CULEAK" record -o "$W/cupy-clean.culeak" -- python3 tests/gpu/cupy_clean.py >/dev/null 2>&1
-    "$CULEAK" report "$W/cupy-clean.culeak" >"$W/cupy-clean-report.txt" 2>&1
-    if [ $cupy_clean_rc -eq 0 ] && grep -q 'cupy_clean.py:' "$W/cupy-clean-report.txt" &&
-        ! grep -Eq 'PyUFunc|_multiarray_umath' "$W/cupy-clean-report.txt"; then
-        say "cupy-clean: ok: check exits 0, the pool's memory at cupy_clean.py lines"
+    "$CULEAK" check -- python3 tests/gpu/cupy_ufunc.py >"$W/cupy-ufunc.out" 2>"$W/cupy-ufunc-check.txt"
+    cupy_ufunc_rc=$?
+    "$CULEAK" record -o "$W/cupy-ufunc.culeak" -- python3 tests/gpu/cupy_ufunc.py >/dev/null 2>&1
+    "$CULEAK" report "$W/cupy-ufunc.culeak" >"$W/cupy-ufunc-report.txt" 2>&1
+    if [ $cupy_ufunc_rc -eq 0 ] && grep -q 'cupy_ufunc.py:' "$W/cupy-ufunc-report.txt" &&
+        ! grep -Eq 'PyUFunc|_multiarray_umath' "$W/cupy-ufunc-report.txt"; then
+        say "cupy-ufunc: ok: check exits 0, the pool's memory at cupy_ufunc.py lines"
     else
-        say "cupy-clean: FAIL: check exit $cupy_clean_rc; report:"; head -n 12 "$W/cupy-clean-report.txt" | tee -a "$SUMMARY"
+        say "cupy-ufunc: FAIL: check exit $cupy_ufunc_rc; report:"; head -n 12 "$W/cupy-ufunc-report.txt" | tee -a "$SUMMARY"
         fails=$((fails + 1))
     fi
-    diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
-    diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12
-    # for information (not a check): the leak check of the torch loop; blocks live at exit are
-    # the pool's, its segments are reported as cache
-    "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
-    say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
 fi
 if want blocks; then
     say "== the console on blocks: a breakpoint on the kept tensor's line"

@@ -1,7 +1,5 @@
 # A training loop on the fake caching allocator: each step keeps one block (the leak),
-# makes and drops another (churn), through an installed library, and runs a backward pass
-# whose gradient (made on a thread without Python) stays with the kept block. Marks
-# "iteration N".
+# makes and drops another (churn), through an installed library. Marks "iteration N".
 # Line numbers matter: tests/e2e/blocks*.sh look for the lines marked SITE-*.
 import ctypes
 import os
@@ -27,7 +25,6 @@ for i in range(iterations):
     kept.append(tensorlib.forward(4096))  # SITE-KEEP
     scratch = tensorlib.forward(65536)  # SITE-CHURN
     del scratch
-    kept[-1].backward()  # SITE-BACKWARD
     time.sleep(delay)
 c10.fake_c10_malloc_in_thread.restype = ctypes.c_void_p
 c10.fake_c10_malloc_in_thread(ctypes.c_size_t(12800))  # a block of a thread without Python

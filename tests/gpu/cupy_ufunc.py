@@ -12,4 +12,4 @@ for i in range(10):
     float(c.sum())
 del a, b, c
 cp.cuda.Device().synchronize()
-print("cupy_clean: done")
+print("cupy_ufunc: done")
