@@ -98,6 +98,10 @@ $(FAKE)/torch-shifted/lib/libc10_cuda.so: $(FAKE_C10_DEPS)
 	@mkdir -p $(@D)
 	$(FAKE_C10_CXX) -DFAKE_C10_SHIFTED -shared -Wl,-soname,libc10_cuda.so -o $@ $< $(FAKE_C10_LINK)
 
+$(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
+	@mkdir -p $(@D)
+	cp $< $@
+
 # The engine of a backward pass: a node on a thread without Python allocates through
 # ATen's empty helper (loaded by the stand-in torch package of tests/e2e/python).
 fakecuda: $(FAKE)/libtorch_cpu.so
@@ -105,7 +109,3 @@ $(FAKE)/libtorch_cpu.so: tests/fakecuda/torch/autograd.cpp
 	@mkdir -p $(@D)
 	$(FAKE_C10_CXX) -shared -Wl,-soname,libtorch_cpu.so -o $@ $< -pthread $(LDFLAGS)
 $(BUILD)/tests/test_runtime_frames: | $(FAKE)/libtorch_cpu.so
-
-$(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
-	@mkdir -p $(@D)
-	cp $< $@
