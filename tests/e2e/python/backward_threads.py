@@ -7,8 +7,13 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
-import tensorlib  # noqa: E402
 import torch  # noqa: E402
+
+
+class Loss(torch.Tensor):
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
 
 c10 = ctypes.CDLL(os.environ["FAKE_C10"])
 ctypes.CDLL("libcudart.so.13").cudaFree(None)
@@ -31,7 +36,7 @@ def second(t):
 
 
 def together(fns, nbytes):
-    ts = [threading.Thread(target=fn, args=(tensorlib.forward(nbytes),)) for fn in fns]
+    ts = [threading.Thread(target=fn, args=(Loss(nbytes),)) for fn in fns]
     for t in ts:
         kept.append(t._args[0])
         t.start()
