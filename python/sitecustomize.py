@@ -3,10 +3,14 @@ job imports CuPy, a cupy.cuda.MemoryHook reports each block its memory pools han
 take back to the shim, as block events with the Python line that made them. CuPy calls a
 hook only in the threads that entered it, so the hook is entered in the importing thread
 and at the start of every threading.Thread started from then on (a block is often freed
-in another thread than the one that made it). Then the sitecustomize this one hides (the
-distribution's, a virtual environment's) runs as usual. Without the culeak shim loaded
-nothing is installed."""
+in another thread than the one that made it). When the job imports torch,
+torch.autograd.backward and torch.autograd.grad (Tensor.backward calls the first) tell
+the shim when a backward pass starts and ends, so that what autograd's own threads (which
+have no Python frames) allocate meanwhile is charged to the line that called backward().
+Then the sitecustomize this one hides (the distribution's, a virtual environment's) runs
+as usual. Without the culeak shim loaded nothing is installed."""
 import ctypes
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -51,12 +55,36 @@ def _enter_in_new_threads(hook_class):
     threading.Thread._bootstrap_inner = _bootstrap_inner
 
 
-class _AfterCupy(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; when cupy.cuda.memory_hook is found, wraps its loader so the
-    hook is installed once that module has run."""
+def _install_backward_hooks(autograd):
+    shim = ctypes.CDLL(None)
+    enter, leave = shim.culeak_backward_enter, shim.culeak_backward_leave
+    enter.argtypes = leave.argtypes = []
+    enter.restype = leave.restype = None
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def culeak_backward(*args, **kwargs):
+            enter()  # the shim keeps this thread's Python frames until leave()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                leave()
+
+        return culeak_backward
+
+    autograd.backward = wrap(autograd.backward)
+    autograd.grad = wrap(autograd.grad)
+
+
+class _After(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; when the module `name` is found, wraps its loader so that
+    install(module) runs once that module has run."""
+
+    def __init__(self, name, install, what):
+        self.name, self.install, self.what = name, install, what
 
     def find_spec(self, name, path, target=None):
-        if name != "cupy.cuda.memory_hook":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -68,24 +96,28 @@ class _AfterCupy(importlib.abc.MetaPathFinder):
             exec_module(module)
             try:
                 sys.modules[name] = module
-                _install_cupy_hook()
+                self.install(module)
             except Exception as e:  # never the job's problem
-                sys.stderr.write("culeak: cupy pool blocks not tracked: %s\n" % e)
+                sys.stderr.write("culeak: %s: %s\n" % (self.what, e))
 
         spec.loader.exec_module = exec_then_hook
         return spec
 
 
-def _shim_loaded():
+def _shim_has(name):
     try:
-        ctypes.CDLL(None).culeak_report_block
+        getattr(ctypes.CDLL(None), name)
         return True
     except (AttributeError, OSError):
         return False
 
 
-if _shim_loaded() and not os.environ.get("CULEAK_NO_POOL"):
-    sys.meta_path.insert(0, _AfterCupy())
+if _shim_has("culeak_report_block") and not os.environ.get("CULEAK_NO_POOL"):
+    sys.meta_path.insert(0, _After("cupy.cuda.memory_hook", lambda m: _install_cupy_hook(),
+                                   "cupy pool blocks not tracked"))
+if _shim_has("culeak_backward_enter"):
+    sys.meta_path.insert(0, _After("torch.autograd", _install_backward_hooks,
+                                   "backward memory not charged to its backward() line"))
 
 
 def _chain():

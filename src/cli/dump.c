@@ -135,7 +135,8 @@ static int dump_pyframe(void *ctx, const struct culeak_pyframe *p)
     json_write_str(f, p->file.p, p->file.n);
     fputs(",\"function\":", f);
     json_write_str(f, p->function.p, p->function.n);
-    fprintf(f, ",\"line\":%" PRIu64 ",\"firstlineno\":%" PRIu64 "}\n", p->line, p->firstlineno);
+    fprintf(f, ",\"line\":%" PRIu64 ",\"firstlineno\":%" PRIu64 "%s}\n", p->line, p->firstlineno,
+            p->flags & CULEAK_PYFRAME_BACKWARD ? ",\"autograd_backward\":true" : "");
     return 0;
 }
 

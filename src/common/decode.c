@@ -219,6 +219,7 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
         f.function = get_str(&c);
         f.line = culeak_get_u(&c);
         f.firstlineno = culeak_get_u(&c);
+        f.flags = culeak_cursor_more(&c) ? culeak_get_u(&c) : 0; /* appended: absent in older streams */
         if (c.bad)
             return fail(d, at, "truncated PYFRAME record");
         return d->sink.pyframe ? d->sink.pyframe(d->sink.ctx, &f) : 0;

@@ -60,6 +60,7 @@ struct culeak_exit {
 struct culeak_pyframe {
     uint64_t id, line, firstlineno;
     struct culeak_str file, function;
+    uint64_t flags; /* CULEAK_PYFRAME_BACKWARD: the autograd backward marker */
 };
 
 /* Each callback returns 0 to go on, non-zero to stop decoding (feed returns it). */

@@ -35,6 +35,8 @@
  *           first FRAME that uses it. A FRAME whose ip has bit 63 set (CULEAK_PYFRAME_TAG)
  *           is that Python frame: ip & ~CULEAK_PYFRAME_TAG is its id (ids start at 1).
  *           function is the qualified name (3.11+) or the name (3.10); line 0: unknown.
+ *           [u flags] bit0 BACKWARD: not code but a marker; the Python frames outside it
+ *           in a stack are another thread's, inside autograd's backward (absent: 0)
  *
  * Direction console -> shim (same framing, no MAGIC):
  *   WATCH      u count, count * u stack  -- hold events whose stack is one of these
@@ -75,6 +77,7 @@ enum culeak_record {
 #define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
 #define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
 #define CULEAK_EVENT_HELD 1u
+#define CULEAK_PYFRAME_BACKWARD 1u /* PYFRAME flags: the autograd backward marker */
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
 /* EXIT reasons: how the process ended */

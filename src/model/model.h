@@ -214,11 +214,23 @@ struct model_frame {
     unsigned line;
     int inlined;              /* this frame was inlined into the next one */
     int skipped;              /* inside a looked-through module */
+    int runtime;              /* allocator or runtime code: never the site, even when every
+                                 frame is looked through */
+    int marker;               /* "[autograd backward]": the frames inside it were made on a
+                                 thread without Python frames, those outside it are the
+                                 Python frames of the backward() call it worked for */
 };
 
 /* The symbolized stack of (proc, stack), innermost first, inline frames expanded.
  * Copies up to max; returns the total depth. Pointers inside stay valid. */
 size_t model_stack_frames(struct model *m, int proc, uint64_t stack, struct model_frame *out, size_t max);
+/* Was (proc, stack) made for a backward() call: a thread without Python frames
+ * (autograd's engine) that allocated while a Python thread was inside backward(), whose
+ * Python frames the stack carries? Then 1, with *via the operation: the innermost frame
+ * of that thread outside allocator and runtime code, "fn (libfoo.so)", or NULL when the
+ * recorded frames do not reach it; 2 likewise when several backward() calls at different
+ * lines were in flight (the stack has no Python frames after the marker); else 0. */
+int model_stack_backward(struct model *m, int proc, uint64_t stack, const char **via);
 /* "function at file:line", "function+0x1c (libfoo.so)" or "libfoo.so+0x1234" */
 void model_frame_format(const struct model_frame *f, char *buf, size_t len);
 
@@ -320,6 +332,10 @@ struct model_row {
      * stack passed through below its site ("transformers/models/gpt2/modeling_gpt2.py:697");
      * text then ends with ", via " and it. NULL when none. */
     const char *via;
+    /* SITE and STACK rows: the representative stack was made for a backward() call at the
+     * site (model_stack_backward); text then has " (autograd backward)" after the site,
+     * and via is the operation when it is known. */
+    int autograd_backward;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
 };
 
@@ -399,6 +415,7 @@ struct model_diff_row {
     int stack_proc;
     int named;             /* as model_row.named */
     const char *via;       /* as model_row.via */
+    int autograd_backward; /* as model_row.autograd_backward */
     int blocks;            /* the row counts a pool's blocks (kind block); a site's blocks
                               and its other memory are rows apart */
 };

@@ -105,6 +105,7 @@ struct moment {
 struct module_info {
     const char *path, *name;   /* interned; name = file name */
     int skip;
+    int runtime;               /* allocator or runtime code: never a call site (modules.c) */
     int cache;                 /* enum model_cache of allocations through it */
 };
 
@@ -218,6 +219,15 @@ const struct range *modules_find(const struct process *p, uint64_t ip);
 uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack);
 /* Is a symbolized frame inside a looked-through function or CUDA header? */
 int modules_skips_frame(const struct model *m, const struct sym_frame *f);
+/* Is a symbolized frame in an allocator or runtime function (at::detail::empty_generic)? */
+int modules_runtime_frame(const struct model *m, const struct sym_frame *f);
+/* Is the frame at ip allocator or runtime code (or the autograd backward marker)? Sets
+ * *module and *off (0 and ip outside every module) and, in an inline chain, *frame: the
+ * first of its frames outside such code. */
+int modules_runtime_ip(struct model *m, const struct process *p, uint64_t ip, uint32_t *module, uint64_t *off,
+                       unsigned *frame);
+/* "at::TensorBase at::detail::empty_generic<long>(...)" -> "at::detail::empty_generic<long>" */
+void modules_function_base(const char *fn, char *out, size_t len);
 /* The site's frame of a symbolized site (frames[site->frame]), or NULL. */
 static inline const struct sym_frame *site_frame(const struct site *s)
 {

@@ -1,6 +1,7 @@
 /* Loaded modules of each process, which of them are looked through, and the call site
  * of a stack: its innermost frame outside those modules and outside looked-through
- * functions. */
+ * functions; when every frame is looked through, its innermost frame outside allocator
+ * and runtime code. */
 #include "model_internal.h"
 #include "pyframes.h"
 
@@ -22,6 +23,21 @@ static const char *const default_skips[] = {
     "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/jax/*",
     /* NVIDIA's cuda-python bindings (numba.cuda's driver calls go through them) */
     "*/cuda/bindings/*", "*/numba_cuda/*",
+};
+
+/* Allocator and runtime code: the CUDA driver and runtime, the frameworks' caching
+ * allocators and their allocation helpers, culeak itself. Never a call site: when every
+ * frame of a stack is looked through (a thread without Python frames or program code:
+ * NCCL's, autograd's backward, pin-memory), the site is the first frame outside these,
+ * else the outermost frame recorded. Functions match like default_skip_functions. */
+static const char *const runtime_modules[] = {
+    "libcuda.so*", "libcudart*", "libc10_cuda*", "libc10.so*", "libculeak*", "*/cupy/cuda/memory*",
+    "*/cupy/cuda/pinned_memory*", "*/cupy_backends/*", "*/cuda/bindings/*",
+};
+static const char *const runtime_functions[] = {
+    "cuda[A-Z]*", "libcudart_static_*", "__cudart*", "c10::*Allocat*", "c10::*StorageImpl*",
+    "at::*empty*", "at::*create_out*", "at::*set_output*", "at::cuda::*Workspace*",
+    "at::cuda::getCurrent*Handle*", /* a cuBLAS/cuSOLVER handle's workspace, made at first use */
 };
 
 /* nvcc links the CUDA runtime statically by default, so its API entry points
@@ -88,15 +104,17 @@ static void function_base(const char *fn, char *out, size_t len)
     out[n] = 0;
 }
 
-int modules_skips_frame(const struct model *m, const struct sym_frame *f)
+void modules_function_base(const char *fn, char *out, size_t len) { function_base(fn, out, len); }
+
+static int function_in(const struct sym_frame *f, char *const *globs, size_t n)
 {
-    if (!f || m->nskip_fn == 0)
+    if (!f || n == 0)
         return 0;
     char base[512] = "";
     if (f->function)
         function_base(f->function, base, sizeof base);
-    for (size_t i = 0; i < m->nskip_fn; i++) {
-        const char *g = m->skip_fn_globs[i];
+    for (size_t i = 0; i < n; i++) {
+        const char *g = globs[i];
         if (strchr(g, '/')) {
             if (f->file && fnmatch(g, f->file, 0) == 0)
                 return 1;
@@ -105,6 +123,17 @@ int modules_skips_frame(const struct model *m, const struct sym_frame *f)
         }
     }
     return 0;
+}
+
+int modules_skips_frame(const struct model *m, const struct sym_frame *f)
+{
+    return function_in(f, m->skip_fn_globs, m->nskip_fn);
+}
+
+int modules_runtime_frame(const struct model *m, const struct sym_frame *f)
+{
+    return !m->opt.no_default_skips &&
+           function_in(f, (char *const *)runtime_functions, sizeof runtime_functions / sizeof *runtime_functions);
 }
 
 static int glob_matches(const char *glob, const char *path, const char *name)
@@ -148,6 +177,12 @@ static uint32_t module_id(struct model *m, const char *path, size_t n)
         mi->name = slash ? slash + 1 : mi->path;
         for (size_t i = 0; i < m->nskip && !mi->skip; i++)
             mi->skip = glob_matches(m->skip_globs[i], mi->path, mi->name);
+        /* every other installed package's native code (NumPy's ufunc machinery that CuPy's
+         * operators go through), as its Python files are (pyframes.c), unless it is mine */
+        if (!mi->skip && !m->opt.no_default_skips && (strstr(mi->path, "/site-packages/") || strstr(mi->path, "/dist-packages/")))
+            mi->skip = !pyframes_is_mine(m, mi->path);
+        for (size_t i = 0; !m->opt.no_default_skips && i < sizeof runtime_modules / sizeof *runtime_modules; i++)
+            mi->runtime |= glob_matches(runtime_modules[i], mi->path, mi->name);
         mi->cache = classify_cache(mi->path, mi->name);
     }
     return id;
@@ -275,6 +310,33 @@ static int in_skipped_function(struct model *m, uint32_t module, uint64_t off, u
     return 1;
 }
 
+/* Is the frame at (module, off) allocator or runtime code? *frame as in_skipped_function. */
+static int in_runtime_function(struct model *m, uint32_t module, uint64_t off, unsigned *frame)
+{
+    const struct module_info *mi = &m->modules[module];
+    const struct sym_result *sr = symbolizer_lookup(m->sym, module, mi->path, off);
+    if (!sr || sr->n == 0)
+        return modules_runtime_frame(m, symbolizer_brief(m->sym, module, mi->path, off));
+    for (unsigned i = 0; i < sr->n; i++)
+        if (!modules_runtime_frame(m, &sr->frames[i])) {
+            *frame = i;
+            return 0;
+        }
+    return 1;
+}
+
+int modules_runtime_ip(struct model *m, const struct process *p, uint64_t ip, uint32_t *module, uint64_t *off,
+                       unsigned *frame)
+{
+    *frame = 0;
+    if (pyframes_marker(m, ip))
+        return 1;
+    const struct range *r = modules_find(p, ip);
+    *module = r ? r->module : 0;
+    *off = r ? ip - r->bias : ip;
+    return r && (m->modules[r->module].runtime || in_runtime_function(m, r->module, ip - r->bias, frame));
+}
+
 uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack)
 {
     if (m->nsites == 0)
@@ -295,7 +357,18 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
             continue;
         return site_intern(m, r->module, p->ip[id] - r->bias, frame);
     }
-    /* every frame is looked through: the innermost one is all we know */
-    const struct range *r = modules_find(p, leaf_ip);
-    return r ? site_intern(m, r->module, leaf_ip - r->bias, 0) : site_intern(m, 0, leaf_ip, 0);
+    /* every frame is looked through: the first one outside allocator and runtime code,
+     * else the outermost one recorded (the nearest to whatever asked for the memory) */
+    uint64_t outer_ip = leaf_ip;
+    id = stack;
+    for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        uint32_t module;
+        uint64_t off;
+        unsigned frame;
+        outer_ip = p->ip[id];
+        if (!modules_runtime_ip(m, p, outer_ip, &module, &off, &frame))
+            return module ? site_intern(m, module, off, frame) : site_intern(m, 0, off, 0);
+    }
+    const struct range *r = modules_find(p, outer_ip);
+    return r ? site_intern(m, r->module, outer_ip - r->bias, 0) : site_intern(m, 0, outer_ip, 0);
 }

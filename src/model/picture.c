@@ -396,7 +396,7 @@ static int describe_sites(struct builder *b)
         struct model_row r;
         memset(&r, 0, sizeof r);
         row_describe(b->m, MODEL_GROUP_SITE, ps->id, -1, NULL, &r, 0); /* a site's row id is its index */
-        *ps = (struct picture_site){ps->id, r.text, r.function, r.file, r.module, r.line, ps->pool};
+        *ps = (struct picture_site){ps->id, r.text, r.function, r.file, r.module, r.line, ps->pool, 0};
     }
     for (size_t i = 0; i < p->nstacks; i++) {
         struct picture_stack *s = &p->stacks[i];
@@ -404,7 +404,7 @@ static int describe_sites(struct builder *b)
             uint32_t si = site_of(b, UINT32_MAX - (uint32_t)s->proc, s->pool);
             if (si == UINT32_MAX)
                 return -1;
-            p->sites[si] = (struct picture_site){UINT32_MAX, "(smaller stacks, merged)", NULL, NULL, NULL, 0, s->pool};
+            p->sites[si] = (struct picture_site){UINT32_MAX, "(smaller stacks, merged)", NULL, NULL, NULL, 0, s->pool, 0};
             s->site = si;
             continue;
         }
@@ -416,6 +416,15 @@ static int describe_sites(struct builder *b)
         s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, pr->units[u].site, s->pool);
         if (s->site == UINT32_MAX)
             return -1;
+        struct picture_site *ps = &p->sites[s->site];
+        const char *op;
+        if (!ps->autograd_backward && ps->text && model_stack_backward(b->m, s->proc, s->stack, &op)) {
+            char text[2048]; /* as the site's row in a report: its memory was made for backward() */
+            int n = snprintf(text, sizeof text, "%s (autograd backward)", ps->text);
+            const char *t = strpool_intern(&b->m->strings, text, (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1));
+            ps->text = t ? t : ps->text;
+            ps->autograd_backward = 1;
+        }
     }
     return 0;
 }

@@ -60,6 +60,8 @@ struct picture_site {
     const char *text, *function, *file, *module;
     unsigned line;
     int pool;                /* the site's pool blocks (a site of both has two entries) */
+    int autograd_backward;   /* some of its stacks were made for a backward() at the site
+                                (model_stack_backward): text ends with " (autograd backward)" */
 };
 
 struct picture_options {

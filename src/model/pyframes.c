@@ -20,6 +20,7 @@ struct pyloc {
     struct sym_result res;
     struct sym_frame frame;
     int skip;
+    int marker;            /* the autograd backward marker (PYFRAME flag BACKWARD), not code */
     const char *lib_line;  /* an installed library's line ("pkg/mod.py:12"), else NULL */
 };
 
@@ -61,7 +62,7 @@ static int mine(const char *path, const char *list)
     return 0;
 }
 
-static int is_mine(const struct model *m, const char *path)
+int pyframes_is_mine(const struct model *m, const char *path)
 {
     return mine(path, m->opt.my_code) || mine(path, getenv("CULEAK_MY_CODE"));
 }
@@ -78,7 +79,7 @@ static int file_skipped(const struct model *m, const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
-    if (!m->opt.no_default_skips && !is_mine(m, path)) {
+    if (!m->opt.no_default_skips && !pyframes_is_mine(m, path)) {
         /* the standard library, the frameworks, and every installed package: the call
          * site is the first line of the program's own code */
         if (stdlib_path(path) || framework_file(path) || installed_part(path))
@@ -118,9 +119,10 @@ int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe
     struct pyframes *py = m->py;
     map_module(m, p);
     char key[2048];
-    int kn = snprintf(key, sizeof key, "%.*s\x1f%.*s\x1f%llu", (int)(f->file.n < 900 ? f->file.n : 900),
+    int marker = (f->flags & CULEAK_PYFRAME_BACKWARD) != 0;
+    int kn = snprintf(key, sizeof key, "%.*s\x1f%.*s\x1f%llu%s", (int)(f->file.n < 900 ? f->file.n : 900),
                       f->file.p ? f->file.p : "", (int)(f->function.n < 900 ? f->function.n : 900),
-                      f->function.p ? f->function.p : "", (unsigned long long)f->line);
+                      f->function.p ? f->function.p : "", (unsigned long long)f->line, marker ? "\x1fmarker" : "");
     uint32_t idx = strpool_id(&py->keys, key, (size_t)kn);
     if (idx == UINT32_MAX)
         return -1;
@@ -144,7 +146,12 @@ int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe
         l->frame.line = (unsigned)f->line;
         l->res.n = 1;
         l->res.frames = &l->frame;
-        l->skip = l->frame.file && file_skipped(m, l->frame.file);
+        l->marker = marker;
+        if (marker) { /* its text is the model's own, whatever the shim named it */
+            l->frame.file = NULL;
+            l->frame.function = PYFRAMES_BACKWARD_TEXT;
+        }
+        l->skip = marker || (l->frame.file && file_skipped(m, l->frame.file));
         const char *part =
             l->skip && l->frame.file && !framework_file(l->frame.file) ? installed_part(l->frame.file) : NULL;
         if (part) {
@@ -181,6 +188,14 @@ int pyframes_skipped(const struct model *m, uint64_t ip)
         return 0;
     uint64_t id = ip & ~CULEAK_PYFRAME_TAG;
     return id >= 1 && id <= m->py->n && m->py->locs[id - 1]->skip;
+}
+
+int pyframes_marker(const struct model *m, uint64_t ip)
+{
+    if (!(ip & CULEAK_PYFRAME_TAG) || !m->py)
+        return 0;
+    uint64_t id = ip & ~CULEAK_PYFRAME_TAG;
+    return id >= 1 && id <= m->py->n && m->py->locs[id - 1]->marker;
 }
 
 const char *pyframes_lib_line(const struct model *m, uint64_t ip)

@@ -24,6 +24,7 @@ struct model;
 struct process;
 
 #define PYFRAMES_MODULE "python"
+#define PYFRAMES_BACKWARD_TEXT "[autograd backward]" /* the marker's function name */
 
 /* A PYFRAME record of process p. -1: out of memory. */
 int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe *f);
@@ -31,8 +32,16 @@ int pyframes_add(struct model *m, struct process *p, const struct culeak_pyframe
 uint64_t pyframes_ip(const struct model *m, const struct process *p, uint64_t ip);
 /* The frame of model-wide id `id` (a "python" module offset), or NULL when unknown. */
 const struct sym_result *pyframes_lookup(const struct model *m, uint64_t id);
+/* Is path (a .py file or a native module) under a prefix of the program's own code
+ * (model_options.my_code, $CULEAK_MY_CODE)? */
+int pyframes_is_mine(const struct model *m, const char *path);
 /* Is this model ip a Python frame in a looked-through file? */
 int pyframes_skipped(const struct model *m, uint64_t ip);
+/* Is this model ip the autograd backward marker? In a stack, the frames inside it are a
+ * thread without Python frames (autograd's engine), the Python frames outside it those of
+ * the thread that was inside backward() meanwhile. It is looked through, and never a
+ * site. */
+int pyframes_marker(const struct model *m, uint64_t ip);
 /* For a Python frame in an installed package (not a framework's own): "pkg/mod.py:12",
  * the path after site-packages/ or dist-packages/. NULL otherwise. */
 const char *pyframes_lib_line(const struct model *m, uint64_t ip);

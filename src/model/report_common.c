@@ -1,5 +1,6 @@
 /* What every report format shares: the query a report makes, sizes and kinds in words. */
 #include "report_internal.h"
+#include "stack_fold.h"
 #include "suppress.h"
 
 #include <inttypes.h>
@@ -193,10 +194,9 @@ size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct
     size_t n = model_stack_frames(m, proc, stack, out, max);
     if (n > max)
         n = max;
-    size_t skip = 0;
-    while (skip < n && out[skip].skipped)
-        skip++;
-    if (skip == n) /* all inside libraries: show them all */
+    int all;
+    size_t skip = stack_site(out, n, &all);
+    if (all) /* all inside libraries: show them all */
         skip = 0;
     memmove(out, out + skip, (n - skip) * sizeof *out);
     *hidden = skip;

@@ -146,6 +146,8 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         json_write_cstr(f, s->file);
         fprintf(f, ",\"line\":%u,\"pool\":%d,\"module\":", s->line, s->pool);
         json_write_cstr(f, s->module);
+        if (s->autograd_backward)
+            fputs(",\"autograd_backward\":true", f);
         putc('}', f);
     }
     fputs("],\"moments\":[", f); /* v: stack, bytes, count, ...; s: site, bytes, count, ... */

@@ -72,6 +72,8 @@ static void json_site(FILE *f, const struct model_row *r)
     json_write_cstr(f, r->text);
     fputs(",\"via\":", f); /* the installed library's line the user's line called */
     json_write_cstr(f, r->via);
+    if (r->autograd_backward) /* made on autograd's threads for a backward() at this line */
+        fputs(",\"autograd_backward\":true", f);
     putc('}', f);
 }
 
@@ -135,6 +137,8 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
         json_write_cstr(f, r->text);
         fputs(",\"via\":", f);
         json_write_cstr(f, r->via);
+        if (r->autograd_backward)
+            fputs(",\"autograd_backward\":true", f);
         fprintf(f, ",\"kind\":\"%s\"", r->blocks ? "block" : "memory");
         fputs(",\"module\":", f);
         json_write_cstr(f, r->module);

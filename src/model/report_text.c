@@ -121,6 +121,12 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
         fprintf(f, "\n%s in %" PRIu64 " %s%s [pid %" PRIu64 "]\n", b1, d->news[i].count,
                 d->news[i].blocks ? "block" : "allocation", d->news[i].count == 1 ? "" : "s",
                 model_process(m, d->news[i].proc)->pid);
+        const char *op;
+        int made = model_stack_backward(m, d->news[i].proc, d->news[i].stack, &op);
+        if (made)
+            fprintf(f, "    made by autograd's backward %s%s%s\n",
+                    made == 1 ? "for the line below" : "while backward() ran at several lines", op ? ", via " : "",
+                    op ? op : "");
         report_print_stack(f, m, d->news[i].proc, d->news[i].stack, o->depth);
     }
     if (d->nnew > 50)

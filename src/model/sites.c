@@ -2,6 +2,7 @@
  * classification, pattern matching and full stacks. */
 #include "model_internal.h"
 #include "pyframes.h"
+#include "wire.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -14,7 +15,9 @@ void model_frame_format(const struct model_frame *f, char *buf, size_t len)
 {
     const char *slash = f->module ? strrchr(f->module, '/') : NULL;
     const char *mod = slash ? slash + 1 : f->module ? f->module : "?";
-    if (f->function && f->file)
+    if (f->marker)
+        snprintf(buf, len, "%s", f->function);
+    else if (f->function && f->file)
         snprintf(buf, len, "%s at %s:%u", f->function, f->file, f->line);
     else if (f->function)
         snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->function, f->function_offset, mod);
@@ -41,6 +44,21 @@ static int frame_skipped(struct model *m, const struct sym_frame *sf)
     return skip;
 }
 
+/* modules_runtime_frame() of a symbolized frame, kept per frame as frame_skipped's are
+ * (the key's low bit set: a sym_frame's address never has it). */
+static int frame_runtime(struct model *m, const struct sym_frame *sf)
+{
+    if (!sf || m->opt.no_default_skips)
+        return 0;
+    uint64_t key = (uint64_t)(uintptr_t)sf | 1;
+    uint32_t v = u64map_get(&m->frame_skips, key);
+    if (v != UINT32_MAX)
+        return (int)v;
+    int runtime = modules_runtime_frame(m, sf);
+    u64map_put(&m->frame_skips, key, (uint32_t)runtime);
+    return runtime;
+}
+
 static void frame_from_sym(struct model *m, struct model_frame *out, const struct module_info *mi,
                            uint64_t ip, uint64_t offset, const struct sym_frame *sf)
 {
@@ -53,6 +71,8 @@ static void frame_from_sym(struct model *m, struct model_frame *out, const struc
     out->line = sf ? sf->line : 0;
     out->inlined = sf ? sf->inlined : 0;
     out->skipped = mi->skip || frame_skipped(m, sf) || pyframes_skipped(m, ip);
+    out->marker = pyframes_marker(m, ip);
+    out->runtime = out->marker || mi->runtime || frame_runtime(m, sf);
 }
 
 void site_symbolize(struct model *m, struct site *s)
@@ -260,6 +280,58 @@ size_t model_stack_frames(struct model *m, int proc, uint64_t stack, struct mode
                 frame_from_sym(m, &out[n], mi, ip, off, sr ? &sr->frames[i] : NULL);
     }
     return n;
+}
+
+/* A frame worth naming as the operation: symbolized, and not the C and C++ runtime's
+ * (a thread's start). */
+static int names_operation(const struct module_info *mi, const struct sym_frame *f)
+{
+    static const char *const plumbing[] = {"libc.so*", "libstdc++*", "libgcc_s*", "libpthread*", "ld-linux*"};
+    if (!f || !f->function)
+        return 0;
+    for (size_t i = 0; i < sizeof plumbing / sizeof *plumbing; i++)
+        if (fnmatch(plumbing[i], mi->name, 0) == 0)
+            return 0;
+    return 1;
+}
+
+int model_stack_backward(struct model *m, int proc, uint64_t stack, const char **via)
+{
+    *via = NULL;
+    struct process *p = model_proc(m, proc);
+    if (!p || stack >= p->nframes || !m->py)
+        return 0;
+    uint64_t id = stack, marker = 0;
+    for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK && !marker; n++, id = p->parent[id]) {
+        uint64_t ip = p->ip[id];
+        if (!(ip & CULEAK_PYFRAME_TAG))
+            continue;
+        if (pyframes_marker(m, ip))
+            marker = id;
+        else if (!pyframes_skipped(m, ip))
+            return 0; /* the site is the thread's own Python line */
+    }
+    if (!marker)
+        return 0;
+    int line = p->parent[marker] != 0; /* the call's Python frames follow the marker */
+    for (id = stack; id != marker; id = p->parent[id]) { /* the native frames inside it */
+        uint32_t module;
+        uint64_t off;
+        unsigned frame;
+        if (modules_runtime_ip(m, p, p->ip[id], &module, &off, &frame) || !module)
+            continue;
+        const struct module_info *mi = &m->modules[module];
+        const struct sym_result *sr = symbolizer_lookup(m->sym, module, mi->path, off);
+        const struct sym_frame *f = sr && frame < sr->n ? &sr->frames[frame] : NULL;
+        if (!names_operation(mi, f))
+            continue;
+        char fn[512], buf[700];
+        modules_function_base(f->function, fn, sizeof fn);
+        int k = snprintf(buf, sizeof buf, "%s (%s)", fn, mi->name);
+        *via = strpool_intern(&m->strings, buf, (size_t)(k < (int)sizeof buf ? k : (int)sizeof buf - 1));
+        break;
+    }
+    return line ? 1 : 2;
 }
 
 const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack)

@@ -360,6 +360,7 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
                 acc[k].row.named = r.named;
                 acc[k].row.text = r.text;
                 acc[k].row.via = r.via;
+                acc[k].row.autograd_backward = r.autograd_backward;
                 acc[k].row.module = r.module;
                 acc[k].row.stack = u->stack;
                 acc[k].row.stack_proc = i;

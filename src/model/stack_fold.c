@@ -6,19 +6,31 @@
 
 #define FOLD_NAMES 3 /* module names listed in a fold line; more become "..." */
 
-size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack_line *out)
+size_t stack_site(const struct model_frame *f, size_t n, int *all_skipped)
 {
     size_t site = 0;
     while (site < n && f[site].skipped)
         site++;
-    if (site == n) { /* all looked through: the model takes the innermost frame as the site */
-        site = 0;
+    *all_skipped = site == n;
+    if (site < n)
+        return site;
+    /* all looked through: the first frame outside allocator and runtime code, else the
+     * outermost (as the model decides a site) */
+    for (site = 0; site < n && f[site].runtime; site++)
+        ;
+    return site < n ? site : n ? n - 1 : 0;
+}
+
+size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack_line *out)
+{
+    int all;
+    size_t site = stack_site(f, n, &all);
+    if (all) /* nothing folded: the site is among looked-through frames */
         fold = 0;
-    }
     size_t nl = 0;
     for (size_t i = 0; i < n;) {
         size_t run = 0;
-        while (fold && i + run < n && f[i + run].skipped)
+        while (fold && i + run < n && f[i + run].skipped && !f[i + run].marker)
             run++;
         if (run >= 2) { /* one folded frame would take the line its fold line takes */
             out[nl++] = (struct stack_line){i, run, 0};

@@ -15,9 +15,12 @@ struct stack_line {
     int site;     /* the call site: the first frame outside looked-through code */
 };
 
+/* The site's index in f[0..n): the first frame not looked through; when every frame is
+ * (*all_skipped set), the first outside allocator and runtime code, else the outermost. */
+size_t stack_site(const struct model_frame *f, size_t n, int *all_skipped);
 /* Lines of f[0..n). With fold, each run of two or more looked-through frames becomes one
- * line; when every frame is looked through nothing is folded and frame #0 is the site.
- * out has room for n lines; returns how many. */
+ * line (a marker frame stays a line of its own); when every frame is looked through
+ * nothing is folded. out has room for n lines; returns how many. */
 size_t stack_lines(const struct model_frame *f, size_t n, int fold, struct stack_line *out);
 /* "  #3  fn at file:line", "> #3  ..." for the site,
  * "  ... 19 frames in libc10_cuda.so, libtorch_cuda.so (looked through)" for a fold. */

@@ -85,15 +85,28 @@ static const char *via_line(const struct model *m, int proc, const struct unit *
     return NULL;
 }
 
-/* A Python site's text, with the library line it was reached through. */
+/* A Python site's text, with the library line it was reached through; for memory made
+ * for a backward() call at the site, marked so, via the operation where it is known. */
 static const char *with_via(struct model *m, const struct site *s, int proc, const struct unit *rep,
-                            const char **via)
+                            const char **via, int *backward)
 {
-    if (!s->symbolized || !s->text || !m->py || s->module != pyframes_module(m) ||
-        !(*via = via_line(m, proc, rep)))
+    *backward = 0;
+    if (!s->symbolized || !s->text || !m->py)
+        return s->text;
+    const char *op = NULL;
+    int b = rep ? model_stack_backward(m, proc, rep->stack, &op) : 0;
+    if (s->module != pyframes_module(m)) { /* a native site: the operation, when no line is known */
+        if (b != 2)
+            return s->text;
+        op = NULL;
+    }
+    *backward = b != 0;
+    *via = op ? op : via_line(m, proc, rep);
+    if (!*via && !*backward)
         return s->text;
     char buf[2048];
-    int n = snprintf(buf, sizeof buf, "%s, via %s", s->text, *via);
+    int n = snprintf(buf, sizeof buf, "%s%s%s%s", s->text, *backward ? " (autograd backward)" : "",
+                     *via ? ", via " : "", *via ? *via : "");
     const char *t = strpool_intern(&m->strings, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
     return t ? t : s->text;
 }
@@ -110,6 +123,7 @@ static int row_texts_kept(const struct model *m, enum model_group g, uint32_t id
     r->module = m->modules[sn->module].path;
     r->text = sn->text;
     r->function = r->file = r->via = NULL;
+    r->autograd_backward = 0;
     r->line = 0;
     r->proc = g == MODEL_GROUP_STACK ? rep_proc : -1;
     if (g == MODEL_GROUP_STACK)
@@ -136,12 +150,13 @@ void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc
     r->line = f ? f->line : 0;
     r->proc = -1;
     r->via = NULL;
+    r->autograd_backward = 0;
     switch (g) {
     case MODEL_GROUP_SITE:
-        r->text = with_via(m, s, rep_proc, rep, &r->via);
+        r->text = with_via(m, s, rep_proc, rep, &r->via, &r->autograd_backward);
         break;
     case MODEL_GROUP_STACK:
-        r->text = with_via(m, s, rep_proc, rep, &r->via);
+        r->text = with_via(m, s, rep_proc, rep, &r->via, &r->autograd_backward);
         r->proc = rep_proc;
         r->stack = rep ? rep->stack : 0;
         break;

@@ -297,6 +297,7 @@ static void fork_child(void)
     culeak_clock_fork_child();
     culeak_ctx_forget();
     culeak_py_fork_child();
+    culeak_backward_fork_child();
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
     if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {
         culeak_stream_reset_child();

@@ -439,6 +439,45 @@ static uint32_t intern(const struct pyf *pf)
     return next_id++;
 }
 
+int culeak_py_frames_now(uintptr_t *ids, int max)
+{
+    if (!__atomic_load_n(&py.on, __ATOMIC_ACQUIRE) || !py.is_initialized() || max <= 0)
+        return 0;
+    struct pyf pf[MAX_PY_FRAMES];
+    pthread_mutex_lock(&py_mu);
+    int m = walk(pf, max < MAX_PY_FRAMES ? max : MAX_PY_FRAMES), k = 0;
+    for (int i = 0; i < m; i++) {
+        uint32_t id = intern(&pf[i]);
+        if (id)
+            ids[k++] = CULEAK_PYFRAME_TAG | id;
+    }
+    pthread_mutex_unlock(&py_mu);
+    return k;
+}
+
+static uint32_t marker_id; /* 0: not announced in this stream yet */
+
+uintptr_t culeak_py_backward_marker(void)
+{
+    pthread_mutex_lock(&py_mu);
+    if (!marker_id) {
+        static const char function[] = "[autograd backward]";
+        uint8_t rec[CULEAK_REC_HEADROOM + sizeof function + 8 * CULEAK_UVARINT_MAX];
+        uint8_t *p = rec + CULEAK_REC_HEADROOM;
+        size_t k = culeak_put_u(p, next_id);
+        k += culeak_put_s(p + k, "", 0);
+        k += culeak_put_s(p + k, function, sizeof function - 1);
+        k += culeak_put_u(p + k, 0); /* line */
+        k += culeak_put_u(p + k, 0); /* first line */
+        k += culeak_put_u(p + k, CULEAK_PYFRAME_BACKWARD);
+        culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_PYFRAME, k));
+        marker_id = next_id++;
+    }
+    uint32_t id = marker_id;
+    pthread_mutex_unlock(&py_mu);
+    return CULEAK_PYFRAME_TAG | id;
+}
+
 /* ---- merging into the native stack ---- */
 
 static int is_eval(uintptr_t ip) { return ip >= py.eval_lo && ip < py.eval_hi; }
@@ -483,6 +522,8 @@ static int merge(uintptr_t *ips, int n, int max, int append)
     if (validating && k > 0)
         __atomic_sub_fetch(&py.safe_reads, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&py_mu);
+    if (m == 0) /* a thread without Python frames: autograd's, while a backward() runs */
+        return culeak_backward_borrow(ips, n, max);
     if (k <= 0)
         return n;
 
@@ -549,5 +590,6 @@ void culeak_py_fork_child(void)
         memset(table, 0, (mask + 1) * sizeof *table);
     used = 0;
     next_id = 1;
+    marker_id = 0;
     note_sent = 0;
 }

@@ -107,6 +107,18 @@ int culeak_py_stack(uintptr_t *ips, int n, int max);
  * not place go after them, without looking for the interpreter's module. */
 int culeak_py_stack_after(uintptr_t *ips, int n, int max);
 void culeak_py_fork_child(void);
+/* The calling thread's Python frames as tagged ids (PYFRAME records sent first),
+ * innermost first; returns the count (<= max). */
+int culeak_py_frames_now(uintptr_t *ids, int max);
+/* The tagged id of the autograd backward marker (its PYFRAME sent once per stream). */
+uintptr_t culeak_py_backward_marker(void);
+
+/* ---- backward.c: memory made for autograd's backward, charged to the backward() line ---- */
+/* ips[0..n): the stack of a thread without Python frames. While Python threads are inside
+ * backward() (culeak_backward_enter), appends the marker and the Python frames of that
+ * call; returns the new count (<= max). One atomic load when none is. */
+int culeak_backward_borrow(uintptr_t *ips, int n, int max);
+void culeak_backward_fork_child(void);
 
 /* ---- torch_blocks.c: PyTorch's caching allocator, block by block ---- */
 /* An allocation (segment) the shim has just seen, with its native stack: when it comes

@@ -138,3 +138,11 @@ $(FAKE)/client_libs: tests/fakecuda/client_libs.c $(FAKE)/libcublas.so $(FAKE)/l
 $(FAKE)/torch/version.py: tests/fakecuda/torch/version.py
 	@mkdir -p $(@D)
 	cp $< $@
+
+# The engine of a backward pass: a node on a thread without Python allocates through
+# ATen's empty helper (loaded by the stand-in torch package of tests/e2e/python).
+fakecuda: $(FAKE)/libtorch_cpu.so
+$(FAKE)/libtorch_cpu.so: tests/fakecuda/torch/autograd.cpp
+	@mkdir -p $(@D)
+	$(FAKE_C10_CXX) -shared -Wl,-soname,libtorch_cpu.so -o $@ $< -pthread $(LDFLAGS)
+$(BUILD)/tests/test_runtime_frames: | $(FAKE)/libtorch_cpu.so

@@ -272,6 +272,29 @@ if want blocks; then
     # the pool's, its segments are reported as cache
     "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"
     say "torch-blocks check (information): exit $? $(grep -E '^(LEAK|CACHE) SUMMARY' "$W/torch-blocks-check.txt" | paste -sd' ')"
+    # memory made on autograd's threads (no Python frames): the kept input gradients at the
+    # torch.autograd.grad line, the parameters' gradients at the loss.backward() line
+    diff_names torch-backward 'iteration 5' 'iteration 15' tests/gpu/backward_site.py 20
+    grep -Eq "^  \+[0-9]+ bytes \(.* blocks\) .*backward_site.py:[0-9]+ \(autograd backward\)" "$W/torch-backward-diff.txt" &&
+        say "torch-backward: the diff marks the growth (autograd backward)" ||
+        { say "torch-backward: FAIL: no '(autograd backward)' row in the diff"; fails=$((fails + 1)); }
+    "$CULEAK" report --format json --at 'iteration 10' "$W/torch-backward.culeak" >"$W/torch-backward-at.json" 2>&1
+    python3 tests/gpu/check_backward_site.py "$W/torch-backward-at.json" \
+        "$(grep -n '# BACKWARD$' tests/gpu/backward_site.py | cut -d: -f1)" | tee -a "$SUMMARY"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || fails=$((fails + 1))
+    # a clean CuPy job through NumPy's ufunc override: check exits 0, and what the pool holds
+    # at exit is at the job's lines, not NumPy's frames
+    "$CULEAK" check -- python3 tests/gpu/cupy_ufunc.py >"$W/cupy-ufunc.out" 2>"$W/cupy-ufunc-check.txt"
+    cupy_ufunc_rc=$?
+    "$CULEAK" record -o "$W/cupy-ufunc.culeak" -- python3 tests/gpu/cupy_ufunc.py >/dev/null 2>&1
+    "$CULEAK" report "$W/cupy-ufunc.culeak" >"$W/cupy-ufunc-report.txt" 2>&1
+    if [ $cupy_ufunc_rc -eq 0 ] && grep -q 'cupy_ufunc.py:' "$W/cupy-ufunc-report.txt" &&
+        ! grep -Eq 'PyUFunc|_multiarray_umath' "$W/cupy-ufunc-report.txt"; then
+        say "cupy-ufunc: ok: check exits 0, the pool's memory at cupy_ufunc.py lines"
+    else
+        say "cupy-ufunc: FAIL: check exit $cupy_ufunc_rc; report:"; head -n 12 "$W/cupy-ufunc-report.txt" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
 fi
 if want blocks; then
     say "== the console on blocks: a breakpoint on the kept tensor's line"
