@@ -134,6 +134,12 @@ static void join_words(char **argv, int from, int to, char *out, size_t len)
     }
 }
 
+/* A snapshot, or in recordings a mark whose state timeline_snapshot() rebuilds. */
+static int snapshot_known(struct console *c, const char *name)
+{
+    return model_snapshot_find(c->u.m, name) >= 0 || (!c->live && timeline_has_mark(&c->tl, name));
+}
+
 /* diff's words as snapshots A and B (B empty: now): as typed, or, for names of several
  * words without quotes (diff iteration 5 iteration 10), the split of the words into
  * two names that exist. 0, or -1 with the message set. */
@@ -144,10 +150,17 @@ static int diff_names(struct console *c, int argc, char **argv, char *a, size_t 
         join_words(argv, k, argc, b, blen);
         if (strcmp(b, "now") == 0)
             b[0] = 0;
-        if (model_snapshot_find(c->u.m, a) >= 0 && (!b[0] || model_snapshot_find(c->u.m, b) >= 0))
+        if (snapshot_known(c, a) && (!b[0] || snapshot_known(c, b))) {
+            char err[256];
+            if (!c->live && (timeline_snapshot(&c->tl, c->u.m, a, err, sizeof err) != 0 ||
+                             (b[0] && timeline_snapshot(&c->tl, c->u.m, b, err, sizeof err) != 0))) {
+                ui_message(&c->u, 1, "%s", err);
+                return -1;
+            }
             return 0;
+        }
     }
-    if (argc == 2 || (argc == 3 && model_snapshot_find(c->u.m, argv[1]) < 0))
+    if (argc == 2 || (argc == 3 && !snapshot_known(c, argv[1])))
         ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[1]);
     else if (argc == 3)
         ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[2]);

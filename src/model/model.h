@@ -383,6 +383,10 @@ int model_snapshot_copy(struct model *m, const char *from, const char *to);
  * in the same order up to an earlier point (so its processes and their stacks are a
  * prefix of m's). 0, or -1 when src is not such a prefix or memory runs out. */
 int model_snapshot_import(struct model *m, const char *name, const struct model *src);
+/* Snapshot `name` of m as a copy of snapshot `from` of src, a model of the same recordings
+ * loaded as model_snapshot_import() asks. 0, or -1 (no such snapshot, not a prefix, out
+ * of memory). */
+int model_snapshot_adopt(struct model *m, const char *name, const struct model *src, const char *from);
 
 struct model_diff_row {
     uint32_t id;

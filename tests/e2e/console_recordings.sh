@@ -38,6 +38,20 @@ for size in "80 24" "120 40"; do
     type_expect "search @iteration" "'@iteration' is not in the output"
     type_expect "diff iteration 5 iteration 7" "diff iteration 5 -> iteration 7: -32.0 KiB in 2 sites"
 done
+# 600 marks, more than the loading arms as snapshots: goto and diff reach every one, its
+# state rebuilt from the recording (16 KiB * 401 = 6.26 MiB at 'iteration 400')
+env LD_LIBRARY_PATH="$FAKE" XDG_RUNTIME_DIR="$T/run" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+    ${CULEAK_E2E_SHIM:+CULEAK_LIB=$CULEAK_E2E_SHIM} \
+    "$B/culeak" record -o "$T/long.culeak" -- "$FAKE/client_static" growth 600 0 >"$T/rec.out" 2>&1 ||
+    { cat "$T/rec.out"; fail "record of 600 marks failed"; }
+start_sized 120 40 open "$T/long.culeak"
+wait_for "RECORDING"
+type_expect "goto iteration 400" "at mark iteration 400"
+screen | grep -E "^ +[0-9]+ +6.26 MiB .*client_scenarios.c:$grow_line" >/dev/null || fail "the table is not at iteration 400"
+type_expect "goto iteration 599" "at mark iteration 599"
+type_expect "diff iteration 100 iteration 259" "diff iteration 100 -> iteration 259"
+screen | grep -E "^ +[0-9]+ +\+2.48 MiB .*client_scenarios.c:$grow_line" >/dev/null || fail "diff iteration 100 iteration 259 is wrong"
+type_expect "goto iteration 600" "no mark named 'iteration 600'"
 # -ex and -x run once the recordings are read, in the order given; a failing one is said
 # in the output pane and the next runs
 printf '# after the -ex ones\ngoto iteration 20\ndiff s1\n' >"$T/cmds"
