@@ -2,6 +2,7 @@
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
 #include "options.h"
+#include "recordings.h"
 #include "report.h"
 #include "report_io.h"
 #include "suppress.h"
@@ -214,6 +215,37 @@ static int write_reports(struct report_args *a, struct model *m)
     return r != 0 || bad ? 1 : 0;
 }
 
+/* The other processes of a job recorded with -o FILE wrote FILE.PID: a report of FILE
+ * alone would leave them out without a word. */
+static void note_siblings(const char **files, int nfiles)
+{
+    for (int i = 0; i < nfiles; i++) {
+        struct recording_list l;
+        if (recordings_siblings(files[i], &l) != 0)
+            continue;
+        size_t left = 0;
+        for (size_t k = 0; k < l.n; k++) {
+            int given = 0;
+            for (int j = 0; j < nfiles && !given; j++)
+                given = !strcmp(files[j], l.paths[k]);
+            if (!given)
+                l.paths[left++] = l.paths[k]; /* the rest is freed with the list */
+            else
+                free(l.paths[k]);
+        }
+        l.n = left;
+        if (left) {
+            fprintf(stderr, "culeak: warning: %zu more recording%s of the job that wrote %s %s not read:", left,
+                    left == 1 ? "" : "s", files[i], left == 1 ? "is" : "are");
+            for (size_t k = 0; k < left && k < 8; k++)
+                fprintf(stderr, " %s", l.paths[k]);
+            fprintf(stderr, "%s (culeak report %s %s.* reads them together)\n", left > 8 ? " ..." : "", files[i],
+                    files[i]);
+        }
+        recordings_free(&l);
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args a;
@@ -270,6 +302,7 @@ int cmd_report(int argc, char **argv)
             status = 1;
         }
     }
+    note_siblings(files, nfiles);
     if (model_process_count(m) == 0) {
         cli_fail(&cli_report, "nothing to report");
         status = 1;
