@@ -1000,6 +1000,11 @@ int console_main(const struct console_options *opt)
             }
         }
     } else {
+        if (c->tl.warning[0]) { /* as culeak report's warnings */
+            char line[500];
+            snprintf(line, sizeof line, "[culeak] %.400s", c->tl.warning);
+            outbuf_add_line(&c->u.out, line);
+        }
         if (c->tl.damage[0]) { /* as culeak report: what comes before the damage is shown */
             char line[500];
             snprintf(line, sizeof line, "[culeak] %.400s: read up to the damage", c->tl.damage);

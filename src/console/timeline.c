@@ -142,13 +142,16 @@ static void arm(const struct timeline *tl, struct model *m)
 
 /* Loads every file (cut_ns: up to that wall time; 0: all). Returns events applied, or
  * -1 with err. */
-static long long load(const struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
+static long long load(struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
 {
     arm(tl, m);
     long long events = 0;
     for (int i = 0; i < tl->npaths; i++) {
         if (!cut_ns) {
-            model_load_file(m, tl->paths[i], err, errlen); /* corrupt: kept up to the damage */
+            char e[400];
+            /* corrupt: kept up to the damage; 1: cut off, or a process read before */
+            if (model_load_file(m, tl->paths[i], e, sizeof e) == 1 && !tl->warning[0])
+                snprintf(tl->warning, sizeof tl->warning, "%s", e);
             continue;
         }
         struct model_stream *s = model_stream_open(m);
@@ -179,8 +182,10 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
         if (culeak_decode_file(files[i], &k, e, sizeof e) < 0 && !tl->damage[0])
             snprintf(tl->damage, sizeof tl->damage, "%s: %s", files[i], e);
     }
-    if (load(tl, m, 0, err, errlen) < 0)
+    long long events = load(tl, m, 0, err, errlen);
+    if (events < 0)
         return -1;
+    tl->nevents = (uint64_t)events; /* a recording given twice is read once */
     if (model_process_count(m) == 0) {
         snprintf(err, errlen, "%s", tl->damage[0] ? tl->damage : "no process in the recordings");
         return -1;

@@ -29,6 +29,7 @@ struct timeline {
     uint64_t t_end_real;    /* the latest record (wall ns) */
     char where[160];        /* the position, in words */
     char damage[400];       /* the first recording found corrupt: read up to the damage */
+    char warning[400];      /* the first recording cut off, or of a process read before */
 };
 
 /* Loads files into m (marks and the start armed as snapshots "LABEL", "@start");

@@ -83,7 +83,8 @@ int model_stream_process(const struct model_stream *s); /* proc, or -1 before HE
 /* Frees the decoder; the process's data stays in the model. */
 void model_stream_close(struct model_stream *s);
 
-/* Reads a recording into a new stream: 0 clean, 1 cut off (read up to the cut),
+/* Reads a recording into a new stream: 0 clean, 1 cut off (read up to the cut) or a
+ * process the model has already (the same pid, host and start: read once),
  * 2 stopped at a mark, -1 unreadable/corrupt/newer format (err says why; records before
  * a corruption stay in the model). */
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen);

@@ -52,6 +52,11 @@ type_expect "goto iteration 599" "at mark iteration 599"
 type_expect "diff iteration 100 iteration 259" "diff iteration 100 -> iteration 259"
 screen | grep -E "^ +[0-9]+ +\+2.48 MiB .*client_scenarios.c:$grow_line" >/dev/null || fail "diff iteration 100 iteration 259 is wrong"
 type_expect "goto iteration 600" "no mark named 'iteration 600'"
+# the same recording twice is one process, read once, and the output pane says so
+start_sized 120 40 open "$T/g.culeak" "$T/g.culeak"
+wait_for "RECORDING"
+wait_for "is in an earlier recording too: read once"
+screen | grep -q " 1 proc " || fail "the same recording twice is not one process"
 # -ex and -x run once the recordings are read, in the order given; a failing one is said
 # in the output pane and the next runs
 printf '# after the -ex ones\ngoto iteration 20\ndiff s1\n' >"$T/cmds"

@@ -23,6 +23,10 @@ allocs=$(for f in "$T"/job.culeak*; do "$B/culeak" dump "$f" | grep -c '"type":"
 "$B/culeak" report "$T"/job.culeak* >"$T/report" 2>&1 || fail "report exited $?"
 grep -q "LEAK SUMMARY: 8256 bytes leaked in 3 allocations" "$T/report" || fail "merged report: $(cat "$T/report")"
 [ "$(grep -c '^==== process' "$T/report")" -eq 2 ] || fail "report does not keep the two processes apart"
+# the same recordings given twice: each process read once, and said so
+"$B/culeak" report "$T"/job.culeak* "$T"/job.culeak* >"$T/twice" 2>"$T/err" || fail "report twice exited $?"
+grep -q "LEAK SUMMARY: 8256 bytes leaked in 3 allocations" "$T/twice" || fail "report twice: $(cat "$T/twice")"
+[ "$(grep -c 'is in an earlier recording too: read once' "$T/err")" -eq 2 ] || fail "report twice warns: $(cat "$T/err")"
 # a job whose forked child makes CUDA calls: record names both files, and report of the
 # first alone says that the child's is left out (and is quiet when given both)
 LD_LIBRARY_PATH=$B/fakecuda "$B/culeak" record -o "$T/fork.culeak" -- "$B/fakecuda/client_static" fork \
