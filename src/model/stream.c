@@ -76,6 +76,7 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
     p->pub.host = host ? host : "";
     p->pub.exe = exe ? exe : "";
     p->pub.rank = parse_rank(h);
+    runs_on_start(m, p);
     p->pub.argv = calloc(h->argc + 1, sizeof *p->pub.argv);
     if (p->pub.argv) {
         for (size_t i = 0; i < h->argc; i++) {
@@ -234,6 +235,8 @@ void model_stream_close(struct model_stream *s)
 {
     if (!s)
         return;
+    if (s->p)
+        s->p->stream_ended = 1; /* its end is known: a process starting later is of another run */
     culeak_decoder_free(&s->dec);
     free(s);
 }

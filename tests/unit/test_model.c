@@ -470,6 +470,47 @@ static void test_same_process_twice(void **state)
     sb_free(again);
 }
 
+/* Two runs of one program (its recording opened with an earlier one's): 30 leaked in
+ * the first, 200 at the peak of the second, never live together: the peak of all, of
+ * the device and of the site is 200, not 230. Two processes that overlap still add up. */
+static void load_run(struct model *m, uint64_t pid, uint64_t realtime, uint64_t keep, uint64_t peak)
+{
+    struct sb *b = sb_new();
+    sb_hello_at(b, pid, APP, NULL, realtime, 1000000);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, A(0x200));
+    sb_alloc(b, 1, 1, 0x1000, keep);
+    sb_alloc(b, 2, 1, 0x2000, peak - keep);
+    sb_free_dev(b, 3, 1, 0x2000);
+    sb_exit(b, 4);
+    assert_int_equal(load(m, b), 0);
+    sb_free(b);
+}
+
+static void test_runs_apart(void **state)
+{
+    (void)state;
+    const uint64_t s = 1000000000ull;
+    for (int together = 0; together < 2; together++) {
+        struct model *m = new_model();
+        load_run(m, 100, 1 * s, 30, 30);                        /* ends about 5 us after its start */
+        load_run(m, 200, together ? 1 * s + 2000 : 60 * s, 0, 200); /* a minute later, or during it */
+        struct model_counter c;
+        model_totals(m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+        assert_int_equal(c.live_bytes, 30);
+        assert_int_equal(c.peak_bytes, together ? 230 : 200);
+        model_totals(m, MODEL_ALL, 0, MODEL_KIND_DEVICE_MEMORY, &c);
+        assert_int_equal(c.peak_bytes, together ? 230 : 200);
+        struct model_table t;
+        build_table(m, MODEL_GROUP_SITE, MODEL_SOURCE_NOW, &t);
+        assert_int_equal(t.n, 1);
+        assert_int_equal(t.rows[0].live_bytes, 30);
+        assert_int_equal(t.rows[0].peak_bytes, together ? 230 : 200);
+        model_table_free(&t);
+        model_free(m);
+    }
+}
+
 static void test_grouping(void **state)
 {
     (void)state;
@@ -678,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_peak_attribution),
         cmocka_unit_test(test_snapshots_and_diffs), cmocka_unit_test(test_snapshot_copy_and_import),
         cmocka_unit_test(test_snapshot_adopt), cmocka_unit_test(test_same_process_twice),
+        cmocka_unit_test(test_runs_apart),
         cmocka_unit_test(test_grouping),
         cmocka_unit_test(test_processes_share_sites),
         cmocka_unit_test(test_vmm_retain),
