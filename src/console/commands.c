@@ -248,6 +248,27 @@ static void c_autosnapshot(struct console *c, int argc, char **argv)
     }
 }
 
+/* A breakpoint at FILE:LINE where the loaded modules have FILE but no code at LINE can
+ * only fire if a module loaded later has: say so, as gdb says "No line N in file". */
+static void no_code_note(struct console *c, const char *site, char *out, size_t len)
+{
+    const char *colon = strrchr(site, ':');
+    char file[256];
+    uint64_t line;
+    if (!colon || colon == site || (size_t)(colon - site) >= sizeof file || parse_u64(colon + 1, &line) != 0 ||
+        !line || line > UINT32_MAX)
+        return;
+    snprintf(file, sizeof file, "%.*s", (int)(colon - site), site);
+    unsigned next;
+    if (model_source_line(c->u.m, file, (unsigned)line, &next) != 0)
+        return;
+    if (next)
+        snprintf(out, len, " (no code at line %llu of %.120s: the next line with code is %u; pending)",
+                 (unsigned long long)line, file, next);
+    else
+        snprintf(out, len, " (no code at line %llu of %.120s; pending)", (unsigned long long)line, file);
+}
+
 static void c_break(struct console *c, int argc, char **argv)
 {
     if (c->live && c->job.exited) {
@@ -277,10 +298,12 @@ static void c_break(struct console *c, int argc, char **argv)
     b->row = by_id ? row.id : 0;
     snprintf(b->what, sizeof b->what, "%s", by_id && row.text ? row.text : spec.site);
     ui_bp_collect(&c->u, b);
-    char cond[96];
+    char cond[96], why[200] = "";
     bp_cond_describe(cond, sizeof cond, spec.cond, spec.value);
+    if (!by_id && !b->nmembers)
+        no_code_note(c, spec.site, why, sizeof why);
     ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id, b->what, cond,
-               !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
+               why[0] ? why : !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
     if (c->live)
         console_update_watches(c);
     else

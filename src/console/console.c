@@ -95,14 +95,17 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
             if (id != UINT32_MAX && ui_row_by_id(&c->u, id, &r) == 0)
                 h.site_live = r.live;
         }
-        for (size_t i = 0; i < c->u.bps.n && !stop; i++) {
+        /* every breakpoint whose condition holds is hit (and counts it), as in gdb; the
+         * banner names the first */
+        for (size_t i = 0; i < c->u.bps.n; i++) {
             struct breakpoint *b = &c->u.bps.v[i];
             if (!b->enabled || !bp_has_member(b, proc, e->stack))
                 continue;
             uint64_t live, count; /* the allocation being made included */
             ui_bp_live(&c->u, b, &live, &count);
-            h.site_live = live;
-            if (bp_hit(b, live, count)) {
+            if (!stop)
+                h.site_live = live;
+            if (bp_hit(b, live, count) && !stop) {
                 stop = 1;
                 h.bp_id = b->id;
                 h.bp_hits = b->hits;

@@ -348,6 +348,10 @@ size_t model_row_stacks(struct model *m, enum model_group g, uint32_t id, int pr
  * "file:line" or "file" (path suffix), "module.so". The site frame (with its inline
  * chain) is matched, or every frame when any_frame. */
 int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *pattern, int any_frame);
+/* Has line of file (a path suffix) code in a module of the processes? 1 yes; 0 some
+ * module has the file but no code at that line (*next: the next line that has, 0 none);
+ * -1 no module has the file (or none can be read). */
+int model_source_line(struct model *m, const char *file, unsigned line, unsigned *next);
 /* Stacks of proc (or all) matching; returns how many exist (copies up to max). */
 size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
                          int *out_proc, size_t max);

@@ -369,3 +369,37 @@ const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_i
     const struct sym_result *r = cache_store(&s->brief, slot, module_id, offset, &f, 1);
     return r ? &r->frames[0] : NULL;
 }
+
+int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
+                           unsigned line, unsigned *next)
+{
+    struct sym_module *m = module_handle(s, module_id, path);
+    *next = 0;
+    if (!m || !m->mod)
+        return -1;
+    Dwfl_Line **srcs = NULL;
+    size_t n = 0;
+    /* libdwfl gives the exact line's records, or those of the next line with code */
+    if (dwfl_module_getsrc_file(m->mod, file, (int)line, 0, &srcs, &n) == 0 && n) {
+        int found = 0, best = 0;
+        for (size_t i = 0; i < n; i++) {
+            int lineno = 0;
+            if (!dwfl_lineinfo(srcs[i], NULL, &lineno, NULL, NULL, NULL))
+                continue;
+            found |= lineno == (int)line;
+            if (lineno > (int)line && (!best || lineno < best))
+                best = lineno;
+        }
+        free(srcs);
+        if (found)
+            return 1;
+        *next = (unsigned)best;
+        return 0;
+    }
+    free(srcs);
+    srcs = NULL;
+    n = 0;
+    int known = dwfl_module_getsrc_file(m->mod, file, 0, 0, &srcs, &n) == 0 && n; /* the file, no line after */
+    free(srcs);
+    return known ? 0 : -1;
+}
