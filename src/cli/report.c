@@ -153,9 +153,45 @@ static int check_args(const struct report_args *a)
     return 0;
 }
 
-static int no_mark(const char *name)
+static int has_mark(struct model *m, const char *name)
 {
-    cli_fail(&cli_report, "no mark '%s' (and no event with that seq) in the recordings", name);
+    for (int i = 0; i < model_process_count(m); i++) {
+        size_t n;
+        const struct model_mark *mk = model_marks(m, i, &n);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(mk[k].label, name))
+                return 1;
+    }
+    return 0;
+}
+
+/* The recordings read again whole (a diff stops at B): a mark A after B is said so, an
+ * unknown one with the nearest marks there are. */
+static int no_mark(const struct report_args *a, const char **files, int nfiles, const char *name)
+{
+    struct model_options mo = cli_call_sites_model_options(&a->sites);
+    struct model *all = model_new(&mo);
+    for (int i = 0; all && i < nfiles; i++) {
+        char err[512];
+        model_load_file(all, files[i], err, sizeof err); /* said when first read */
+    }
+    if (all && a->ro.what == REPORT_DIFF && name == a->ro.diff_a && has_mark(all, name)) {
+        cli_fail(&cli_report, "mark '%s' comes after mark '%s': --diff takes the earlier mark first (--diff '%s' '%s')",
+                 a->ro.diff_a, a->ro.diff_b, a->ro.diff_b, a->ro.diff_a);
+        model_free(all);
+        return 1;
+    }
+    const char *near[3];
+    size_t k = all ? model_nearest_marks(all, name, near, 3) : 0;
+    char hint[512] = "";
+    for (size_t i = 0, n = 0; i < k && n < sizeof hint; i++) {
+        int w = snprintf(hint + n, sizeof hint - n, "%s'%.100s'", i ? ", " : "; the nearest: ", near[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    cli_fail(&cli_report, "no mark '%s' (and no event with that seq) in the recordings%s", name, hint);
+    model_free(all);
     return 1;
 }
 
@@ -307,11 +343,11 @@ int cmd_report(int argc, char **argv)
         cli_fail(&cli_report, "nothing to report");
         status = 1;
     } else if (a.at && !snapshot_taken(m, a.at)) {
-        status = no_mark(a.at);
+        status = no_mark(&a, files, nfiles, a.at);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a)) {
-        status = no_mark(a.ro.diff_a);
+        status = no_mark(&a, files, nfiles, a.ro.diff_a);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_b)) {
-        status = no_mark(a.ro.diff_b);
+        status = no_mark(&a, files, nfiles, a.ro.diff_b);
     } else {
         /* every stream stopped at mark B (or ended before it): the model's "now" is B */
         if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&

@@ -305,7 +305,14 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
             return -1;
         snprintf(where, sizeof where, "at %s: event %lld/%llu", d, n, total);
     } else {
-        snprintf(err, errlen, "no mark named '%s' (goto MARK|TIME|peak|oom|start|end)", what);
+        const char *near[3];
+        size_t k = model_nearest_marks(m, what, near, 3);
+        int n = snprintf(err, errlen, "no mark named '%s'%s", what,
+                         k ? "; the nearest:" : " (goto MARK|TIME|peak|oom|start|end)");
+        for (size_t i = 0; i < k && n >= 0 && (size_t)n < errlen; i++) {
+            int w = snprintf(err + n, errlen - (size_t)n, "%s '%.60s'", i ? "," : "", near[i]);
+            n = w < 0 ? -1 : n + w;
+        }
         return -1;
     }
     *src = to;

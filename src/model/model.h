@@ -182,6 +182,10 @@ struct model_mark {
     uint64_t mem_free, mem_total;   /* mem_total 0 when the mark did not carry it */
 };
 const struct model_mark *model_marks(const struct model *m, int proc, size_t *n);
+/* The distinct mark labels of all processes nearest name (not name itself): of the same
+ * pattern ("iteration #") by the distance of their numbers, then the others by edit
+ * distance. Up to max into out; returns how many. */
+size_t model_nearest_marks(const struct model *m, const char *name, const char **out, size_t max);
 
 /* Moments: the live state of each process kept at each mark (NVTX range pushes and
  * culeak_mark; not range ends) and every tick of process time, for pictures (report

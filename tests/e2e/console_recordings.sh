@@ -51,7 +51,7 @@ screen | grep -E "^ +[0-9]+ +6.26 MiB .*client_scenarios.c:$grow_line" >/dev/nul
 type_expect "goto iteration 599" "at mark iteration 599"
 type_expect "diff iteration 100 iteration 259" "diff iteration 100 -> iteration 259"
 screen | grep -E "^ +[0-9]+ +\+2.48 MiB .*client_scenarios.c:$grow_line" >/dev/null || fail "diff iteration 100 iteration 259 is wrong"
-type_expect "goto iteration 600" "no mark named 'iteration 600'"
+type_expect "goto iteration 600" "no mark named 'iteration 600'; the nearest: 'iteration 599', 'iteration 598', 'iteration 597'"
 # the same recording twice is one process, read once, and the output pane says so
 start_sized 120 40 open "$T/g.culeak" "$T/g.culeak"
 wait_for "RECORDING"
