@@ -73,28 +73,38 @@ const struct cli_command cli_report = {
 struct report_args {
     struct report_options ro;
     const char *format, *output, *log_file, *at;
+    const char *what_option; /* the --leaks, --peak, --at or --diff given */
     int suspects;
     long error_exit; /* -1: none */
     struct cli_call_sites sites;
     struct suppressions *supp;
 };
 
+/* --leaks, --peak, --at and --diff each name the one moment reported: one of them. */
+static int what_option(struct report_args *a, enum report_what what, const char *name)
+{
+    if (a->what_option && strcmp(a->what_option, name))
+        return cli_error(&cli_report, "%s and %s report different moments: give one of --leaks, --peak, --at, "
+                                      "--diff", a->what_option, name);
+    a->what_option = name;
+    a->ro.what = what;
+    return 0;
+}
+
 static int on_option(void *ctx, int key, const char *arg)
 {
     struct report_args *a = ctx;
     switch ((enum report_opt)key) {
     case OPT_LEAKS:
-        a->ro.what = REPORT_LEAKS;
-        return 0;
+        return what_option(a, REPORT_LEAKS, "--leaks");
     case OPT_PEAK:
-        a->ro.what = REPORT_PEAK;
-        return 0;
+        return what_option(a, REPORT_PEAK, "--peak");
     case OPT_AT:
-        a->ro.what = REPORT_SNAPSHOT;
         a->at = arg;
-        return 0;
+        return what_option(a, REPORT_SNAPSHOT, "--at");
     case OPT_DIFF:
-        a->ro.what = REPORT_DIFF;
+        if (what_option(a, REPORT_DIFF, "--diff"))
+            return 2;
         a->ro.diff_a = arg;
         if (!(a->ro.diff_b = cli_next_arg()))
             return cli_error(&cli_report, "--diff takes two marks: --diff A B");

@@ -125,6 +125,12 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         }
         fmt_size(peak, sizeof peak, row->peak);
         fmt_count(cnt, sizeof cnt, row->count);
+        if (u->state == JOB_NONE && u->src.kind != MODEL_SOURCE_NOW) {
+            /* recordings at an earlier position: the peak and allocs the model has are
+             * the whole recording's, not what they were then */
+            snprintf(peak, sizeof peak, "-");
+            snprintf(allocs, sizeof allocs, "-");
+        }
         x += grid_putf(g, y, x, 11, at, "%10s ", live);
         x += grid_putf(g, y, x, 8, at, "%7s ", cnt);
         x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : row->change < 0 ? AT_SHRINK : AT_DIM,

@@ -20,6 +20,9 @@ for size in "80 24" "120 40"; do
     wait_for "RECORDING"
     type_expect "goto iteration 10" "at mark iteration 10"
     screen | grep -E "^ +[0-9]+ +176 KiB .*client_scenarios.c:$grow_line" >/dev/null || fail "the table is not at iteration 10 ($size)"
+    # peak and allocs are the whole recording's: not shown for an earlier position
+    screen | grep -E "^ +[0-9]+ +176 KiB +11 +[^ ]+ [^ ]+ +- +- .*client_scenarios.c:$grow_line" >/dev/null ||
+        fail "peak and allocs at iteration 10 are not left out ($size)"
     type_expect "snapshot" "snapshot s1: "
     screen | grep -q "snapshot s1: .*, at mark iteration 10" || fail "the snapshot is not at iteration 10 ($size)"
     type_expect "goto iteration 20" "at mark iteration 20"

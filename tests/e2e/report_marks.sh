@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # culeak report --at and --diff name marks: past the 256th mark too; a --diff whose A comes
-# after B says so (not "no mark A"); an unknown mark names the nearest ones there are.
+# after B says so (not "no mark A"); an unknown mark names the nearest ones there are;
+# two of --leaks, --peak, --at and --diff are refused.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -28,4 +29,7 @@ expect 1 "culeak report: no mark 'iteration 700' (and no event with that seq) in
     --at 'iteration 700'
 expect 1 "culeak report: no mark 'iteraton 7' (and no event with that seq) in the recordings; the nearest: 'iteration 7', 'iteration 0', 'iteration 1'" \
     --diff 'iteration 5' 'iteraton 7'
+# one moment at a time: --leaks with --peak is refused
+expect 2 "culeak report: --leaks and --peak report different moments: give one of --leaks, --peak, --at, --diff" \
+    --leaks --peak
 echo "report_marks: ok"
