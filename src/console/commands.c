@@ -111,6 +111,14 @@ static void c_snapshots(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "%d snapshots listed in the output pane", n);
 }
 
+/* "largest first", "smallest first", "A to Z" or "Z to A": the table's order now. */
+static const char *sort_order_words(const struct console *c)
+{
+    enum sort_field f = c->u.sort;
+    int text = sort_ascends(f) && f != SORT_ID, ascending = sort_ascends(f) != c->u.sort_reverse;
+    return ascending ? (text ? "A to Z" : "smallest first") : (text ? "Z to A" : "largest first");
+}
+
 /* Leaves the diff view: the table's order goes back to what it was before the diff. */
 static void diff_end(struct console *c)
 {
@@ -179,8 +187,7 @@ static void c_diff(struct console *c, int argc, char **argv)
     }
     if (strcmp(argv[1], "off") == 0) {
         diff_end(c);
-        ui_message(&c->u, 0, "live table, sorted by %s%s", ui_sort_name(c->u.sort),
-                   c->u.sort_reverse ? ", smallest first" : "");
+        ui_message(&c->u, 0, "live table, sorted by %s, %s", ui_sort_name(c->u.sort), sort_order_words(c));
         return;
     }
     char a_name[sizeof c->u.diff_a], b_name[sizeof c->u.diff_b];
@@ -497,16 +504,18 @@ static void names_resolved(struct console *c, int needed, char *buf, size_t len)
 static void c_sort(struct console *c, int argc, char **argv)
 {
     int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
-    int asc = argc > 2 && (strcmp(argv[2], "asc") == 0 || strcmp(argv[2], "reverse") == 0);
-    if (f < 0 || argc > 3 || (argc > 2 && !asc && strcmp(argv[2], "desc") != 0)) {
-        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module [asc]");
+    int asc = argc > 2 && strcmp(argv[2], "asc") == 0, desc = argc > 2 && strcmp(argv[2], "desc") == 0;
+    int reverse = argc > 2 && strcmp(argv[2], "reverse") == 0;
+    if (f < 0 || argc > 3 || (argc > 2 && !asc && !desc && !reverse)) {
+        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module [asc|desc]");
         return;
     }
-    c->u.sort_reverse = asc; /* largest first unless asked */
+    /* numbers: largest first unless asc; ids and texts: A to Z unless desc */
+    c->u.sort_reverse = reverse || (sort_ascends((enum sort_field)f) ? desc : asc);
     c->u.sort = (enum sort_field)f;
     char names[64] = "";
     names_resolved(c, f == SORT_SITE, names, sizeof names);
-    ui_message(&c->u, 0, "sorted by %s%s%s", sort_field_names[f], c->u.sort_reverse ? ", smallest first" : "", names);
+    ui_message(&c->u, 0, "sorted by %s, %s%s", sort_field_names[f], sort_order_words(c), names);
 }
 
 static void c_filter(struct console *c, int argc, char **argv)

@@ -71,7 +71,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         size_t np = model_names_pending(u->m);
         if (np && (u->filter[0] || u->sort == SORT_SITE))
             snprintf(pending, sizeof pending, " (%zu names pending)", np);
-        snprintf(s, sizeof s, " sort:%s%s%s%s%s%s ", ui_sort_name(u->sort), u->sort_reverse ? "(asc)" : "",
+        snprintf(s, sizeof s, " sort:%s%s%s%s%s%s ", ui_sort_name(u->sort),
+                 !u->sort_reverse ? "" : sort_ascends(u->sort) ? "(desc)" : "(asc)",
                  u->filter[0] ? " filter:" : "", u->filter, u->proc_filter >= 0 ? " 1 proc" : "", pending);
         int sl = (int)strlen(s);
         if (r.w > sl + 60)

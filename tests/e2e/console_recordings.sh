@@ -55,6 +55,18 @@ type_expect "goto iteration 599" "at mark iteration 599"
 type_expect "diff iteration 100 iteration 259" "diff iteration 100 -> iteration 259"
 screen | grep -E "^ +[0-9]+ +\+2.48 MiB .*client_scenarios.c:$grow_line" >/dev/null || fail "diff iteration 100 iteration 259 is wrong"
 type_expect "goto iteration 600" "no mark named 'iteration 600'; the nearest: 'iteration 599', 'iteration 598', 'iteration 597'"
+# completion: sort's column then asc|desc; a site's id once (with one site in the table,
+# Tab after `break 2 ` added another 2)
+start_sized 120 40 open "$T/g.culeak"
+wait_for "RECORDING"
+tmux send-keys -t "$S" -l -- "sort site "
+tmux send-keys -t "$S" Tab Tab
+wait_for " 2 matches: asc desc"
+tmux send-keys -t "$S" C-u
+type_expect "filter grow_step" "filter 'grow_step': 1 site"
+tmux send-keys -t "$S" -l -- "break 2 "
+tmux send-keys -t "$S" Tab Tab Enter
+wait_for "breakpoint 1 at grow_step"
 # the same recording twice is one process, read once, and the output pane says so
 start_sized 120 40 open "$T/g.culeak" "$T/g.culeak"
 wait_for "RECORDING"

@@ -632,7 +632,8 @@ static void test_site_fit(void **state)
     assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
 }
 
-/* sort FIELD is largest first every time (asc: smallest first); a diff sorts by change
+/* sort FIELD is largest first every time (asc: smallest first), texts A to Z (desc: Z to
+ * A); a diff sorts by change
  * and diff off puts the earlier order back. */
 static void test_sort_and_diff_order(void **state)
 {
@@ -650,6 +651,19 @@ static void test_sort_and_diff_order(void **state)
     assert_true(c.u.sort_reverse);
     console_exec(&c, "sort peak sideways");
     assert_int_equal(c.u.msg_error, 1);
+    /* texts and ids read A to Z by themselves: asc keeps that, desc turns it round */
+    console_exec(&c, "sort site asc");
+    assert_false(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by site, A to Z"));
+    console_exec(&c, "sort site desc");
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by site, Z to A"));
+    console_exec(&c, "sort module");
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort live asc");
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by live, smallest first"));
+    console_exec(&c, "sort peak asc");
     console_exec(&c, "snapshot a");
     console_exec(&c, "diff a");
     assert_true(c.u.diff_active);
