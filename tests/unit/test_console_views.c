@@ -429,8 +429,23 @@ static void test_screen_render(void **state)
         char row[512];
         grid_row_text(&g, l.table.y + 1, row, sizeof row); /* the biggest site first */
         assert_non_null(strstr(row, "3.00 MiB"));
+        /* a device's live and peak bytes are labelled (not "3.00 MiB/3.00 MiB", read as
+         * used/total) */
+        grid_row_text(&g, l.header.y + 1, row, sizeof row);
+        assert_non_null(strstr(row, "3.00 MiB (peak 3.00 MiB)"));
         grid_free(&g);
     }
+    /* a long command: the program's name, not its directory, and "..." where it is cut */
+    snprintf(u.title, sizeof u.title, "/home/someone/projects/experiments/build/late 400 70 marks");
+    layout_compute(24, 80, &l);
+    assert_int_equal(grid_init(&g, 24, 80), 0);
+    ui_render(&u, &g, &l);
+    assert_true(grid_contains(&g, " late 400 70 marks "));
+    grid_free(&g);
+    char fit[64];
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "./late 400 70 marks", 40), "./late 400 70 marks");
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "./bin/late 400 70 marks", 15), "late 400 70 ...");
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "late", 2), "la");
     /* paused: loud banner with the allocation and how to attach */
     u.state = JOB_PAUSED;
     u.held = (struct held){.proc = 0, .seq = 1, .tid = 77, .size = 1 << 20, .leaf = 2,
