@@ -461,6 +461,41 @@ static void test_screen_render(void **state)
     ui_free(&u);
 }
 
+/* An exit report of 1500 sites does not push itself out of the output pane's scrollback:
+ * the largest sites, where the rest is, and the summary. */
+static void test_long_exit_report(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct model_stream *s = model_stream_open(c.u.m);
+    assert_non_null(s);
+    struct sb *b = sb_new();
+    sb_hello(b, 4242, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x100000);
+    for (uint64_t i = 1; i <= 1500; i++) {
+        sb_frame(b, i, 0, APP_BASE + 0x100 + i * 16);
+        sb_alloc(b, i, i, 0x7000000 + i * 0x1000, 4096 + i); /* the last site the largest */
+    }
+    feed_bytes(&c.u, s, b);
+    console_leak_report(&c);
+    size_t n = outbuf_lines(&c.u.out);
+    assert_true(n < 2100);
+    int summary = 0, note = 0, largest = 0, smallest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *l = outbuf_line(&c.u.out, i);
+        summary |= strstr(l, "LEAK SUMMARY: ") != NULL;
+        note |= strstr(l, "more lines, of smaller sites: the whole report goes to --log-file FILE") != NULL;
+        largest |= strstr(l, "app+0x5dc0") != NULL;  /* 0x100 + 1500 * 16 */
+        smallest |= strstr(l, "app+0x110") != NULL;  /* 0x100 + 1 * 16 */
+    }
+    assert_true(summary && note && largest && !smallest);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&c.u);
+}
+
 static void test_outbuf(void **state)
 {
     (void)state;
@@ -920,7 +955,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_long_exit_report), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
