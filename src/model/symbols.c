@@ -43,6 +43,8 @@ struct symbolizer {
     sym_extra_fn extra;
     void *extra_ctx;
     struct sym_frame scratch[64];
+    int no_index; /* symbolizer_without_index: dwarf_getscopes and the symbol table only */
+    size_t walks; /* symbolizer_walks */
 };
 
 static char *debuginfo_path;
@@ -147,7 +149,7 @@ static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const
         }
         if (fd >= 0 && !m->mod)
             close(fd); /* libdwfl owns it only when the module was reported */
-        if (m->mod)
+        if (m->mod && !s->no_index)
             m->scopes = scope_index_new(); /* NULL (out of memory): dwarf_getscopes */
     }
     return m;
@@ -201,6 +203,7 @@ static void symtab_function(struct symbolizer *s, struct sym_module *m, Dwarf_Ad
 {
     GElf_Sym sym;
     GElf_Off sym_off = 0;
+    s->walks++;
     f->function = symbolizer_demangle(s, dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL));
     f->function_offset = sym_off;
 }
@@ -240,6 +243,7 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
         have = 1;
     } else {
         Dwarf_Die *scopes = NULL;
+        s->walks++;
         int nscopes = dwarf_getscopes(cudie, addr - bias, &scopes);
         for (int i = 0; i < nscopes && !have; i++) {
             int tag = dwarf_tag(&scopes[i]);
@@ -286,6 +290,7 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
             continue;
         }
         Dwarf_Die *outer = NULL;
+        s->walks++;
         int nouter = dwarf_getscopes_die(&die, &outer);
         for (int i = 1; i < nouter && !have; i++) { /* outer[0] is die itself */
             int tag = dwarf_tag(&outer[i]);
@@ -412,6 +417,9 @@ const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_i
     const struct sym_result *r = cache_store(&s->brief, slot, module_id, offset, &f, 1);
     return r ? &r->frames[0] : NULL;
 }
+
+void symbolizer_without_index(struct symbolizer *s) { s->no_index = 1; }
+size_t symbolizer_walks(const struct symbolizer *s) { return s->walks; }
 
 int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
                            unsigned line, unsigned *next)
