@@ -32,7 +32,7 @@ grep -q "LEAK SUMMARY: 8256 bytes leaked in 3 allocations" "$T/twice" || fail "r
 LD_LIBRARY_PATH=$B/fakecuda "$B/culeak" record -o "$T/fork.culeak" -- "$B/fakecuda/client_static" fork \
     >"$T/out" 2>"$T/err" || fail "record of the forking job exited $?: $(cat "$T/out" "$T/err")"
 child=$(sed -n 's/.*child_cuda=\([0-9]*\).*/\1/p' "$T/out")
-[ -n "$child" ] && [ -e "$T/fork.culeak.$child" ] || fail "no recording of the child: $(ls "$T")"
+if [ -z "$child" ] || [ ! -e "$T/fork.culeak.$child" ]; then fail "no recording of the child: $(ls "$T")"; fi
 grep -qxF "culeak record: 2 processes wrote recordings: $T/fork.culeak $T/fork.culeak.$child (culeak report $T/fork.culeak $T/fork.culeak.* reads them together)" "$T/err" ||
     fail "record does not list the files it wrote: $(cat "$T/err")"
 "$B/culeak" report "$T/fork.culeak" >/dev/null 2>"$T/err" || fail "report of the parent exited $?"
