@@ -1,6 +1,7 @@
 # The demo programs: `make demo` builds one CUDA program per classic leak into
 # $(BUILD)/demo/ (needs nvcc), plus the simulated loop-leak scenario (plain C, run on the
-# fake driver). `make demo-sim` builds only the simulation. Neither is part of `all`.
+# fake driver). `make demo-sim` builds only the simulation, which is part of `all`: it is
+# what `make run` opens without a GPU or nvcc.
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 NVCCFLAGS ?= -g -lineinfo
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -10,6 +11,7 @@ DEMO_BIN   := $(addprefix $(BUILD)/demo/,$(DEMO_NAMES))
 DEMO_SIM   := $(BUILD)/demo/loop_leak_sim
 
 .PHONY: demo demo-sim demo-nvcc
+all: $(DEMO_SIM)
 demo: $(DEMO_BIN) $(DEMO_SIM)
 demo-sim: $(DEMO_SIM)
 

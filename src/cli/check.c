@@ -1,5 +1,6 @@
 /* `culeak check -- PROGRAM [ARGS]`: run a program headless under the shim, then report its
  * leaks grouped by call site. For CI: the exit status says whether anything leaked. */
+#include "apis.h"
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum check_opt {
@@ -198,6 +200,31 @@ static int write_reports(struct check_args *a, struct model *m, struct report_su
     return bad ? 2 : 0;
 }
 
+/* A program that failed made a report of what it did until then (often nothing, when
+ * its first CUDA call failed): say so after it, with the failed allocations. */
+static void say_program_failed(const char *prog, int st, struct model *m)
+{
+    char how[64];
+    if (st < 0)
+        snprintf(how, sizeof how, "could not be run");
+    else if (WIFSIGNALED(st))
+        snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(how, sizeof how, "failed (exit status %d)", WEXITSTATUS(st));
+    size_t nf;
+    const struct model_failure *f = model_failures(m, &nf);
+    uint64_t failed = 0;
+    for (int p = 0; p < model_process_count(m); p++)
+        failed += model_process(m, p)->failed_allocs;
+    if (failed && nf)
+        fprintf(stderr, "culeak check: %s %s; %llu CUDA allocation%s failed, the first %s returning %llu; the "
+                        "report above covers what it did until then\n",
+                prog, how, (unsigned long long)failed, failed == 1 ? "" : "s", culeak_api_name(f[0].api),
+                (unsigned long long)f[0].result);
+    else
+        fprintf(stderr, "culeak check: %s %s; the report above covers what it did until then\n", prog, how);
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct check_args a = {.error_exit = 1, .format = "text"};
@@ -273,6 +300,8 @@ int cmd_check(int argc, char **argv)
         model_process_set_exit_status(m, 0, st);
     struct report_summary sum;
     int rc = write_reports(&a, m, &sum);
+    if (rc == 0 && program_status != 0)
+        say_program_failed(argv[i], st, m);
     model_free(m);
     suppressions_free(a.supp);
     if (rc != 0)

@@ -4,6 +4,7 @@
 #include "launch.h"
 #include "options.h"
 #include "outpath.h"
+#include "recordings.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256, OPT_FREE_STACKS };
@@ -94,6 +96,28 @@ static int remove_earlier_run(const char *out)
     return 0;
 }
 
+/* A job of several processes wrote several files: name them, and how to read them. */
+static void say_recordings(const char *given, const char *out, time_t started)
+{
+    struct recording_list l;
+    if (recordings_of_job(out, started, &l) != 0 || l.n < 2) {
+        recordings_free(&l);
+        return;
+    }
+    size_t abs_len = strlen(out);
+    int plain = !strchr(out, '%'); /* FILE and FILE.PID: shown as -o was typed */
+    fprintf(stderr, "culeak record: %zu processes wrote recordings:", l.n);
+    for (size_t k = 0; k < l.n && k < 8; k++)
+        fprintf(stderr, " %s%s", plain ? given : "", l.paths[k] + (plain ? abs_len : 0));
+    if (l.n > 8)
+        fprintf(stderr, " and %zu more", l.n - 8);
+    if (plain)
+        fprintf(stderr, " (culeak report %s %s.* reads them together)\n", given, given);
+    else
+        fprintf(stderr, " (culeak report reads them together)\n");
+    recordings_free(&l);
+}
+
 int cmd_record(int argc, char **argv)
 {
     struct record_args a = {0};
@@ -113,6 +137,7 @@ int cmd_record(int argc, char **argv)
         cli_fail(&cli_record, "cannot resolve %s: %s", a.out, strerror(errno));
         return 1;
     }
+    const char *given = a.out;
     a.out = abs_out;
     char first[4096]; /* the name this process's pid would give: its directory must exist */
     int named = culeak_expand_path(a.out, (long)getpid(), NULL, NULL, first, sizeof first);
@@ -125,7 +150,9 @@ int cmd_record(int argc, char **argv)
     if (!strchr(a.out, '%') && remove_earlier_run(a.out) != 0)
         return 1;
     setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */
+    time_t started = time(NULL);
     int st = culeak_run_traced(argv + i, a.out, (int)a.depth);
+    say_recordings(given, a.out, started);
     /* a process starts its recording at its first CUDA call: say so when none came, rather
      * than leave a later `culeak report FILE` to find no file */
     if (!strchr(a.out, '%') && access(a.out, F_OK) != 0)

@@ -2,6 +2,7 @@
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
 #include "options.h"
+#include "recordings.h"
 #include "report.h"
 #include "report_io.h"
 #include "suppress.h"
@@ -73,6 +74,7 @@ const struct cli_command cli_report = {
 struct report_args {
     struct report_options ro;
     const char *format, *output, *log_file, *at;
+    const char *what_option; /* the --leaks, --peak, --at or --diff given */
     int suspects;
     long error_exit; /* -1: none */
     struct cli_call_sites sites;
@@ -80,22 +82,31 @@ struct report_args {
     int no_default_suppressions;
 };
 
+/* --leaks, --peak, --at and --diff each name the one moment reported: one of them. */
+static int what_option(struct report_args *a, enum report_what what, const char *name)
+{
+    if (a->what_option && strcmp(a->what_option, name))
+        return cli_error(&cli_report, "%s and %s report different moments: give one of --leaks, --peak, --at, "
+                                      "--diff", a->what_option, name);
+    a->what_option = name;
+    a->ro.what = what;
+    return 0;
+}
+
 static int on_option(void *ctx, int key, const char *arg)
 {
     struct report_args *a = ctx;
     switch ((enum report_opt)key) {
     case OPT_LEAKS:
-        a->ro.what = REPORT_LEAKS;
-        return 0;
+        return what_option(a, REPORT_LEAKS, "--leaks");
     case OPT_PEAK:
-        a->ro.what = REPORT_PEAK;
-        return 0;
+        return what_option(a, REPORT_PEAK, "--peak");
     case OPT_AT:
-        a->ro.what = REPORT_SNAPSHOT;
         a->at = arg;
-        return 0;
+        return what_option(a, REPORT_SNAPSHOT, "--at");
     case OPT_DIFF:
-        a->ro.what = REPORT_DIFF;
+        if (what_option(a, REPORT_DIFF, "--diff"))
+            return 2;
         a->ro.diff_a = arg;
         if (!(a->ro.diff_b = cli_next_arg()))
             return cli_error(&cli_report, "--diff takes two marks: --diff A B");
@@ -157,9 +168,45 @@ static int check_args(const struct report_args *a)
     return 0;
 }
 
-static int no_mark(const char *name)
+static int has_mark(struct model *m, const char *name)
 {
-    cli_fail(&cli_report, "no mark '%s' (and no event with that seq) in the recordings", name);
+    for (int i = 0; i < model_process_count(m); i++) {
+        size_t n;
+        const struct model_mark *mk = model_marks(m, i, &n);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(mk[k].label, name))
+                return 1;
+    }
+    return 0;
+}
+
+/* The recordings read again whole (a diff stops at B): a mark A after B is said so, an
+ * unknown one with the nearest marks there are. */
+static int no_mark(const struct report_args *a, const char **files, int nfiles, const char *name)
+{
+    struct model_options mo = cli_call_sites_model_options(&a->sites);
+    struct model *all = model_new(&mo);
+    for (int i = 0; all && i < nfiles; i++) {
+        char err[512];
+        model_load_file(all, files[i], err, sizeof err); /* said when first read */
+    }
+    if (all && a->ro.what == REPORT_DIFF && name == a->ro.diff_a && has_mark(all, name)) {
+        cli_fail(&cli_report, "mark '%s' comes after mark '%s': --diff takes the earlier mark first (--diff '%s' '%s')",
+                 a->ro.diff_a, a->ro.diff_b, a->ro.diff_b, a->ro.diff_a);
+        model_free(all);
+        return 1;
+    }
+    const char *near[3];
+    size_t k = all ? model_nearest_marks(all, name, near, 3) : 0;
+    char hint[512] = "";
+    for (size_t i = 0, n = 0; i < k && n < sizeof hint; i++) {
+        int w = snprintf(hint + n, sizeof hint - n, "%s'%.100s'", i ? ", " : "; the nearest: ", near[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    cli_fail(&cli_report, "no mark '%s' (and no event with that seq) in the recordings%s", name, hint);
+    model_free(all);
     return 1;
 }
 
@@ -217,6 +264,37 @@ static int write_reports(struct report_args *a, struct model *m)
     if (r != 0)
         cli_fail(&cli_report, "the report could not be made");
     return r != 0 || bad ? 1 : 0;
+}
+
+/* The other processes of a job recorded with -o FILE wrote FILE.PID: a report of FILE
+ * alone would leave them out without a word. */
+static void note_siblings(const char **files, int nfiles)
+{
+    for (int i = 0; i < nfiles; i++) {
+        struct recording_list l;
+        if (recordings_siblings(files[i], &l) != 0)
+            continue;
+        size_t left = 0;
+        for (size_t k = 0; k < l.n; k++) {
+            int given = 0;
+            for (int j = 0; j < nfiles && !given; j++)
+                given = !strcmp(files[j], l.paths[k]);
+            if (!given)
+                l.paths[left++] = l.paths[k]; /* the rest is freed with the list */
+            else
+                free(l.paths[k]);
+        }
+        l.n = left;
+        if (left) {
+            fprintf(stderr, "culeak: warning: %zu more recording%s of the job that wrote %s %s not read:", left,
+                    left == 1 ? "" : "s", files[i], left == 1 ? "is" : "are");
+            for (size_t k = 0; k < left && k < 8; k++)
+                fprintf(stderr, " %s", l.paths[k]);
+            fprintf(stderr, "%s (culeak report %s %s.* reads them together)\n", left > 8 ? " ..." : "", files[i],
+                    files[i]);
+        }
+        recordings_free(&l);
+    }
 }
 
 int cmd_report(int argc, char **argv)
@@ -278,15 +356,16 @@ int cmd_report(int argc, char **argv)
             status = 1;
         }
     }
+    note_siblings(files, nfiles);
     if (model_process_count(m) == 0) {
         cli_fail(&cli_report, "nothing to report");
         status = 1;
     } else if (a.at && !snapshot_taken(m, a.at)) {
-        status = no_mark(a.at);
+        status = no_mark(&a, files, nfiles, a.at);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a)) {
-        status = no_mark(a.ro.diff_a);
+        status = no_mark(&a, files, nfiles, a.ro.diff_a);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_b)) {
-        status = no_mark(a.ro.diff_b);
+        status = no_mark(&a, files, nfiles, a.ro.diff_b);
     } else {
         /* every stream stopped at mark B (or ended before it): the model's "now" is B */
         if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&

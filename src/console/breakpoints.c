@@ -89,6 +89,11 @@ static int parse_cond(const char *text, struct bp_spec *out, char *err, size_t e
             return -1;
         }
         out->cond = which == 0 ? BP_LIVE_ABOVE : BP_GROWS;
+        if (out->cond == BP_GROWS && !out->value) {
+            snprintf(err, errlen, "'grows' needs a size above 0 (without a condition, break pauses at every "
+                                  "allocation)");
+            return -1;
+        }
     }
     return 0;
 }

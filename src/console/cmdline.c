@@ -70,9 +70,10 @@ const struct cmd_spec cmd_specs[] = {
     {"step", "s", ARG_NONE, "step", "Let the paused allocation return; pause again at the next allocation."},
     {"kill", NULL, ARG_NONE, "kill", "Stop the job, once confirmed with y: SIGTERM to its process group, SIGKILL 3 s\n"
      "later."},
-    {"sort", NULL, ARG_SORT, "sort FIELD [asc]",
+    {"sort", NULL, ARG_SORT, "sort FIELD [asc|desc]",
      "Sort the table by live, count, change, peak, allocs, kind, site, module or id,\n"
-     "largest first (asc: smallest first). A diff sorts by change; diff off restores the order."},
+     "numbers largest first (asc: smallest first), ids and texts A to Z (desc: Z to A).\n"
+     "A diff sorts by change; diff off restores the order."},
     {"filter", NULL, ARG_TEXT, "filter [TEXT]", "Show only sites whose text contains TEXT; no TEXT shows all."},
     {"group", NULL, ARG_GROUP, "group site|function|file|module|stack",
      "Aggregate allocations by call site (first frame outside the CUDA libraries), function,\n"

@@ -111,6 +111,14 @@ static void c_snapshots(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "%d snapshots listed in the output pane", n);
 }
 
+/* "largest first", "smallest first", "A to Z" or "Z to A": the table's order now. */
+static const char *sort_order_words(const struct console *c)
+{
+    enum sort_field f = c->u.sort;
+    int text = sort_ascends(f) && f != SORT_ID, ascending = sort_ascends(f) != c->u.sort_reverse;
+    return ascending ? (text ? "A to Z" : "smallest first") : (text ? "Z to A" : "largest first");
+}
+
 /* Leaves the diff view: the table's order goes back to what it was before the diff. */
 static void diff_end(struct console *c)
 {
@@ -134,6 +142,12 @@ static void join_words(char **argv, int from, int to, char *out, size_t len)
     }
 }
 
+/* A snapshot, or in recordings a mark whose state timeline_snapshot() rebuilds. */
+static int snapshot_known(struct console *c, const char *name)
+{
+    return model_snapshot_find(c->u.m, name) >= 0 || (!c->live && timeline_has_mark(&c->tl, name));
+}
+
 /* diff's words as snapshots A and B (B empty: now): as typed, or, for names of several
  * words without quotes (diff iteration 5 iteration 10), the split of the words into
  * two names that exist. 0, or -1 with the message set. */
@@ -144,10 +158,17 @@ static int diff_names(struct console *c, int argc, char **argv, char *a, size_t 
         join_words(argv, k, argc, b, blen);
         if (strcmp(b, "now") == 0)
             b[0] = 0;
-        if (model_snapshot_find(c->u.m, a) >= 0 && (!b[0] || model_snapshot_find(c->u.m, b) >= 0))
+        if (snapshot_known(c, a) && (!b[0] || snapshot_known(c, b))) {
+            char err[256];
+            if (!c->live && (timeline_snapshot(&c->tl, c->u.m, a, err, sizeof err) != 0 ||
+                             (b[0] && timeline_snapshot(&c->tl, c->u.m, b, err, sizeof err) != 0))) {
+                ui_message(&c->u, 1, "%s", err);
+                return -1;
+            }
             return 0;
+        }
     }
-    if (argc == 2 || (argc == 3 && model_snapshot_find(c->u.m, argv[1]) < 0))
+    if (argc == 2 || (argc == 3 && !snapshot_known(c, argv[1])))
         ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[1]);
     else if (argc == 3)
         ui_message(&c->u, 1, "no snapshot named '%s' (snapshots lists them)", argv[2]);
@@ -166,8 +187,7 @@ static void c_diff(struct console *c, int argc, char **argv)
     }
     if (strcmp(argv[1], "off") == 0) {
         diff_end(c);
-        ui_message(&c->u, 0, "live table, sorted by %s%s", ui_sort_name(c->u.sort),
-                   c->u.sort_reverse ? ", smallest first" : "");
+        ui_message(&c->u, 0, "live table, sorted by %s, %s", ui_sort_name(c->u.sort), sort_order_words(c));
         return;
     }
     char a_name[sizeof c->u.diff_a], b_name[sizeof c->u.diff_b];
@@ -235,6 +255,27 @@ static void c_autosnapshot(struct console *c, int argc, char **argv)
     }
 }
 
+/* A breakpoint at FILE:LINE where the loaded modules have FILE but no code at LINE can
+ * only fire if a module loaded later has: say so, as gdb says "No line N in file". */
+static void no_code_note(struct console *c, const char *site, char *out, size_t len)
+{
+    const char *colon = strrchr(site, ':');
+    char file[256];
+    uint64_t line;
+    if (!colon || colon == site || (size_t)(colon - site) >= sizeof file || parse_u64(colon + 1, &line) != 0 ||
+        !line || line > UINT32_MAX)
+        return;
+    snprintf(file, sizeof file, "%.*s", (int)(colon - site), site);
+    unsigned next;
+    if (model_source_line(c->u.m, file, (unsigned)line, &next) != 0)
+        return;
+    if (next)
+        snprintf(out, len, " (no code at line %llu of %.120s: the next line with code is %u; pending)",
+                 (unsigned long long)line, file, next);
+    else
+        snprintf(out, len, " (no code at line %llu of %.120s; pending)", (unsigned long long)line, file);
+}
+
 static void c_break(struct console *c, int argc, char **argv)
 {
     if (c->live && c->job.exited) {
@@ -264,10 +305,12 @@ static void c_break(struct console *c, int argc, char **argv)
     b->row = by_id ? row.id : 0;
     snprintf(b->what, sizeof b->what, "%s", by_id && row.text ? row.text : spec.site);
     ui_bp_collect(&c->u, b);
-    char cond[96];
+    char cond[96], why[200] = "";
     bp_cond_describe(cond, sizeof cond, spec.cond, spec.value);
+    if (!by_id && !b->nmembers)
+        no_code_note(c, spec.site, why, sizeof why);
     ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id, b->what, cond,
-               !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
+               why[0] ? why : !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
     if (c->live)
         console_update_watches(c);
     else
@@ -461,16 +504,18 @@ static void names_resolved(struct console *c, int needed, char *buf, size_t len)
 static void c_sort(struct console *c, int argc, char **argv)
 {
     int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
-    int asc = argc > 2 && (strcmp(argv[2], "asc") == 0 || strcmp(argv[2], "reverse") == 0);
-    if (f < 0 || argc > 3 || (argc > 2 && !asc && strcmp(argv[2], "desc") != 0)) {
-        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module [asc]");
+    int asc = argc > 2 && strcmp(argv[2], "asc") == 0, desc = argc > 2 && strcmp(argv[2], "desc") == 0;
+    int reverse = argc > 2 && strcmp(argv[2], "reverse") == 0;
+    if (f < 0 || argc > 3 || (argc > 2 && !asc && !desc && !reverse)) {
+        ui_message(&c->u, 1, "usage: sort id|live|count|change|peak|allocs|kind|site|module [asc|desc]");
         return;
     }
-    c->u.sort_reverse = asc; /* largest first unless asked */
+    /* numbers: largest first unless asc; ids and texts: A to Z unless desc */
+    c->u.sort_reverse = reverse || (sort_ascends((enum sort_field)f) ? desc : asc);
     c->u.sort = (enum sort_field)f;
     char names[64] = "";
     names_resolved(c, f == SORT_SITE, names, sizeof names);
-    ui_message(&c->u, 0, "sorted by %s%s%s", sort_field_names[f], c->u.sort_reverse ? ", smallest first" : "", names);
+    ui_message(&c->u, 0, "sorted by %s, %s%s", sort_field_names[f], sort_order_words(c), names);
 }
 
 static void c_filter(struct console *c, int argc, char **argv)

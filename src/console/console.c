@@ -95,14 +95,17 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
             if (id != UINT32_MAX && ui_row_by_id(&c->u, id, &r) == 0)
                 h.site_live = r.live;
         }
-        for (size_t i = 0; i < c->u.bps.n && !stop; i++) {
+        /* every breakpoint whose condition holds is hit (and counts it), as in gdb; the
+         * banner names the first */
+        for (size_t i = 0; i < c->u.bps.n; i++) {
             struct breakpoint *b = &c->u.bps.v[i];
             if (!b->enabled || !bp_has_member(b, proc, e->stack))
                 continue;
             uint64_t live, count; /* the allocation being made included */
             ui_bp_live(&c->u, b, &live, &count);
-            h.site_live = live;
-            if (bp_hit(b, live, count)) {
+            if (!stop)
+                h.site_live = live;
+            if (bp_hit(b, live, count) && !stop) {
                 stop = 1;
                 h.bp_id = b->id;
                 h.bp_hits = b->hits;
@@ -439,6 +442,52 @@ static void write_log_file(struct console *c, const char *text, size_t len)
     outbuf_add_line(&c->u.out, line);
 }
 
+/* Lines of the exit report the output pane takes: a longer one would push itself (and
+ * what the job printed) out of the scrollback. */
+#define REPORT_PANE_LINES 2000
+
+static void add_report_line(struct console *c, const char *p, size_t n)
+{
+    char line[1200];
+    snprintf(line, sizeof line, "[culeak]   %.*s", (int)(n < 1100 ? n : 1100), p);
+    outbuf_add_line(&c->u.out, line);
+}
+
+/* The report's lines into the output pane: all of them when they fit; else its first
+ * sites (the largest), cut at a blank line between two sites, a line saying where the
+ * rest is, and its summary. */
+static void add_report_lines(struct console *c, const char *text)
+{
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    const char *summary = strstr(text, "\nLEAK SUMMARY:"), *cut = NULL;
+    if (summary && lines > REPORT_PANE_LINES) {
+        summary++;
+        size_t n = 0;
+        const char *p = text, *blank = NULL;
+        for (const char *nl; p < summary && n < REPORT_PANE_LINES - 20 && (nl = strchr(p, '\n')); p = nl + 1, n++)
+            if (nl == p)
+                blank = p;
+        cut = blank ? blank : p;
+    }
+    for (const char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        if (p == cut) {
+            size_t left = 0;
+            for (const char *q = cut; q < summary; q++)
+                left += *q == '\n';
+            char note[300];
+            snprintf(note, sizeof note, "[culeak]   ... %zu more lines, of smaller sites: the whole report goes to "
+                     "--log-file FILE (or save FILE, then culeak report FILE)", left);
+            outbuf_add_line(&c->u.out, "[culeak]");
+            outbuf_add_line(&c->u.out, note);
+            p = summary;
+        }
+        nl = strchr(p, '\n');
+        add_report_line(c, p, nl ? (size_t)(nl - p) : strlen(p));
+    }
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
@@ -460,11 +509,7 @@ void console_leak_report(struct console *c)
         outbuf_add_line(&c->u.out, line);
         if (!sum.allocations && !sum.cache_allocations && !sum.held_allocations && !sum.suppressed_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
-        for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-            nl = strchr(p, '\n');
-            snprintf(line, sizeof line, "[culeak]   %.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
-            outbuf_add_line(&c->u.out, line);
-        }
+        add_report_lines(c, text);
         if (c->opt.log_file)
             write_log_file(c, text, len);
     }
@@ -1006,6 +1051,11 @@ int console_main(const struct console_options *opt)
             }
         }
     } else {
+        if (c->tl.warning[0]) { /* as culeak report's warnings */
+            char line[500];
+            snprintf(line, sizeof line, "[culeak] %.400s", c->tl.warning);
+            outbuf_add_line(&c->u.out, line);
+        }
         if (c->tl.damage[0]) { /* as culeak report: what comes before the damage is shown */
             char line[500];
             snprintf(line, sizeof line, "[culeak] %.400s: read up to the damage", c->tl.damage);

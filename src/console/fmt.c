@@ -148,3 +148,32 @@ int parse_seconds(const char *s, double *out)
     *out = v * mul;
     return 0;
 }
+
+char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width)
+{
+    if (!len)
+        return buf;
+    buf[0] = 0;
+    if (width <= 0)
+        return buf;
+    if (strlen(cmd) <= (size_t)width) {
+        snprintf(buf, len, "%s", cmd);
+        return buf;
+    }
+    size_t first = strcspn(cmd, " ");
+    const char *name = cmd;
+    for (const char *c = cmd; c < cmd + first; c++)
+        if (*c == '/' && c + 1 < cmd + first)
+            name = c + 1;
+    size_t n = strlen(name);
+    if (n <= (size_t)width) {
+        snprintf(buf, len, "%s", name);
+        return buf;
+    }
+    if (width <= 3) {
+        snprintf(buf, len, "%.*s", width, name);
+        return buf;
+    }
+    snprintf(buf, len, "%.*s...", width - 3, name);
+    return buf;
+}

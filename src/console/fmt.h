@@ -14,6 +14,11 @@ char *fmt_count(char *buf, size_t len, uint64_t n);
 /* Seconds as "12.3s", "4m05s", "1h02m". */
 char *fmt_duration(char *buf, size_t len, double seconds);
 
+/* A command line (or file names) in width columns: as it is when it fits; else with the
+ * first word's directory left out ("./bin/late 400 70" -> "late 400 70"), and cut with
+ * "..." when that is still too long. Returns buf. */
+char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width);
+
 /* The plural ending of a count: "" for 1, "s" otherwise ("1 site", "2 sites"). */
 static inline const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 

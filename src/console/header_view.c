@@ -47,8 +47,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         snprintf(right, sizeof right, "%s %zu proc (%zu live)  %s ev/s  %s ", marks, nprocs, running, rate, up);
     int rw = (int)strlen(right);
     int room = r.x + r.w - x - rw - 1;
+    char title[sizeof u->title];
     if (room > 4)
-        grid_putf(g, r.y, x + 1, room, AT_TITLE, "%s", u->title);
+        grid_putf(g, r.y, x + 1, room, AT_TITLE, "%s", fmt_fit_command(title, sizeof title, u->title, room - 1));
     grid_put(g, r.y, r.x + r.w - rw > x ? r.x + r.w - rw : x, rw, right, AT_TITLE);
 
     if (r.h < 2)
@@ -73,14 +74,14 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         model_totals(u->m, proc, devs[d], MODEL_KIND_DEVICE_MEMORY, &c);
         if (!c.peak_bytes)
             continue;
-        x += grid_putf(g, y, x, limit - x, AT_DIM, "| gpu%d %s/%s ", devs[d], fmt_size(a, sizeof a, c.live_bytes),
-                       fmt_size(b, sizeof b, c.peak_bytes));
+        x += grid_putf(g, y, x, limit - x, AT_DIM, "| gpu%d %s (peak %s) ", devs[d],
+                       fmt_size(a, sizeof a, c.live_bytes), fmt_size(b, sizeof b, c.peak_bytes));
     }
     struct model_counter hp, hr;
     model_totals(u->m, proc, MODEL_ALL, CULEAK_KIND_HOST_PINNED, &hp);
     model_totals(u->m, proc, MODEL_ALL, CULEAK_KIND_HOST_REGISTERED, &hr);
     if (hp.peak_bytes + hr.peak_bytes && x < limit && u->src.kind == MODEL_SOURCE_NOW)
-        x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s/%s ",
+        x += grid_putf(g, y, x, limit - x, AT_DIM, "| host %s (peak %s) ",
                        fmt_size(a, sizeof a, hp.live_bytes + hr.live_bytes),
                        fmt_size(b, sizeof b, hp.peak_bytes + hr.peak_bytes));
     if (r.h >= 3 && u->suspects.n) {

@@ -127,6 +127,21 @@ static const char *bp_item(size_t i)
     return NULL;
 }
 
+static const char *order_item(size_t i)
+{
+    static const char *const v[] = {"asc", "desc", NULL};
+    return i < 2 ? v[i] : NULL;
+}
+
+/* Words of the line before position end. */
+static int words_before(const char *line, int end)
+{
+    int n = 0;
+    for (int i = 0; i < end && line[i]; i++)
+        n += line[i] != ' ' && (i == 0 || line[i - 1] == ' ');
+    return n;
+}
+
 static const char *(*current_items)(size_t);
 static char *gen(const char *text, int state) { return gen_from(text, state, current_items); }
 
@@ -142,7 +157,17 @@ static char **complete(const char *text, int start, int end)
         int ci = cmd_lookup(word);
         if (ci < 0)
             return NULL;
-        switch (cmd_specs[ci].arg) {
+        /* which argument: the first, but two snapshots for diff, asc|desc after sort's
+         * column, and a mark's label of several words for goto */
+        int arg = words_before(rl_line_buffer, start);
+        enum cmd_arg kind = cmd_specs[ci].arg;
+        if (arg > 1 && kind == ARG_SORT && arg == 2) {
+            current_items = order_item;
+            return rl_completion_matches(text, gen);
+        }
+        if (arg > 1 && kind != ARG_GOTO && !(kind == ARG_SNAPSHOT && arg == 2))
+            return NULL;
+        switch (kind) {
         case ARG_SORT: current_items = sort_item; break;
         case ARG_GROUP: current_items = group_item; break;
         case ARG_SNAPSHOT: current_items = snap_item; break;

@@ -71,7 +71,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         size_t np = model_names_pending(u->m);
         if (np && (u->filter[0] || u->sort == SORT_SITE))
             snprintf(pending, sizeof pending, " (%zu names pending)", np);
-        snprintf(s, sizeof s, " sort:%s%s%s%s%s%s ", ui_sort_name(u->sort), u->sort_reverse ? "(asc)" : "",
+        snprintf(s, sizeof s, " sort:%s%s%s%s%s%s ", ui_sort_name(u->sort),
+                 !u->sort_reverse ? "" : sort_ascends(u->sort) ? "(desc)" : "(asc)",
                  u->filter[0] ? " filter:" : "", u->filter, u->proc_filter >= 0 ? " 1 proc" : "", pending);
         int sl = (int)strlen(s);
         if (r.w > sl + 60)
@@ -125,6 +126,12 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         }
         fmt_size(peak, sizeof peak, row->peak);
         fmt_count(cnt, sizeof cnt, row->count);
+        if (u->state == JOB_NONE && u->src.kind != MODEL_SOURCE_NOW) {
+            /* recordings at an earlier position: the peak and allocs the model has are
+             * the whole recording's, not what they were then */
+            snprintf(peak, sizeof peak, "-");
+            snprintf(allocs, sizeof allocs, "-");
+        }
         x += grid_putf(g, y, x, 11, at, "%10s ", live);
         x += grid_putf(g, y, x, 8, at, "%7s ", cnt);
         x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : row->change < 0 ? AT_SHRINK : AT_DIM,

@@ -2,6 +2,7 @@
 #include "timeline.h"
 #include "decode.h"
 #include "fmt.h"
+#include "strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,17 +47,21 @@ static int scan_mark(void *ctx, const struct culeak_mark *mk)
 {
     scan_time(ctx, mk->t_ns);
     struct timeline *tl = ((struct scan *)ctx)->tl;
-    if (tl->nlabels >= 256 || !mk->label.n)
-        return 0; /* beyond that many labels, goto MARK finds the first ones only */
-    for (size_t i = 0; i < tl->nlabels; i++)
-        if (strlen(tl->labels[i]) == mk->label.n && memcmp(tl->labels[i], mk->label.p, mk->label.n) == 0)
-            return 0;
-    char **v = realloc(tl->labels, (tl->nlabels + 1) * sizeof *v);
-    if (!v)
+    if (!mk->label.n)
         return 0;
-    tl->labels = v;
-    if ((v[tl->nlabels] = strndup(mk->label.p, mk->label.n)))
-        tl->nlabels++;
+    size_t before = tl->names.count;
+    const char *label = strpool_intern(&tl->names, mk->label.p, mk->label.n);
+    if (!label || tl->names.count == before)
+        return 0; /* seen before (or out of memory: goto cannot name it) */
+    if (tl->nlabels == tl->labels_cap) {
+        size_t cap = tl->labels_cap ? 2 * tl->labels_cap : 64;
+        const char **v = realloc(tl->labels, cap * sizeof *v);
+        if (!v)
+            return 0;
+        tl->labels = v;
+        tl->labels_cap = cap;
+    }
+    tl->labels[tl->nlabels++] = label;
     return 0;
 }
 
@@ -126,8 +131,10 @@ static int cut_note(void *ctx, struct culeak_str text)
 static void arm(const struct timeline *tl, struct model *m)
 {
     model_snapshot_take(m, "@start"); /* before any process: nothing live */
-    for (size_t i = 0; i < tl->nlabels; i++) {
-        if (strspn(tl->labels[i], "0123456789") == strlen(tl->labels[i]))
+    /* each armed mark keeps a state per process: past the first ones, a mark's state is
+     * rebuilt from the recordings when asked for (timeline_snapshot) */
+    for (size_t i = 0; i < tl->nlabels && i < TIMELINE_ARMED_MARKS; i++) {
+        if (model_label_is_seq(tl->labels[i]))
             continue; /* the model reads an all-digit label as an event number */
         model_snapshot_at_mark(m, tl->labels[i], tl->labels[i]); /* named as live --snapshot-at-marks names */
     }
@@ -135,13 +142,16 @@ static void arm(const struct timeline *tl, struct model *m)
 
 /* Loads every file (cut_ns: up to that wall time; 0: all). Returns events applied, or
  * -1 with err. */
-static long long load(const struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
+static long long load(struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
 {
     arm(tl, m);
     long long events = 0;
     for (int i = 0; i < tl->npaths; i++) {
         if (!cut_ns) {
-            model_load_file(m, tl->paths[i], err, errlen); /* corrupt: kept up to the damage */
+            char e[400];
+            /* corrupt: kept up to the damage; 1: cut off, or a process read before */
+            if (model_load_file(m, tl->paths[i], e, sizeof e) == 1 && !tl->warning[0])
+                snprintf(tl->warning, sizeof tl->warning, "%s", e);
             continue;
         }
         struct model_stream *s = model_stream_open(m);
@@ -172,8 +182,10 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
         if (culeak_decode_file(files[i], &k, e, sizeof e) < 0 && !tl->damage[0])
             snprintf(tl->damage, sizeof tl->damage, "%s: %s", files[i], e);
     }
-    if (load(tl, m, 0, err, errlen) < 0)
+    long long events = load(tl, m, 0, err, errlen);
+    if (events < 0)
         return -1;
+    tl->nevents = (uint64_t)events; /* a recording given twice is read once */
     if (model_process_count(m) == 0) {
         snprintf(err, errlen, "%s", tl->damage[0] ? tl->damage : "no process in the recordings");
         return -1;
@@ -189,6 +201,36 @@ static int is_label(const struct timeline *tl, const char *what)
         if (strcmp(tl->labels[i], what) == 0)
             return 1;
     return 0;
+}
+
+int timeline_has_mark(const struct timeline *tl, const char *name)
+{
+    return !model_label_is_seq(name) && is_label(tl, name);
+}
+
+int timeline_snapshot(struct timeline *tl, struct model *m, const char *name, char *err, size_t errlen)
+{
+    if (model_snapshot_find(m, name) >= 0)
+        return 0;
+    if (!timeline_has_mark(tl, name)) {
+        snprintf(err, errlen, "no snapshot or mark named '%s'", name);
+        return -1;
+    }
+    /* the recordings read again, each stream up to the mark, into a model of their own */
+    struct model *cut = model_new(NULL);
+    int rc = -1;
+    if (cut && model_snapshot_at_mark(cut, name, name) == 0) {
+        model_stop_at_mark(cut, name);
+        for (int i = 0; i < tl->npaths; i++) {
+            char e[256];
+            model_load_file(cut, tl->paths[i], e, sizeof e); /* corrupt: up to the damage, as loaded */
+        }
+        rc = model_snapshot_adopt(m, name, cut, name);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "cannot take the state at mark '%s' (out of memory)", name);
+    model_free(cut);
+    return rc;
 }
 
 /* The state at a time since the start, as snapshot `name` of m: the recordings loaded
@@ -237,7 +279,9 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
         to.failure = (int)i;
         snprintf(where, sizeof where, "at oom: pid %llu event %llu of %llu",
                  (unsigned long long)model_process(m, f[i].proc)->pid, (unsigned long long)f[i].seq, total);
-    } else if (strcmp(what, "start") == 0 || model_snapshot_find(m, what) >= 0) {
+    } else if (strcmp(what, "start") == 0 || model_snapshot_find(m, what) >= 0 || timeline_has_mark(tl, what)) {
+        if (strcmp(what, "start") != 0 && timeline_snapshot(tl, m, what, err, errlen) != 0)
+            return -1;
         to.kind = MODEL_SOURCE_SNAPSHOT;
         snprintf(to.snapshot, sizeof to.snapshot, "%s", strcmp(what, "start") == 0 ? "@start" : what);
         if (strcmp(what, "start") == 0)
@@ -261,7 +305,14 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
             return -1;
         snprintf(where, sizeof where, "at %s: event %lld/%llu", d, n, total);
     } else {
-        snprintf(err, errlen, "no mark named '%s' (goto MARK|TIME|peak|oom|start|end)", what);
+        const char *near[3];
+        size_t k = model_nearest_marks(m, what, near, 3);
+        int n = snprintf(err, errlen, "no mark named '%s'%s", what,
+                         k ? "; the nearest:" : " (goto MARK|TIME|peak|oom|start|end)");
+        for (size_t i = 0; i < k && n >= 0 && (size_t)n < errlen; i++) {
+            int w = snprintf(err + n, errlen - (size_t)n, "%s '%.60s'", i ? "," : "", near[i]);
+            n = w < 0 ? -1 : n + w;
+        }
         return -1;
     }
     *src = to;
@@ -271,8 +322,7 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
 
 void timeline_free(struct timeline *tl)
 {
-    for (size_t i = 0; i < tl->nlabels; i++)
-        free(tl->labels[i]);
     free(tl->labels);
+    strpool_free(&tl->names);
     memset(tl, 0, sizeof *tl);
 }

@@ -15,6 +15,12 @@ enum job_state { JOB_NONE /* a recording */, JOB_STARTING, JOB_RUNNING, JOB_PAUS
 
 enum sort_field { SORT_ID, SORT_LIVE, SORT_COUNT, SORT_CHANGE, SORT_PEAK, SORT_ALLOCS, SORT_KIND, SORT_SITE,
                   SORT_MODULE };
+/* Columns whose natural order is ascending (ids, texts: A to Z); the others show the
+ * largest first. sort_reverse turns either around. */
+static inline int sort_ascends(enum sort_field f)
+{
+    return f == SORT_ID || f == SORT_KIND || f == SORT_SITE || f == SORT_MODULE;
+}
 
 /* One table row: a model row plus what the console adds (change since the latest
  * snapshot, or the diff's A side). */

@@ -116,10 +116,12 @@ static size_t counters_of(struct model *m, struct process *p, int ds, unsigned k
     int devmem = model_kind_is_device_memory(kind);
     out[n++] = &p->counters[0][kind];
     out[n++] = &m->global[kind];
+    out[n++] = &m->run_now[kind];
     if (ds > 0)
         out[n++] = &p->counters[ds][kind];
     if (devmem) {
         out[n++] = &m->global[MODEL_KIND_DEVICE_MEMORY];
+        out[n++] = &m->run_now[MODEL_KIND_DEVICE_MEMORY];
         if (ds > 0)
             out[n++] = &p->counters[ds][MODEL_KIND_DEVICE_MEMORY];
     }
@@ -152,12 +154,13 @@ static void account_alloc(struct model *m, struct process *p, struct unit *u, in
         growth_on_change(p, u);
     struct site *s = &m->sites[u->site];
     s->live[u->kind] += size;
-    if (s->live[u->kind] > s->peak[u->kind]) {
+    uint64_t run_live = s->live[u->kind] - runs_site_base(m, u->site, u->kind); /* earlier runs' apart */
+    if (run_live > s->peak[u->kind]) {
         if (culeak_kind_is_memory(u->kind))
-            m->site_peaks[2 * u->site + (u->kind == CULEAK_KIND_BLOCK)] += s->live[u->kind] - s->peak[u->kind];
-        s->peak[u->kind] = s->live[u->kind];
+            m->site_peaks[2 * u->site + (u->kind == CULEAK_KIND_BLOCK)] += run_live - s->peak[u->kind];
+        s->peak[u->kind] = run_live;
     }
-    struct model_counter *cs[5];
+    struct model_counter *cs[7];
     size_t n = counters_of(m, p, ds, u->kind, cs);
     for (size_t i = 0; i < n; i++)
         counter_up(cs[i], size, t, seq);
@@ -187,7 +190,7 @@ static void account_free(struct model *m, struct process *p, struct unit *u, int
     if (p->growth)
         growth_on_change(p, u);
     m->sites[u->site].live[u->kind] -= size;
-    struct model_counter *cs[5];
+    struct model_counter *cs[7];
     size_t n = counters_of(m, p, ds, u->kind, cs);
     for (size_t i = 0; i < n; i++)
         counter_down(cs[i], size, reset);

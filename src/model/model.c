@@ -81,6 +81,7 @@ void model_free(struct model *m)
     live_table_free(&m->live);
     free(m->sites);
     free(m->site_peaks);
+    free(m->site_run_base);
     free(m->site_names);
     free(m->row_slots);
     u64map_free(&m->site_index);
@@ -218,6 +219,7 @@ void model_totals(const struct model *m, int proc, int device, int kind, struct 
         return;
     if (proc == MODEL_ALL && device == MODEL_ALL) {
         *out = m->global[kind];
+        runs_peak(m, kind, out);
         return;
     }
     for (int i = 0; i < m->nprocs; i++) {
@@ -232,6 +234,7 @@ void model_totals(const struct model *m, int proc, int device, int kind, struct 
         }
         counter_sum(out, &m->procs[i]->counters[slot][kind]);
     }
+    runs_device_peak(m, device, kind, out);
 }
 
 static int int_cmp(const void *a, const void *b)

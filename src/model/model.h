@@ -83,7 +83,8 @@ int model_stream_process(const struct model_stream *s); /* proc, or -1 before HE
 /* Frees the decoder; the process's data stays in the model. */
 void model_stream_close(struct model_stream *s);
 
-/* Reads a recording into a new stream: 0 clean, 1 cut off (read up to the cut),
+/* Reads a recording into a new stream: 0 clean, 1 cut off (read up to the cut) or a
+ * process the model has already (the same pid, host and start: read once),
  * 2 stopped at a mark, -1 unreadable/corrupt/newer format (err says why; records before
  * a corruption stay in the model). */
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen);
@@ -183,6 +184,10 @@ struct model_mark {
     uint64_t mem_free, mem_total;   /* mem_total 0 when the mark did not carry it */
 };
 const struct model_mark *model_marks(const struct model *m, int proc, size_t *n);
+/* The distinct mark labels of all processes nearest name (not name itself): of the same
+ * pattern ("iteration #") by the distance of their numbers, then the others by edit
+ * distance. Up to max into out; returns how many. */
+size_t model_nearest_marks(const struct model *m, const char *name, const char **out, size_t max);
 
 /* Moments: the live state of each process kept at each mark (NVTX range pushes and
  * culeak_mark; not range ends) and every tick of process time, for pictures (report
@@ -369,6 +374,10 @@ size_t model_row_stacks(struct model *m, enum model_group g, uint32_t id, int pr
  * "file:line" or "file" (path suffix), "module.so". The site frame (with its inline
  * chain) is matched, or every frame when any_frame. */
 int model_stack_matches(struct model *m, int proc, uint64_t stack, const char *pattern, int any_frame);
+/* Has line of file (a path suffix) code in a module of the processes? 1 yes; 0 some
+ * module has the file but no code at that line (*next: the next line that has, 0 none);
+ * -1 no module has the file (or none can be read). */
+int model_source_line(struct model *m, const char *file, unsigned line, unsigned *next);
 /* Stacks of proc (or all) matching; returns how many exist (copies up to max). */
 size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any_frame, uint64_t *out,
                          int *out_proc, size_t max);
@@ -405,6 +414,10 @@ int model_snapshot_copy(struct model *m, const char *from, const char *to);
  * in the same order up to an earlier point (so its processes and their stacks are a
  * prefix of m's). 0, or -1 when src is not such a prefix or memory runs out. */
 int model_snapshot_import(struct model *m, const char *name, const struct model *src);
+/* Snapshot `name` of m as a copy of snapshot `from` of src, a model of the same recordings
+ * loaded as model_snapshot_import() asks. 0, or -1 (no such snapshot, not a prefix, out
+ * of memory). */
+int model_snapshot_adopt(struct model *m, const char *name, const struct model *src, const char *from);
 
 struct model_diff_row {
     uint32_t id;

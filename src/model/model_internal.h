@@ -93,6 +93,9 @@ struct process {
     struct moment *moments;
     size_t nmoments;
     uint64_t tick_step, next_tick;
+    /* runs.c: the run of processes it belongs to, and whether its stream has ended */
+    uint32_t run;
+    int stream_ended;
 };
 
 /* One kept moment of a process: its per-unit live state at a mark or a tick. */
@@ -191,6 +194,13 @@ struct model {
     struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
     int growth_walk_all;           /* suspects.c, for tests: every mark sums every site again */
     uint64_t generation;           /* model_generation() */
+    /* runs.c: processes that never ran at the same time (two runs of a job opened
+     * together) do not add up in peaks: the current run's counters, the best peaks of
+     * the runs before it, and each site's live bytes when the current run began */
+    uint32_t nruns;
+    struct model_counter run_now[MODEL_KIND_SLOTS], run_best[MODEL_KIND_SLOTS];
+    uint64_t *site_run_base;       /* [site * CULEAK_KIND_COUNT + kind]; NULL in a first run */
+    size_t site_run_base_sites;
     uint32_t *row_slots;           /* table.c: row id << 1 | part -> row of the table being
                                       built; UINT32_MAX (empty) between uses */
     size_t nrow_slots;
@@ -255,6 +265,20 @@ void snapshots_free(struct model *m);
 void moments_on_mark(struct model *m, struct process *p, const char *label);
 void moments_on_time(struct model *m, struct process *p, uint64_t t_ns);
 void moments_free(struct process *p);
+
+/* runs.c */
+/* p, just started (its HELLO applied): in the current run, or the first of a new one
+ * when every process before it had ended before it started. */
+void runs_on_start(struct model *m, struct process *p);
+/* The live bytes of a site of kind when the current run began (0 in a first run). */
+static inline uint64_t runs_site_base(const struct model *m, uint32_t site, unsigned kind)
+{
+    return site < m->site_run_base_sites ? m->site_run_base[(size_t)site * CULEAK_KIND_COUNT + kind] : 0;
+}
+/* The peak of all processes' counters of kind: the best run's. */
+void runs_peak(const struct model *m, int kind, struct model_counter *out);
+/* Peaks of one device over all processes: summed within a run, the best run's. */
+void runs_device_peak(const struct model *m, int device, int kind, struct model_counter *out);
 
 /* suspects.c */
 void growth_on_mark(struct model *m, struct process *p, const struct model_mark *mk);

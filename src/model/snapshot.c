@@ -185,6 +185,24 @@ int model_snapshot_import(struct model *m, const char *name, const struct model 
     return 0;
 }
 
+int model_snapshot_adopt(struct model *m, const char *name, const struct model *src, const char *from)
+{
+    int k = model_snapshot_find(src, from);
+    if (k < 0 || src->nprocs > m->nprocs)
+        return -1;
+    for (int i = 0; i < src->nprocs; i++)
+        if (src->procs[i]->pub.pid != m->procs[i]->pub.pid || src->procs[i]->nunits > m->procs[i]->nunits)
+            return -1;
+    const struct snapshot *f = &src->snaps[k];
+    struct snapshot *s = snapshot_new(m, name);
+    if (!s || parts_alloc(s, f->nparts) != 0)
+        return -1;
+    for (int i = 0; i < f->nparts; i++)
+        if (f->parts[i].present && state_copy(&f->parts[i], &s->parts[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int model_label_is_seq(const char *label)
 {
     if (!*label)

@@ -16,6 +16,7 @@ struct model_stream {
     struct culeak_sink sink;
     struct culeak_decoder dec;
     char error[320];
+    int duplicate;          /* its process is one the model has already: records ignored */
 };
 
 /* Environment variables launchers use for a process's rank, most specific first. */
@@ -44,8 +45,21 @@ static int parse_rank(const struct culeak_hello *h)
 static int on_hello(void *ctx, const struct culeak_hello *h)
 {
     struct model_stream *s = ctx;
-    model_changed(s->m);
     struct model *m = s->m;
+    /* the same recording given twice (a.culeak a.culeak, or a copy): one process, counted
+     * once. A process that execs starts again with a new start time. */
+    for (int i = 0; i < m->nprocs; i++) {
+        const struct model_process *q = &m->procs[i]->pub;
+        if (q->pid == h->pid && q->start_realtime_ns == h->realtime_ns &&
+            q->start_monotonic_ns == h->monotonic_ns && strlen(q->host) == h->host.n &&
+            (!h->host.n || memcmp(q->host, h->host.p, h->host.n) == 0)) {
+            s->duplicate = 1;
+            snprintf(s->error, sizeof s->error, "process %llu on %s is in an earlier recording too: read once",
+                     (unsigned long long)h->pid, q->host);
+            return 0;
+        }
+    }
+    model_changed(s->m);
     struct process *p = model_add_process(m);
     if (!p) {
         snprintf(s->error, sizeof s->error, "too many processes (or out of memory)");
@@ -64,6 +78,7 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
     p->pub.host = host ? host : "";
     p->pub.exe = exe ? exe : "";
     p->pub.rank = parse_rank(h);
+    runs_on_start(m, p);
     p->pub.argv = calloc(h->argc + 1, sizeof *p->pub.argv);
     if (p->pub.argv) {
         for (size_t i = 0; i < h->argc; i++) {
@@ -81,6 +96,8 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
 static int on_modules(void *ctx, const struct culeak_modules *mods)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     modules_add(s->m, s->p, mods);
     return 0;
@@ -89,6 +106,8 @@ static int on_modules(void *ctx, const struct culeak_modules *mods)
 static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     if (apply_frame(s->m, s->p, id, parent, pyframes_ip(s->m, s->p, ip)) != 0) {
         snprintf(s->error, sizeof s->error, "out of memory");
@@ -100,6 +119,8 @@ static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
 static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     if (pyframes_add(s->m, s->p, f) != 0) {
         snprintf(s->error, sizeof s->error, "out of memory");
@@ -111,6 +132,8 @@ static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 static int on_event(void *ctx, const struct culeak_event *e)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     apply_event(s->m, s->p, e);
     return 0;
@@ -119,6 +142,8 @@ static int on_event(void *ctx, const struct culeak_event *e)
 static int on_mark(void *ctx, const struct culeak_mark *mk)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     struct model *m = s->m;
     apply_mark(m, s->p, mk);
@@ -133,6 +158,8 @@ static int on_mark(void *ctx, const struct culeak_mark *mk)
 static int on_exit_record(void *ctx, const struct culeak_exit *x)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     if (s->m->seq_triggers) /* snapshots "after seq N" for the last N */
         snapshots_on_seq(s->m, s->p, s->p->pub.last_seq + 1);
@@ -147,6 +174,8 @@ static int on_exit_record(void *ctx, const struct culeak_exit *x)
 static int on_note(void *ctx, struct culeak_str text)
 {
     struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
     model_changed(s->m);
     s->p->pub.notes++;
     const char *t = strpool_intern(&s->m->strings, text.p ? text.p : "", text.n);
@@ -191,7 +220,7 @@ int model_stream_feed(struct model_stream *s, const void *bytes, size_t n)
 
 int model_stream_finish(struct model_stream *s)
 {
-    if (culeak_decoder_finish(&s->dec) == 0)
+    if (culeak_decoder_finish(&s->dec) == 0 || s->duplicate)
         return 0;
     snprintf(s->error, sizeof s->error, "%s", s->dec.error);
     if (s->p)
@@ -208,8 +237,10 @@ void model_stream_close(struct model_stream *s)
 {
     if (!s)
         return;
-    if (s->p)
+    if (s->p) {
         s->p->pub.ended = 1;
+        s->p->stream_ended = 1; /* its end is known: a process starting later is of another run */
+    }
     culeak_decoder_free(&s->dec);
     free(s);
 }
@@ -259,6 +290,8 @@ int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
             break;
         }
     }
+    if (rc == 0 && s->duplicate)
+        rc = 1;
     if (rc == 1 || rc == -1)
         snprintf(err, errlen, "%s: %s", path, s->error);
     free(chunk);

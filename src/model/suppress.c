@@ -268,6 +268,21 @@ static int add_block(struct suppressions *s, struct block *b)
     return 0;
 }
 
+/* Is l a TOOL:KIND line naming culeak ("culeak:Leak", "Memcheck,culeak:Leak")? */
+static int names_culeak_tool(const char *l)
+{
+    const char *colon = strchr(l, ':');
+    if (!colon || colon == l || !colon[1] || strpbrk(colon + 1, " \t:"))
+        return 0;
+    for (const char *t = l; t < colon;) {
+        size_t n = strcspn(t, ",:");
+        if (n == 6 && !strncmp(t, "culeak", 6))
+            return 1;
+        t += n + (t[n] == ',');
+    }
+    return 0;
+}
+
 /* One block, after its '{': 0 (added, or another tool's and skipped), -1 error. */
 static int parse_block(struct suppressions *s, struct parser *p, const char **text, const char *file)
 {
@@ -279,6 +294,9 @@ static int parse_block(struct suppressions *s, struct parser *p, const char **te
         return parse_error(p, "the block opened at line %u has no name and no '}'", b.line);
     if (!strcmp(l, "}") || !strcmp(l, "{"))
         return parse_error(p, "the block opened at line %u has no name", b.line);
+    if (names_culeak_tool(l)) /* read as its name, the block would be skipped as another tool's */
+        return parse_error(p, "the block opened at line %u has no name: its first line is the TOOL:KIND line '%s'",
+                           b.line, l);
     char *name = strdup(l);
     if (!name)
         return parse_error(p, "out of memory");
@@ -374,6 +392,7 @@ int suppressions_load(struct suppressions *s, const char *path, char *err, size_
     char *text = NULL;
     size_t len = 0, cap = 0, got;
     char chunk[65536];
+    errno = 0;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (len + got + 1 > cap) {
             cap = (len + got + 1) * 2;
@@ -389,11 +408,11 @@ int suppressions_load(struct suppressions *s, const char *path, char *err, size_
         memcpy(text + len, chunk, got);
         len += got;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory opens, and reads EISDIR */
     fclose(f);
     if (bad) {
         free(text);
-        snprintf(err, errlen, "%s: read error", path);
+        snprintf(err, errlen, "%s: %s", path, strerror(bad));
         return -1;
     }
     if (text && memchr(text, 0, len)) {

@@ -37,6 +37,10 @@ struct site_ring {
     uint64_t low_bytes, low_n;  /* running minimum and the last mark at it (as of the */
     uint64_t low_seq;           /* last write: see ring_low) */
     const char *low_label;
+    /* step-wise growth: the mark since which it has never fallen, its bytes then, and the
+     * marks since at which it rose */
+    uint64_t run_n, run_bytes;
+    uint32_t steps;
 };
 
 /* A label pattern and how its numbers went from one mark to the next. */
@@ -359,6 +363,15 @@ static void ring_low(const struct mseries *s, const struct site_ring *r, uint64_
 static void ring_write(const struct mseries *s, struct site_ring *r, uint64_t n, uint64_t cur,
                        const struct model_mark *mk)
 {
+    if (n == 0) {
+        r->run_bytes = cur; /* held from before the series: no step */
+    } else if (cur < r->val) {
+        r->run_n = n;
+        r->run_bytes = cur;
+        r->steps = 0;
+    } else if (cur > r->val) {
+        r->steps++;
+    }
     if (r->next) {
         ring_low(s, r, n - 1, &r->low_n, &r->low_seq, &r->low_label);
         uint64_t from = r->next;
@@ -579,11 +592,21 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
             dv[i] = (int64_t)(b - a);
         }
         uint64_t now = ring_at(r, last), then = ring_at(r, first);
-        if (rises < need || now <= then)
+        if (now <= then)
             continue;
         double per = median_i64(dv, w);
-        if (per <= 0)
-            continue;
+        int stepwise = 0;
+        if (rises < need || per <= 0) {
+            /* growth in steps (a leak on a path taken every few iterations): never fell
+             * over a whole window, rose at STEP_MIN marks or more since it last fell, the
+             * latest within the window; its growth is the mean over that run */
+            if (w < MODEL_SUSPECT_WINDOW || r->run_n > first || r->steps < MODEL_SUSPECT_STEP_MIN)
+                continue;
+            stepwise = 1;
+            per = (double)(now - r->run_bytes) / (double)(last - r->run_n);
+            if (per < 1)
+                continue;
+        }
         if (per > 9e18) /* absurd input: keep the conversion below defined */
             per = 9e18;
         uint64_t low_n, low_seq;
@@ -595,6 +618,7 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
             .live_bytes = now, .window_bytes = then, .per_mark = (int64_t)per, .since_label = low_label,
             .since_seq = low_seq, .since_bytes = r->low_bytes, .since_marks = last - low_n,
             .interval_s = interval_s, .device = -1, .running = !p->pub.exited && !p->pub.ended,
+            .stepwise = stepwise,
         };
         int host = r->slot == CULEAK_KIND_HOST_PINNED || r->slot == CULEAK_KIND_HOST_REGISTERED;
         if (mem && !host) {

@@ -19,6 +19,12 @@
  * not one. Its growth per iteration is the median of its W interval changes; "since" is
  * the last mark at which its live bytes were at their lowest so far.
  *
+ * Growth in steps (a leak on a path taken every few iterations, an error path) is a
+ * suspect too, marked stepwise: a site whose live bytes never fell over a whole window
+ * (MODEL_SUSPECT_WINDOW intervals: with fewer marks, the rule above only), rose
+ * at MODEL_SUSPECT_STEP_MIN marks or more since they last fell, and are higher now than
+ * W marks ago. Its growth per iteration is the mean since it last fell.
+ *
  * The forecast divides the free memory of the device, as the latest mark that carried
  * it said (cuMemGetInfo in the marking thread's context, culeak-stream(5)), by the
  * growth per iteration, and multiplies by the median time between the series' marks.
@@ -32,6 +38,7 @@
 #define MODEL_SUSPECT_WINDOW 10       /* mark intervals looked at */
 #define MODEL_SUSPECT_MIN_INTERVALS 4 /* fewer: no verdict yet */
 #define MODEL_SUSPECT_SERIES 8        /* label patterns followed per process (<= 8) */
+#define MODEL_SUSPECT_STEP_MIN 3      /* rises since a site last fell: growth in steps */
 
 struct model_suspect {
     int proc;
@@ -45,7 +52,9 @@ struct model_suspect {
     const char *last_label;   /* the latest mark */
     uint64_t live_bytes;      /* at the latest mark */
     uint64_t window_bytes;    /* W marks before it */
-    int64_t per_mark;         /* median change per interval (> 0) */
+    int64_t per_mark;         /* median change per interval (> 0); step-wise: the mean */
+    int stepwise;             /* 1: it grows in steps, at fewer marks than the rule's 80%
+                               * (see below), never falling */
     const char *since_label;  /* the last mark at which it was at its lowest */
     uint64_t since_seq, since_bytes, since_marks; /* ... its seq, bytes then, marks ago */
     double interval_s;        /* median time between the series' marks */

@@ -1,5 +1,6 @@
 /* libdwfl symbolizer with per-module handles and a per-(module, offset) cache. */
 #include "symbols.h"
+#include "sym_scopes.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -16,6 +17,7 @@ struct sym_module {
     Dwfl *dwfl;
     Dwfl_Module *mod;
     int opened; /* tried already (mod may still be NULL: file missing or not ELF) */
+    struct scope_index *scopes; /* its functions by address, per CU (sym_scopes.h) */
 };
 
 struct cache_slot {
@@ -41,6 +43,8 @@ struct symbolizer {
     sym_extra_fn extra;
     void *extra_ctx;
     struct sym_frame scratch[64];
+    int no_index; /* symbolizer_without_index: dwarf_getscopes and the symbol table only */
+    size_t walks; /* symbolizer_walks */
 };
 
 static char *debuginfo_path;
@@ -62,9 +66,11 @@ void symbolizer_free(struct symbolizer *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nmods; i++)
+    for (size_t i = 0; i < s->nmods; i++) {
         if (s->mods[i].dwfl)
             dwfl_end(s->mods[i].dwfl);
+        scope_index_free(s->mods[i].scopes);
+    }
     struct sym_cache *caches[] = {&s->full, &s->brief};
     for (int c = 0; c < 2; c++) {
         for (size_t i = 0; i < caches[c]->n; i++)
@@ -143,6 +149,8 @@ static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const
         }
         if (fd >= 0 && !m->mod)
             close(fd); /* libdwfl owns it only when the module was reported */
+        if (m->mod && !s->no_index)
+            m->scopes = scope_index_new(); /* NULL (out of memory): dwarf_getscopes */
     }
     return m;
 }
@@ -190,7 +198,18 @@ static Dwarf_Die *source_line(struct symbolizer *s, struct sym_module *m, Dwarf_
     return cudie;
 }
 
-/* Fills s->scratch with the frames of one address; returns how many. */
+/* The symbol table's name of the function at addr, and addr's offset in it. */
+static void symtab_function(struct symbolizer *s, struct sym_module *m, Dwarf_Addr addr, struct sym_frame *f)
+{
+    GElf_Sym sym;
+    GElf_Off sym_off = 0;
+    s->walks++;
+    f->function = symbolizer_demangle(s, dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL));
+    f->function_offset = sym_off;
+}
+
+/* Fills s->scratch with the frames of one address; returns how many. The symbol table is
+ * read only where the DWARF names no function (its search walks every symbol). */
 static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off)
 {
     struct sym_frame *f = s->scratch;
@@ -198,17 +217,17 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
     if (!m || !m->mod)
         return 1;
     Dwarf_Addr addr = off;
-    GElf_Sym sym;
-    GElf_Off sym_off = 0;
-    const char *symname = dwfl_module_addrinfo(m->mod, addr, &sym_off, &sym, NULL, NULL, NULL);
-    f[0].function = symbolizer_demangle(s, symname);
-    f[0].function_offset = sym_off;
     Dwarf_Addr bias = 0;
     Dwarf_Die *cudie = source_line(s, m, addr, &f[0], &bias);
-    if (!cudie)
+    if (!cudie) {
+        symtab_function(s, m, addr, &f[0]);
         return 1;
-    Dwarf_Die *scopes = NULL;
-    int nscopes = dwarf_getscopes(cudie, addr - bias, &scopes);
+    }
+    /* The function-like scopes physically containing the address, outermost first:
+     * from the module's index of functions, else from dwarf_getscopes (innermost first,
+     * each function's enclosing ones then asked of dwarf_getscopes_die). */
+    Dwarf_Die path[64];
+    int npath = scope_index_path(m->scopes, cudie, addr - bias, path, (int)(sizeof path / sizeof *path));
     unsigned n = 1;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
@@ -219,19 +238,32 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
      * dwarf_getscopes_die). */
     Dwarf_Die die;
     int have = 0;
-    for (int i = 0; i < nscopes && !have; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-            die = scopes[i];
-            have = 1;
+    if (npath > 0) {
+        die = path[--npath];
+        have = 1;
+    } else {
+        Dwarf_Die *scopes = NULL;
+        s->walks++;
+        int nscopes = dwarf_getscopes(cudie, addr - bias, &scopes);
+        for (int i = 0; i < nscopes && !have; i++) {
+            int tag = dwarf_tag(&scopes[i]);
+            if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+                die = scopes[i];
+                have = 1;
+            }
         }
+        free(scopes);
+        npath = -1; /* outer scopes from dwarf_getscopes_die */
     }
-    free(scopes);
+    if (!have)
+        symtab_function(s, m, addr, &f[0]);
     while (have && n < sizeof s->scratch / sizeof *s->scratch) {
         const char *fn = die_function_name(s, &die);
         if (fn) {
             f[n - 1].function = fn;
             f[n - 1].function_offset = 0;
+        } else if (n == 1) {
+            symtab_function(s, m, addr, &f[0]);
         }
         if (dwarf_tag(&die) != DW_TAG_inlined_subroutine)
             break;
@@ -249,9 +281,17 @@ static unsigned resolve(struct symbolizer *s, struct sym_module *m, uint64_t off
                 caller->file = intern_or_null(s, dwarf_filesrc(files, w, NULL, NULL));
         }
         n++;
-        Dwarf_Die *outer = NULL;
-        int nouter = dwarf_getscopes_die(&die, &outer);
         have = 0;
+        if (npath >= 0) {
+            if (npath > 0) {
+                die = path[--npath];
+                have = 1;
+            }
+            continue;
+        }
+        Dwarf_Die *outer = NULL;
+        s->walks++;
+        int nouter = dwarf_getscopes_die(&die, &outer);
         for (int i = 1; i < nouter && !have; i++) { /* outer[0] is die itself */
             int tag = dwarf_tag(&outer[i]);
             if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
@@ -359,13 +399,58 @@ const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_i
     struct sym_module *m = module_handle(s, module_id, path);
     struct sym_frame f = {0};
     if (m && m->mod) {
-        GElf_Sym sym;
-        GElf_Off sym_off = 0;
-        f.function = symbolizer_demangle(s, dwfl_module_addrinfo(m->mod, offset, &sym_off, &sym, NULL, NULL, NULL));
-        f.function_offset = sym_off;
-        Dwarf_Addr bias;
-        source_line(s, m, offset, &f, &bias);
+        /* the function around the address: the DWARF's (the index of the module's
+         * functions), else the symbol table's */
+        Dwarf_Addr bias = 0, entry;
+        Dwarf_Die *cudie = source_line(s, m, offset, &f, &bias);
+        Dwarf_Die fn_die;
+        const char *fn = NULL;
+        if (cudie && scope_index_path(m->scopes, cudie, offset - bias, &fn_die, 1) == 1)
+            fn = die_function_name(s, &fn_die);
+        if (fn) {
+            f.function = fn;
+            f.function_offset = dwarf_entrypc(&fn_die, &entry) == 0 && offset - bias >= entry ? offset - bias - entry : 0;
+        } else {
+            symtab_function(s, m, offset, &f);
+        }
     }
     const struct sym_result *r = cache_store(&s->brief, slot, module_id, offset, &f, 1);
     return r ? &r->frames[0] : NULL;
+}
+
+void symbolizer_without_index(struct symbolizer *s) { s->no_index = 1; }
+size_t symbolizer_walks(const struct symbolizer *s) { return s->walks; }
+
+int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
+                           unsigned line, unsigned *next)
+{
+    struct sym_module *m = module_handle(s, module_id, path);
+    *next = 0;
+    if (!m || !m->mod)
+        return -1;
+    Dwfl_Line **srcs = NULL;
+    size_t n = 0;
+    /* libdwfl gives the exact line's records, or those of the next line with code */
+    if (dwfl_module_getsrc_file(m->mod, file, (int)line, 0, &srcs, &n) == 0 && n) {
+        int found = 0, best = 0;
+        for (size_t i = 0; i < n; i++) {
+            int lineno = 0;
+            if (!dwfl_lineinfo(srcs[i], NULL, &lineno, NULL, NULL, NULL))
+                continue;
+            found |= lineno == (int)line;
+            if (lineno > (int)line && (!best || lineno < best))
+                best = lineno;
+        }
+        free(srcs);
+        if (found)
+            return 1;
+        *next = (unsigned)best;
+        return 0;
+    }
+    free(srcs);
+    srcs = NULL;
+    n = 0;
+    int known = dwfl_module_getsrc_file(m->mod, file, 0, 0, &srcs, &n) == 0 && n; /* the file, no line after */
+    free(srcs);
+    return known ? 0 : -1;
 }

@@ -43,5 +43,15 @@ void symbolizer_set_extra(struct symbolizer *s, uint32_t module_id, sym_extra_fn
 /* Demangles C++ names (via libstdc++'s __cxa_demangle when it can be loaded); returns an
  * interned string, or name itself interned. */
 const char *symbolizer_demangle(struct symbolizer *s, const char *name);
+/* Tests: find scopes with dwarf_getscopes and functions in the symbol table alone, as
+ * before the index of functions (call before the first lookup). */
+void symbolizer_without_index(struct symbolizer *s);
+/* Lookups so far that searched a whole symbol table or compile unit (each costs what the
+ * module's size does): with the index, only addresses that no DWARF function covers. */
+size_t symbolizer_walks(const struct symbolizer *s);
+/* Has line of file (a path suffix) code in the module? 1 yes; 0 the module has the file
+ * but no code there (*next: the next line that has, 0 none); -1 no such file in it. */
+int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
+                           unsigned line, unsigned *next);
 
 #endif

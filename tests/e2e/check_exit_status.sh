@@ -44,4 +44,13 @@ want 1 "leak, exit 0" -- "$S" leak 2 64
 want 9 "leak, exit 0, --error-exitcode 9" --error-exitcode 9 -- "$S" leak 2 64
 want 0 "leak, exit 0, --error-exitcode 0" --error-exitcode 0 -- "$S" leak 2 64
 grep -q "LEAK SUMMARY: 128 bytes leaked in 2 allocations" "$tmp/err" || fail "leak not reported with exit code 0"
+# a program that failed is said to have failed, after the report, with why: its status or
+# signal, and its failed allocations
+want 4 "a failed allocation, exit 4" -- sh -c "FAKECUDA_MEM_BYTES=1048576 '$S' oom; exit 4"
+tail -n1 "$tmp/err" | grep -qxF "culeak check: sh failed (exit status 4); 1 CUDA allocation failed, the first cuMemAlloc_v2 returning 2; the report above covers what it did until then" ||
+    fail "check does not say that the program failed and why"
+want 139 "leak, then SIGSEGV" -- "$H" segv
+tail -n1 "$tmp/err" | grep -qF "culeak check: $H was killed by signal 11 (" || fail "check does not say the program was killed"
+want 0 "no leak, exit 0" -- "$S" leak 0 64
+! grep -q "culeak check: .* failed" "$tmp/err" || fail "check says a program that succeeded failed"
 echo "check_exit_status: ok"

@@ -82,4 +82,25 @@ type_expect "continue" "EXITED (status 0)"
 wait_for "LEAK SUMMARY: 10485760 bytes leaked in 10 allocations"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
+
+# 3. two breakpoints whose conditions hold at once are both hit: `break LEAK` pauses at
+#    every block, `count > 8` at the 9th and 10th too, and each counts its hits; `grows 0`
+#    is refused; a line without code is said to have none
+gated_leak
+type_expect "break $LEAK grows 0" "'grows' needs a size above 0"
+type_expect "break job.c:999" "breakpoint 1 at job.c:999 when any allocation (no code at line 999 of job.c; pending)"
+type_expect "delete 1" "deleted breakpoint 1"
+type_expect "break $LEAK" "breakpoint 2 at $LEAK when any allocation"
+type_expect "break $LEAK count > 8" "breakpoint 3 at $LEAK when count > 8"
+touch "$T/go"
+for hit in 1 2 3 4 5 6 7 8 9 10; do
+    wait_for "breakpoint 2 (hit $hit)"
+    [ "$hit" -lt 10 ] && type_expect "continue" "breakpoint 2 (hit $((hit + 1)))"
+done
+type_expect "continue" "EXITED (status 0)"
+type_expect "info breakpoints" "2 breakpoints listed in the output pane"
+screen | grep -qE "^2 +y +10  any allocation +$LEAK" || fail "info breakpoints: break LEAK should have 10 hits"
+screen | grep -qE "^3 +y +2  count > 8 +$LEAK" || fail "info breakpoints: count > 8 should have 2 hits"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
 echo "console breakpoints e2e ok"

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The demos: every file:line in demo/EXPECTED.md points at an allocation call, and the
-# simulated loop-leak scenario, run the way `make run` runs it on a machine without a GPU
-# (demo/run.sh --sim, here under `culeak record`), leaks what EXPECTED.md says.
+# The demos: plain `make` builds the simulated one, every file:line in demo/EXPECTED.md
+# points at an allocation call, and the simulated loop-leak scenario, run the way `make
+# run` runs it on a machine without a GPU (demo/run.sh --sim, here under `culeak record`),
+# leaks what EXPECTED.md says.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "demo: $*" >&2; exit 1; }
+
+# plain `make` builds what `make run` opens without a GPU (a dry run into an empty build
+# directory lists every command of `all`)
+make -n -s BUILD="$tmp/fresh" all 2>/dev/null | grep -q 'demo/sim/loop_leak_sim\.c' ||
+    fail "plain make does not build the simulated demo that make run needs"
 
 refs=$(grep -o '[a-z_]*\.c[u]*:[0-9]*' demo/EXPECTED.md | sort -u)
 [ -n "$refs" ] || fail "no file:line in demo/EXPECTED.md"

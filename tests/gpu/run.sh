@@ -6,7 +6,7 @@
 # culeak is installed from the wheel as a user installs it: pip, with no index, into a
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
-# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console
+# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console jobs
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -350,6 +350,28 @@ if want console; then
     console_rc=$?
     tee -a "$SUMMARY" <"$W/console.txt"
     [ $console_rc -eq 0 ] || { say "console: exit $console_rc"; fails=$((fails + 1)); }
+fi
+if want jobs; then
+    say "== a job of two processes (torch, spawn) recorded into one name; the same recording twice"
+    rm -f "$W"/spawn.culeak*
+    "$CULEAK" record --no-pool -o "$W/spawn.culeak" -- python3 tests/gpu/spawn_child.py >"$W/spawn.out" 2>"$W/spawn.err"
+    if grep -qE "^culeak record: [0-9]+ processes wrote recordings: .*/spawn.culeak .*/spawn.culeak\.[0-9]+" "$W/spawn.err"; then
+        say "spawn: record names the recordings: $(grep -c . <<<"$(ls "$W"/spawn.culeak*)") files"
+    else
+        say "spawn: record does not name the recordings"; tail -n 5 "$W/spawn.err" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
+    "$CULEAK" report "$W/spawn.culeak" >/dev/null 2>"$W/spawn-report.err"
+    grep -q "more recording.* of the job that wrote .*spawn.culeak .* not read" "$W/spawn-report.err" ||
+        { say "spawn: report of the parent alone does not warn of the child's"; fails=$((fails + 1)); }
+    "$CULEAK" report "$W"/spawn.culeak* "$W"/spawn.culeak* >"$W/spawn-twice.txt" 2>"$W/spawn-twice.err"
+    "$CULEAK" report "$W"/spawn.culeak* >"$W/spawn-once.txt" 2>/dev/null
+    if [ "$(grep '^LEAK SUMMARY' "$W/spawn-twice.txt")" = "$(grep '^LEAK SUMMARY' "$W/spawn-once.txt")" ] &&
+        grep -q "read once" "$W/spawn-twice.err"; then
+        say "spawn: the recordings twice are read once: $(grep '^LEAK SUMMARY' "$W/spawn-once.txt")"
+    else
+        say "spawn: the recordings given twice are counted twice"; fails=$((fails + 1))
+    fi
 fi
 # the details travel as one archive: the device tool brings back only a few files
 tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)

@@ -64,14 +64,16 @@ static inline void sb_end(struct sb *b, uint8_t type)
     b->plen = 0;
 }
 
-/* HELLO with one argument and optional "KEY=VALUE" environment entry (NULL: none). */
-static inline void sb_hello(struct sb *b, uint64_t pid, const char *exe, const char *env)
+/* HELLO with one argument and optional "KEY=VALUE" environment entry (NULL: none), of
+ * a process started at wall time realtime (ns) and monotonic time mono (ns). */
+static inline void sb_hello_at(struct sb *b, uint64_t pid, const char *exe, const char *env, uint64_t realtime,
+                               uint64_t mono)
 {
     sb_u(b, CULEAK_FORMAT_VERSION);
     sb_u(b, pid);
     sb_u(b, 1);        /* ppid */
-    sb_u(b, 1000);     /* realtime */
-    sb_u(b, 1000000);  /* monotonic at start */
+    sb_u(b, realtime);
+    sb_u(b, mono);
     sb_s(b, "testhost");
     sb_s(b, exe);
     sb_u(b, 2);
@@ -83,6 +85,11 @@ static inline void sb_hello(struct sb *b, uint64_t pid, const char *exe, const c
     sb_u(b, 64);
     sb_u(b, 1);
     sb_end(b, CULEAK_REC_HELLO);
+}
+
+static inline void sb_hello(struct sb *b, uint64_t pid, const char *exe, const char *env)
+{
+    sb_hello_at(b, pid, exe, env, 1000, 1000000);
 }
 
 /* MODULES with one module of one segment [base+vaddr, +memsz). */

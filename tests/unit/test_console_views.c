@@ -429,8 +429,23 @@ static void test_screen_render(void **state)
         char row[512];
         grid_row_text(&g, l.table.y + 1, row, sizeof row); /* the biggest site first */
         assert_non_null(strstr(row, "3.00 MiB"));
+        /* a device's live and peak bytes are labelled (not "3.00 MiB/3.00 MiB", read as
+         * used/total) */
+        grid_row_text(&g, l.header.y + 1, row, sizeof row);
+        assert_non_null(strstr(row, "3.00 MiB (peak 3.00 MiB)"));
         grid_free(&g);
     }
+    /* a long command: the program's name, not its directory, and "..." where it is cut */
+    snprintf(u.title, sizeof u.title, "/home/someone/projects/experiments/build/late 400 70 marks");
+    layout_compute(24, 80, &l);
+    assert_int_equal(grid_init(&g, 24, 80), 0);
+    ui_render(&u, &g, &l);
+    assert_true(grid_contains(&g, " late 400 70 marks "));
+    grid_free(&g);
+    char fit[64];
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "./late 400 70 marks", 40), "./late 400 70 marks");
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "./bin/late 400 70 marks", 15), "late 400 70 ...");
+    assert_string_equal(fmt_fit_command(fit, sizeof fit, "late", 2), "la");
     /* paused: loud banner with the allocation and how to attach */
     u.state = JOB_PAUSED;
     u.held = (struct held){.proc = 0, .seq = 1, .tid = 77, .size = 1 << 20, .leaf = 2,
@@ -504,6 +519,41 @@ static void test_every_terminal_size(void **state)
     model_stream_close(s);
     sb_free(b);
     ui_free(&u);
+}
+
+/* An exit report of 1500 sites does not push itself out of the output pane's scrollback:
+ * the largest sites, where the rest is, and the summary. */
+static void test_long_exit_report(void **state)
+{
+    (void)state;
+    struct console c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(ui_init(&c.u), 0);
+    struct model_stream *s = model_stream_open(c.u.m);
+    assert_non_null(s);
+    struct sb *b = sb_new();
+    sb_hello(b, 4242, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x100000);
+    for (uint64_t i = 1; i <= 1500; i++) {
+        sb_frame(b, i, 0, APP_BASE + 0x100 + i * 16);
+        sb_alloc(b, i, i, 0x7000000 + i * 0x1000, 4096 + i); /* the last site the largest */
+    }
+    feed_bytes(&c.u, s, b);
+    console_leak_report(&c);
+    size_t n = outbuf_lines(&c.u.out);
+    assert_true(n < 2100);
+    int summary = 0, note = 0, largest = 0, smallest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *l = outbuf_line(&c.u.out, i);
+        summary |= strstr(l, "LEAK SUMMARY: ") != NULL;
+        note |= strstr(l, "more lines, of smaller sites: the whole report goes to --log-file FILE") != NULL;
+        largest |= strstr(l, "app+0x5dc0") != NULL;  /* 0x100 + 1500 * 16 */
+        smallest |= strstr(l, "app+0x110") != NULL;  /* 0x100 + 1 * 16 */
+    }
+    assert_true(summary && note && largest && !smallest);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&c.u);
 }
 
 static void test_outbuf(void **state)
@@ -692,7 +742,8 @@ static void test_site_fit(void **state)
     assert_string_equal(site_fit("fn at 0x12", cwd, 0, b, sizeof b), "fn at 0x12");
 }
 
-/* sort FIELD is largest first every time (asc: smallest first); a diff sorts by change
+/* sort FIELD is largest first every time (asc: smallest first), texts A to Z (desc: Z to
+ * A); a diff sorts by change
  * and diff off puts the earlier order back. */
 static void test_sort_and_diff_order(void **state)
 {
@@ -710,6 +761,19 @@ static void test_sort_and_diff_order(void **state)
     assert_true(c.u.sort_reverse);
     console_exec(&c, "sort peak sideways");
     assert_int_equal(c.u.msg_error, 1);
+    /* texts and ids read A to Z by themselves: asc keeps that, desc turns it round */
+    console_exec(&c, "sort site asc");
+    assert_false(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by site, A to Z"));
+    console_exec(&c, "sort site desc");
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by site, Z to A"));
+    console_exec(&c, "sort module");
+    assert_false(c.u.sort_reverse);
+    console_exec(&c, "sort live asc");
+    assert_true(c.u.sort_reverse);
+    assert_non_null(strstr(c.u.msg, "sorted by live, smallest first"));
+    console_exec(&c, "sort peak asc");
     console_exec(&c, "snapshot a");
     console_exec(&c, "diff a");
     assert_true(c.u.diff_active);
@@ -951,7 +1015,7 @@ int main(void)
         cmocka_unit_test(test_breakpoint_conditions), cmocka_unit_test(test_views_from_model),
         cmocka_unit_test(test_breakpoint_hits),
         cmocka_unit_test(test_view_support),  cmocka_unit_test(test_breakpoints_on_model),
-        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_every_terminal_size), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
+        cmocka_unit_test(test_screen_render), cmocka_unit_test(test_every_terminal_size), cmocka_unit_test(test_long_exit_report), cmocka_unit_test(test_outbuf), cmocka_unit_test(test_outbuf_terminal), cmocka_unit_test(test_help_view), cmocka_unit_test(test_site_fit), cmocka_unit_test(test_sort_and_diff_order), cmocka_unit_test(test_rest_of_line), cmocka_unit_test(test_diff_columns), cmocka_unit_test(test_group_stack_callers), cmocka_unit_test(test_output_scroll_stays),
         cmocka_unit_test(test_diff_new_allocations), cmocka_unit_test(test_stack_folds_library_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

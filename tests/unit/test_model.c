@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define APP "/opt/app/bin/app"
 #define CUDART "/usr/lib/libcudart.so.12"
@@ -404,6 +405,112 @@ static void test_snapshot_copy_and_import(void **state)
     sb_free(o);
 }
 
+/* A snapshot of a model of the same recording loaded up to a mark, adopted by name. */
+static void test_snapshot_adopt(void **state)
+{
+    (void)state;
+    struct model *m = new_model(), *cut = new_model();
+    struct sb *b = standard_prefix(1, NULL);
+    sb_alloc(b, 1, 3, 0x1000, 100);
+    sb_mark(b, 2, "iteration 1");
+    sb_alloc(b, 3, 5, 0x2000, 200);
+    sb_mark(b, 4, "iteration 2");
+    sb_alloc(b, 5, 8, 0x3000, 10);
+    assert_int_equal(load(m, b), 0);
+    assert_int_equal(model_snapshot_at_mark(cut, "iteration 2", "iteration 2"), 0);
+    model_stop_at_mark(cut, "iteration 2");
+    assert_int_equal(load(cut, b), MODEL_FEED_STOPPED);
+    assert_int_equal(model_snapshot_adopt(m, "it2", cut, "nope"), -1);
+    assert_int_equal(model_snapshot_adopt(m, "it2", cut, "iteration 2"), 0);
+    struct model_query q;
+    model_query_init(&q);
+    q.source = MODEL_SOURCE_SNAPSHOT;
+    q.snapshot = "it2";
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.total_bytes, 300);
+    model_table_free(&t);
+    model_free(m);
+    model_free(cut);
+    sb_free(b);
+}
+
+/* The same recording read twice is one process, counted once, and said so; a process
+ * with the same pid started again (exec) is another one. */
+static void test_same_process_twice(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = standard_prefix(7, NULL);
+    sb_alloc(b, 1, 3, 0x1000, 100);
+    char path[] = "/tmp/culeak-twice-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, b->buf, b->n), (ssize_t)b->n);
+    close(fd);
+    char err[512] = "";
+    assert_int_equal(model_load_file(m, path, err, sizeof err), 0);
+    assert_int_equal(model_load_file(m, path, err, sizeof err), 1);
+    assert_non_null(strstr(err, "process 7 on testhost is in an earlier recording too: read once"));
+    assert_int_equal(model_process_count(m), 1);
+    struct model_counter c;
+    model_totals(m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+    assert_int_equal(c.live_bytes, 100);
+    assert_int_equal(c.allocs, 1);
+    struct sb *again = sb_new();
+    sb_hello_at(again, 7, APP, NULL, 5000, 9000000);
+    sb_module(again, APP, APP_BASE, 0, 0x10000);
+    sb_frame(again, 1, 0, A(0x200));
+    sb_alloc(again, 1, 1, 0x1000, 30);
+    assert_int_equal(load(m, again), 0);
+    assert_int_equal(model_process_count(m), 2);
+    unlink(path);
+    model_free(m);
+    sb_free(b);
+    sb_free(again);
+}
+
+/* Two runs of one program (its recording opened with an earlier one's): 30 leaked in
+ * the first, 200 at the peak of the second, never live together: the peak of all, of
+ * the device and of the site is 200, not 230. Two processes that overlap still add up. */
+static void load_run(struct model *m, uint64_t pid, uint64_t realtime, uint64_t keep, uint64_t peak)
+{
+    struct sb *b = sb_new();
+    sb_hello_at(b, pid, APP, NULL, realtime, 1000000);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, A(0x200));
+    sb_alloc(b, 1, 1, 0x1000, keep);
+    sb_alloc(b, 2, 1, 0x2000, peak - keep);
+    sb_free_dev(b, 3, 1, 0x2000);
+    sb_exit(b, 4);
+    assert_int_equal(load(m, b), 0);
+    sb_free(b);
+}
+
+static void test_runs_apart(void **state)
+{
+    (void)state;
+    const uint64_t s = 1000000000ull;
+    for (int together = 0; together < 2; together++) {
+        struct model *m = new_model();
+        load_run(m, 100, 1 * s, 30, 30);                        /* ends about 5 us after its start */
+        load_run(m, 200, together ? 1 * s + 2000 : 60 * s, 0, 200); /* a minute later, or during it */
+        struct model_counter c;
+        model_totals(m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+        assert_int_equal(c.live_bytes, 30);
+        assert_int_equal(c.peak_bytes, together ? 230 : 200);
+        model_totals(m, MODEL_ALL, 0, MODEL_KIND_DEVICE_MEMORY, &c);
+        assert_int_equal(c.peak_bytes, together ? 230 : 200);
+        struct model_table t;
+        build_table(m, MODEL_GROUP_SITE, MODEL_SOURCE_NOW, &t);
+        assert_int_equal(t.n, 1);
+        assert_int_equal(t.rows[0].live_bytes, 30);
+        assert_int_equal(t.rows[0].peak_bytes, together ? 230 : 200);
+        model_table_free(&t);
+        model_free(m);
+    }
+}
+
 static void test_grouping(void **state)
 {
     (void)state;
@@ -611,6 +718,8 @@ int main(void)
         cmocka_unit_test(test_failures_and_bad_frees),
         cmocka_unit_test(test_peak_attribution),
         cmocka_unit_test(test_snapshots_and_diffs), cmocka_unit_test(test_snapshot_copy_and_import),
+        cmocka_unit_test(test_snapshot_adopt), cmocka_unit_test(test_same_process_twice),
+        cmocka_unit_test(test_runs_apart),
         cmocka_unit_test(test_grouping),
         cmocka_unit_test(test_processes_share_sites),
         cmocka_unit_test(test_vmm_retain),

@@ -138,7 +138,15 @@ static void test_malformed(void **state)
     char err[256];
     assert_int_equal(suppressions_load(s, "/nonexistent/x.supp", err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent/x.supp: No such file"));
+    /* a directory is said to be one, not "read error" */
+    assert_int_equal(suppressions_load(s, "/tmp", err, sizeof err), -1);
+    assert_string_equal(err, "/tmp: Is a directory");
     suppressions_free(s);
+    /* a block without its name line would be read as another tool's and skipped */
+    expect_error("{\n culeak:Leak\n fun:a\n}\n",
+                 "bad.supp:2: the block opened at line 1 has no name: its first line is the TOOL:KIND line "
+                 "'culeak:Leak'");
+    expect_error("{\n Memcheck,culeak:Leak\n fun:a\n}\n", "bad.supp:2: the block opened at line 1 has no name");
 }
 
 static void test_written_block_reads_back(void **state)

@@ -40,11 +40,11 @@ static void feed(struct model_stream *st, struct sb *b, int first)
 /* One process: site A in the app (device and managed memory), site B at an address in
  * no module yet (libother is mapped by feed_lib), site C in the app below a libother
  * frame. Returns the open stream. */
-static struct model_stream *app_process(struct model *m)
+static struct model_stream *app_process_pid(struct model *m, uint64_t pid)
 {
     struct model_stream *st = model_stream_open(m);
     struct sb *b = sb_new();
-    sb_hello(b, 42, APP, NULL);
+    sb_hello(b, pid, APP, NULL);
     sb_module(b, APP, 0x400000, 0, 0x10000);
     sb_frame(b, 1, 0, 0x400100);              /* main */
     sb_frame(b, 2, 1, 0x400200);              /* A */
@@ -59,6 +59,8 @@ static struct model_stream *app_process(struct model *m)
     feed(st, b, 1);
     return st;
 }
+
+static struct model_stream *app_process(struct model *m) { return app_process_pid(m, 42); }
 
 static void feed_lib(struct model_stream *st)
 {
@@ -189,7 +191,7 @@ static void test_module_map_change_is_seen(void **state)
 {
     (void)state;
     struct model *m = model_new(NULL);
-    struct model_stream *a = app_process(m), *b = app_process(m); /* two processes */
+    struct model_stream *a = app_process(m), *b = app_process_pid(m, 43); /* two processes */
     struct suppressions *s = parse_ok(NULL, "{\n lib\n culeak:Leak\n obj:*/libother.so\n ...\n}\n");
     /* libother not mapped yet: B's frame is in no module, nothing is suppressed */
     assert_int_equal(same_as_fresh(m, s), 2 * 1720);

@@ -440,6 +440,54 @@ static void test_other_marks_and_pops_left_out(void **state)
     model_free(m);
 }
 
+/* A leak on an error path, every 7th iteration, 2 MiB at a time: growth in steps is a
+ * suspect, marked so, its growth the mean per iteration. A site that rose twice and then
+ * stayed, and one that steps up every 7th iteration but fell within the window, are not. */
+static void test_growth_in_steps(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    uint64_t seq = 0, addr = 0x7000000000ull, held[64];
+    int nheld = 0;
+    for (int i = 0; i < 60; i++) {
+        if (i % 7 == 6) /* GROW: the error path */
+            sb_alloc(b, ++seq, GROW, addr += 0x1000000, 2 << 20);
+        if (i == 2 || i == 5) /* CHURN's site: two blocks at the start, kept */
+            sb_alloc(b, ++seq, CHURN, addr += 0x1000000, 1 << 20);
+        if (i % 7 == 3) /* UPDOWN: steps up, and falls back once at iteration 54 */
+            sb_alloc(b, ++seq, UPDOWN, held[nheld++] = addr += 0x1000000, 4096);
+        if (i == 54)
+            sb_free_dev(b, ++seq, UPDOWN, held[--nheld]);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, 1000000, label, 0, 0);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 1);
+    const struct model_suspect *x = &s.v[0];
+    assert_non_null(strstr(x->text, "app+0x200"));
+    assert_int_equal(x->stepwise, 1);
+    assert_true(x->rises < (8 * x->intervals + 9) / 10); /* not by the 80% rule */
+    assert_int_equal(x->live_bytes, 8u * (2 << 20));      /* iterations 6, 13, ..., 55 */
+    assert_int_equal(x->per_mark, 8 * (2 << 20) / 59);     /* the mean since iteration 0 */
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+    /* the steady grower of the other tests is not marked step-wise */
+    m = new_model();
+    b = job_stream(100, 12, 0, 0);
+    assert_int_equal(load(m, b), 0);
+    assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.v[0].stepwise, 0);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_processes_kept_apart),
         cmocka_unit_test(test_soonest_to_fill_first),
         cmocka_unit_test(test_other_marks_and_pops_left_out),
+        cmocka_unit_test(test_growth_in_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 
 #include "model.h"
 #include "self_image.h"
+#include "strpool.h"
+#include "symbols.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -41,6 +43,68 @@ static struct sb *stream_for_self(const struct self_image *self)
     sb_alloc(b, 1, 1, 0x1000, 64);
     sb_alloc(b, 2, 2, 0x2000, 32);
     return b;
+}
+
+/* The index of functions gives what dwarf_getscopes and the symbol table give, at every
+ * few bytes of this test's own code (optimized, with inlined functions): every frame's
+ * function, file, line and inlining; the brief frame's function and file (the symbol
+ * table names a function's split-off part "f.cold": the index names f). And it searches
+ * no whole table for an address in a function the DWARF describes. */
+static void test_index_matches_getscopes(void **state)
+{
+    (void)state;
+    struct self_image self;
+    assert_int_equal(self_image_find(&self), 0);
+    struct strpool p1, p2;
+    strpool_init(&p1);
+    strpool_init(&p2);
+    struct symbolizer *with = symbolizer_new(&p1), *without = symbolizer_new(&p2);
+    assert_non_null(with);
+    assert_non_null(without);
+    symbolizer_without_index(without);
+    size_t compared = 0, inlined = 0;
+    for (uint64_t ip = self.text_lo; ip < self.text_hi; ip += 5) {
+        uint64_t off = ip - self.base;
+        const struct sym_result *a = symbolizer_lookup(with, 1, self.exe, off);
+        const struct sym_result *b = symbolizer_lookup(without, 1, self.exe, off);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(a->n, b->n);
+        for (unsigned k = 0; k < a->n; k++) {
+            const struct sym_frame *x = &a->frames[k], *y = &b->frames[k];
+            if ((x->function == NULL) != (y->function == NULL) || (x->function && strcmp(x->function, y->function)))
+                fail_msg("offset 0x%llx frame %u: %s, without the index %s", (unsigned long long)off, k,
+                         x->function ? x->function : "-", y->function ? y->function : "-");
+            assert_int_equal(x->function_offset, y->function_offset);
+            assert_true((x->file == NULL) == (y->file == NULL) && (!x->file || !strcmp(x->file, y->file)));
+            assert_int_equal(x->line, y->line);
+            assert_int_equal(x->inlined, y->inlined);
+        }
+        inlined += a->n > 1;
+        const struct sym_frame *x = symbolizer_brief(with, 1, self.exe, off), *y = symbolizer_brief(without, 1, self.exe, off);
+        assert_true(x && y);
+        assert_true((x->file == NULL) == (y->file == NULL) && (!x->file || !strcmp(x->file, y->file)));
+        if (x->function && y->function && strcmp(x->function, y->function)) {
+            size_t n = strlen(x->function);
+            if (strncmp(x->function, y->function, n) != 0 || y->function[n] != '.')
+                fail_msg("offset 0x%llx brief: %s, without the index %s", (unsigned long long)off, x->function,
+                         y->function);
+        }
+        compared++;
+    }
+    assert_true(compared > 5000);
+    assert_true(inlined > 100); /* inlined chains were compared too */
+    /* without the index every address searched a whole symbol table and compile unit;
+     * with it, only those in no DWARF function (padding between functions, the PLT, the
+     * C runtime's start files) */
+    assert_true(symbolizer_walks(without) >= 2 * compared);
+    if (symbolizer_walks(with) * 5 > symbolizer_walks(without))
+        fail_msg("%zu searches of a whole table with the index, %zu without", symbolizer_walks(with),
+                 symbolizer_walks(without));
+    symbolizer_free(with);
+    symbolizer_free(without);
+    strpool_free(&p1);
+    strpool_free(&p2);
 }
 
 static void test_symbolizes_function_and_line(void **state)
@@ -185,6 +249,7 @@ static void test_lazy_names_keep_ids(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_matches_getscopes),
         cmocka_unit_test(test_symbolizes_function_and_line),
         cmocka_unit_test(test_missing_module_falls_back_to_offset),
         cmocka_unit_test(test_lazy_names_keep_ids),
