@@ -34,6 +34,7 @@ struct picture_moment {
     size_t site_first, site_n; /* values[...]: per site */
     uint64_t bytes;          /* their sum: memory, not counting ... */
     uint64_t pool_bytes;     /* ... the pools' blocks, summed apart (none are leaks) */
+    uint64_t reserved_bytes; /* of bytes: the segments of pools whose blocks are tracked */
 };
 
 struct picture_stack {
