@@ -218,16 +218,22 @@ static void c_diff(struct console *c, int argc, char **argv)
     c->u.sel = 0;
     c->u.sel_valid = 0;
     ui_rows(&c->u);
-    int64_t total = 0;
-    for (size_t i = 0; i < c->u.nrows; i++)
-        total += c->u.rows[i].change;
-    char d[32], nb[32];
+    int64_t total = 0, blocks = 0;
+    for (size_t i = 0; i < c->u.nrows; i++) {
+        if (c->u.rows[i].kinds == 1u << CULEAK_KIND_BLOCK) /* blocks lie inside other rows' memory */
+            blocks += c->u.rows[i].change;
+        else
+            total += c->u.rows[i].change;
+    }
+    char d[32], nb[32], bl[64] = "";
+    if (blocks)
+        snprintf(bl, sizeof bl, " (%s in blocks)", fmt_delta(nb, sizeof nb, blocks));
     uint64_t new_bytes = 0, new_count = 0;
     ui_diff_new(&c->u, argv[1], b_now ? NULL : argv[2], &new_bytes, &new_count);
     c->u.out_scroll = 0;
-    ui_message(&c->u, 0, "diff %s -> %s: %s in %zu site%s; %s in %llu allocation%s made after %s still live "
+    ui_message(&c->u, 0, "diff %s -> %s: %s%s in %zu site%s; %s in %llu allocation%s made after %s still live "
                "(output pane; diff off: live table)", argv[1], b_now ? "now" : argv[2], fmt_delta(d, sizeof d, total),
-               c->u.nrows, plural(c->u.nrows), fmt_size(nb, sizeof nb, new_bytes), (unsigned long long)new_count,
+               bl, c->u.nrows, plural(c->u.nrows), fmt_size(nb, sizeof nb, new_bytes), (unsigned long long)new_count,
                plural(new_count), argv[1]);
 }
 

@@ -22,8 +22,31 @@ int ui_diff_new(struct ui *u, const char *a, const char *b, uint64_t *bytes, uin
         return -1;
     *bytes = d.new_bytes;
     *count = d.new_count;
+    char line[1300], sz[32];
+    if (d.a.pools) { /* tensor tracking: each side as torch.cuda.memory_allocated() / memory_reserved() */
+        const struct model_memory *side[2] = {&d.a, &d.b};
+        char s1[32], s2[32], s3[32];
+        snprintf(line, sizeof line, "%s -> %s: allocated %s, reserved %s, other %s", a, b ? b : "now",
+                 fmt_delta(s1, sizeof s1, (int64_t)(d.b.allocated_bytes - d.a.allocated_bytes)),
+                 fmt_delta(s2, sizeof s2, (int64_t)(d.b.reserved_bytes - d.a.reserved_bytes)),
+                 fmt_delta(s3, sizeof s3, (int64_t)(d.b.other_bytes - d.a.other_bytes)));
+        say(u, line);
+        for (int i = 0; i < 2; i++) {
+            snprintf(line, sizeof line, "  at %s: allocated %s in %llu blocks, reserved %s in %llu segments, other %s",
+                     i ? b ? b : "now" : a, fmt_size(s1, sizeof s1, side[i]->allocated_bytes),
+                     (unsigned long long)side[i]->allocated_blocks, fmt_size(s2, sizeof s2, side[i]->reserved_bytes),
+                     (unsigned long long)side[i]->reserved_segments, fmt_size(s3, sizeof s3, side[i]->other_bytes));
+            say(u, line);
+        }
+        if (d.new_reserved_count) {
+            snprintf(line, sizeof line, "the pools reserved %s in %llu segment%s after %s",
+                     fmt_size(sz, sizeof sz, d.new_reserved_bytes), (unsigned long long)d.new_reserved_count,
+                     plural(d.new_reserved_count), a);
+            say(u, line);
+        }
+    }
     /* with B a past snapshot the model knows what is live now, not at B: a lower bound */
-    char when[200], line[1300], sz[32];
+    char when[200];
     if (b)
         snprintf(when, sizeof when, "made after %s up to %s and still live now", a, b);
     else

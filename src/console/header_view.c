@@ -65,6 +65,14 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     struct model_counter dm;
     model_totals(u->m, proc, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &dm);
     x += grid_putf(g, y, x, limit - x, AT_BOLD, "live %s", fmt_size(a, sizeof a, live));
+    struct model_memory mm; /* tensor tracking: torch.cuda.memory_allocated() / memory_reserved() */
+    ui_memory(u, &mm);
+    if (mm.pools) {
+        char c[32];
+        x += grid_putf(g, y, x, limit - x, AT_NORMAL, " (allocated %s reserved %s other %s)",
+                       fmt_size(a, sizeof a, mm.allocated_bytes), fmt_size(b, sizeof b, mm.reserved_bytes),
+                       fmt_size(c, sizeof c, mm.other_bytes));
+    }
     x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, dm.peak_bytes));
     /* per device: now and peak (the peak of one device over processes is an upper bound) */
     int devs[16];

@@ -410,6 +410,7 @@ static void rows_make(struct ui *u, int names)
     }
     u->total_bytes = t.total_bytes;
     u->total_count = t.total_count;
+    u->memory = t.memory;
     size_t m = 0;
     for (size_t i = 0; i < t.n; i++) {
         struct row *r = &u->rows[m]; /* written in place: a row is big */
@@ -520,6 +521,14 @@ void ui_totals(struct ui *u, uint64_t *bytes, uint64_t *count)
         *bytes += c.live_bytes;
         *count += c.live_count;
     }
+}
+
+void ui_memory(struct ui *u, struct model_memory *out)
+{
+    if (u->src.kind != MODEL_SOURCE_NOW) /* recordings: the state the table shows */
+        *out = u->memory;
+    else
+        model_memory_now(u->m, u->proc_filter < 0 ? MODEL_ALL : u->proc_filter, out);
 }
 
 const char *ui_sort_name(enum sort_field f)

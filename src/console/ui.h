@@ -163,6 +163,7 @@ struct ui {
     size_t sorted_lo, sorted_hi;
     size_t table_rows;     /* rows the table pane shows (set by ui_render) */
     uint64_t total_bytes, total_count; /* every row of the source, before the filter */
+    struct model_memory memory; /* the rows in PyTorch's words (memory.pools 0: untracked) */
     size_t sel, top;
     uint32_t sel_site;     /* the selected row's id: keeps the selection when rows move */
     int sel_valid;
@@ -232,6 +233,8 @@ int ui_find_site(struct ui *u, const char *spec, struct row *row);
 int ui_row_by_id(struct ui *u, uint32_t id, struct row *row);
 /* Live memory of the table's source (all processes, or the process filter). */
 void ui_totals(struct ui *u, uint64_t *bytes, uint64_t *count);
+/* With tensor tracking (out->pools != 0): allocated, reserved and other, as ui_totals. */
+void ui_memory(struct ui *u, struct model_memory *out);
 /* Breakpoints against the model (bp_model.c): the stacks b covers now and its base (the
  * live bytes of what it covers); whether it covers a stack; its live memory now, in
  * O(its stacks), never O(live allocations). */

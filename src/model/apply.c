@@ -313,6 +313,8 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     if (!live_table_insert(&m->live, &le))
         return;
     live_count_add(p, dev, le.ctx, 1);
+    if (kind == CULEAK_KIND_BLOCK)
+        pools_on_block(p, e->api);
     account_alloc(m, p, u, ds < 0 ? 0 : ds, e->size, e->t_ns, e->seq);
 }
 

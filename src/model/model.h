@@ -272,6 +272,22 @@ enum model_source {
 
 enum model_cache { MODEL_CACHE_NONE, MODEL_CACHE_PYTORCH, MODEL_CACHE_CUPY, MODEL_CACHE_XLA };
 const char *model_cache_name(enum model_cache c);   /* "", "pytorch", "cupy", "xla" */
+#define MODEL_POOLS 8 /* room for enum model_cache values */
+/* "pytorch caching allocator", "cupy memory pool": the pool in words */
+const char *model_pool_name(enum model_cache c);
+
+/* Tensor tracking: where a process reports a pool's blocks (kind block), the segments
+ * that pool took (device memory whose stack goes through it) are the pool's own row,
+ * "pytorch caching allocator: reserved", and no site's. Memory in PyTorch's words: */
+struct model_memory {
+    uint32_t pools;                     /* bit (1u << enum model_cache) of the tracked pools;
+                                           0: no tensor tracking, the rest is 0 */
+    uint64_t allocated_bytes, allocated_blocks;  /* live blocks: torch.cuda.memory_allocated() */
+    uint64_t reserved_bytes, reserved_segments;  /* their segments: memory_reserved() */
+    uint64_t other_bytes, other_count;           /* memory outside those pools */
+};
+/* Live now, in proc (or MODEL_ALL). O(units) when a pool is tracked, else O(processes). */
+void model_memory_now(struct model *m, int proc, struct model_memory *out);
 
 enum model_suppressed { MODEL_SUPP_LEFT_OUT, MODEL_SUPP_ONLY, MODEL_SUPP_ONLY_USER, MODEL_SUPP_ONLY_DEFAULT };
 
@@ -342,6 +358,7 @@ struct model_row {
      * and via is the operation when it is known. */
     int autograd_backward;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
+    enum model_cache pool; /* the row is a tracked pool's segments (its text says so) */
 };
 
 struct model_table {
@@ -350,6 +367,7 @@ struct model_table {
     enum model_group group;
     uint64_t total_bytes, total_count; /* sum over rows, but rows of pool blocks (which lie
                                           inside memory other rows count) */
+    struct model_memory memory;        /* the rows in PyTorch's words (pools 0: untracked) */
 };
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t);
 void model_table_sort(struct model_table *t, enum model_field f, int ascending);
@@ -431,6 +449,7 @@ struct model_diff_row {
     int autograd_backward; /* as model_row.autograd_backward */
     int blocks;            /* the row counts a pool's blocks (kind block); a site's blocks
                               and its other memory are rows apart */
+    enum model_cache pool; /* the row is a tracked pool's segments (text: its name) */
 };
 /* Allocations made after A and still live at B, aggregated per stack. */
 struct model_diff_new {
@@ -447,6 +466,10 @@ struct model_diff {
     int64_t delta_bytes;                        /* rows of memory (blocks lie inside it) */
     uint64_t new_block_bytes, new_block_count;  /* news of pool blocks */
     int64_t delta_block_bytes;                  /* rows of pool blocks */
+    /* With tensor tracking (a.pools != 0): each side in PyTorch's words, and the pools'
+     * segments made after A and live at B (not in news, new_bytes or new_count) */
+    struct model_memory a, b;
+    uint64_t new_reserved_bytes, new_reserved_count;
 };
 /* b NULL: A vs now. A snapshot missing a process leaves that process out. Returns -1 if
  * a snapshot does not exist. With b a past snapshot, "new" counts allocations made in

@@ -96,6 +96,9 @@ struct process {
     /* runs.c: the run of processes it belongs to, and whether its stream has ended */
     uint32_t run;
     int stream_ended;
+    /* bit (1u << enum model_cache) of the pools whose blocks this process reports (tensor
+     * tracking on): their segments are the pool's own row (pools.c), not sites' */
+    uint32_t pools_tracked;
 };
 
 /* One kept moment of a process: its per-unit live state at a mark or a tick. */
@@ -204,6 +207,7 @@ struct model {
     uint32_t *row_slots;           /* table.c: row id << 1 | part -> row of the table being
                                       built; UINT32_MAX (empty) between uses */
     size_t nrow_slots;
+    uint32_t pool_sites[MODEL_POOLS]; /* pools.c: the site standing for each pool's segments + 1 */
 };
 
 /* Something a view may show changed (model_generation). */
@@ -331,12 +335,30 @@ int query_lazy(const struct model_query *q); /* lazy_names applies to this query
 void row_describe(struct model *m, enum model_group g, uint32_t id, int rep_proc, const struct unit *rep,
                   struct model_row *r, int lazy);
 
+/* pools.c: a tracked pool's segments (the device memory it reserved while its blocks are
+ * events of their own) are one row of the pool, never a second site of the same growth. */
+/* The pool whose segment u is (MODEL_CACHE_NONE: not one): a device-memory unit whose
+ * stack goes through a caching allocator (unit_cache) whose blocks p reports. */
+enum model_cache unit_pool(struct model *m, int proc, struct unit *u);
+void pools_on_block(struct process *p, unsigned api);
+/* The row id of a pool's segments under grouping g (a site of its own for MODEL_GROUP_SITE,
+ * whose text is model_pool_text()); 0 out of memory. */
+uint32_t pool_row_id(struct model *m, enum model_cache pool, enum model_group g);
+/* Row texts of a pool row. */
+void pool_describe(struct model *m, enum model_cache pool, struct model_row *r);
+/* Adds a unit's bytes and count to allocated, reserved or other. */
+void model_memory_add(struct model *m, int proc, struct unit *u, uint64_t bytes, uint64_t count,
+                      struct model_memory *mm);
+uint32_t model_site_new(struct model *m, uint64_t abs_key); /* modules.c: a site of no module */
+
 /* sites.c */
 void site_symbolize(struct model *m, struct site *s);
 /* Sets the text of a site not symbolized yet to "module+0xoffset"; no libdw. */
 void site_plain_text(struct model *m, struct site *s);
 uint32_t site_group_id(struct model *m, uint32_t site, enum model_group g);
 uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group g);
+/* The stack row of a key (proc << 32 | stack), made when new; UINT32_MAX out of memory. */
+uint32_t stack_row_id(struct model *m, uint64_t key);
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u);
 /* Symbolized frames of the site of a stack (inline chain of its site address). */
 const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack);

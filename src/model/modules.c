@@ -372,3 +372,10 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
     const struct range *r = modules_find(p, outer_ip);
     return r ? site_intern(m, r->module, outer_ip - r->bias, 0) : site_intern(m, 0, outer_ip, 0);
 }
+
+uint32_t model_site_new(struct model *m, uint64_t abs_key)
+{
+    if (m->nsites == 0)
+        site_intern(m, 0, 0, 0); /* site 0: the empty stack */
+    return site_intern(m, 0, abs_key, 0);
+}

@@ -136,19 +136,30 @@ static int moment_add_stack(struct builder *b, struct picture_moment *mo, const 
     return value_add(b, b->slot, mo->first, &mo->n, s, bytes, count);
 }
 
-static int moment_add_site(struct builder *b, struct picture_moment *mo, const struct unit *u, uint64_t bytes,
+/* A unit's site; a tracked pool's segments are the pool's row, not a second site of the
+ * blocks' growth (pools.c). */
+static uint32_t unit_site(struct builder *b, int proc, struct unit *u)
+{
+    enum model_cache pool = unit_pool(b->m, proc, u);
+    return pool ? pool_row_id(b->m, pool, MODEL_GROUP_SITE) : u->site;
+}
+
+static int moment_add_site(struct builder *b, struct picture_moment *mo, struct unit *u, uint64_t bytes,
                            uint64_t count)
 {
     if (!bytes && !count)
         return 0;
     int pool = kind_is_pool(u->kind);
-    uint32_t s = site_of(b, u->site, pool);
+    uint32_t site = unit_site(b, mo->proc, u);
+    uint32_t s = site_of(b, site, pool);
     if (s == UINT32_MAX)
         return -1;
     if (pool)
         mo->pool_bytes += bytes;
     else
         mo->bytes += bytes;
+    if (site != u->site)
+        mo->reserved_bytes += bytes;
     return value_add(b, b->site_slot, mo->site_first, &mo->site_n, s, bytes, count);
 }
 
@@ -165,7 +176,7 @@ static int add_state(struct builder *b, struct process *pr, enum picture_moment_
             const struct state_item *it = &st->items[i];
             if (it->unit >= pr->nunits || !culeak_kind_is_memory(pr->units[it->unit].kind))
                 continue;
-            const struct unit *u = &pr->units[it->unit];
+            struct unit *u = &pr->units[it->unit];
             if (pass ? moment_add_site(b, mo, u, it->bytes, it->count) : moment_add_stack(b, mo, u, it->bytes, it->count))
                 return -1;
         }
@@ -413,7 +424,7 @@ static int describe_sites(struct builder *b)
         for (unsigned k = 0; u == UINT32_MAX && k < CULEAK_KIND_COUNT; k++)
             if (kind_is_pool(k) == s->pool)
                 u = u64map_get(&pr->unit_index, s->stack << 5 | k);
-        s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, pr->units[u].site, s->pool);
+        s->site = u == UINT32_MAX ? UINT32_MAX : site_of(b, unit_site(b, s->proc, &pr->units[u]), s->pool);
         if (s->site == UINT32_MAX)
             return -1;
         struct picture_site *ps = &p->sites[s->site];

@@ -37,6 +37,7 @@ struct picture_moment {
     uint64_t held_bytes;     /* the leaks moment: what the default suppressions match, held
                               * by a library until exit (left out of it, as what the user's
                               * own suppressions match) */
+    uint64_t reserved_bytes; /* of bytes: the segments of pools whose blocks are tracked */
 };
 
 struct picture_stack {

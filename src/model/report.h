@@ -41,6 +41,8 @@ struct report_summary {
     uint64_t reset_bytes, reset_allocations;       /* of bytes: ended by a context reset */
     uint64_t suppressed_bytes, suppressed_allocations, suppressed_sites; /* the user's blocks of .supp */
     uint64_t held_bytes, held_allocations, held_sites; /* its default suppressions: held by a library until exit */
+    struct model_memory memory;   /* tensor tracking (memory.pools != 0): the rows in PyTorch's
+                                     words (live reports; a leak report has no blocks) */
 };
 
 /* Each returns 0, or -1 when the query could not be made (unknown snapshot, no memory). */

@@ -145,14 +145,31 @@ int report_query(struct model *m, const struct report_options *o, struct model_t
     case REPORT_NOW: q.source = MODEL_SOURCE_NOW; break;
     default: q.source = MODEL_SOURCE_LEAKS; break;
     }
-    return model_table_build(m, &q, t);
+    int rc = model_table_build(m, &q, t);
+    if (q.source == MODEL_SOURCE_LEAKS) /* no blocks there: allocated would read 0 */
+        memset(&t->memory, 0, sizeof t->memory);
+    return rc;
+}
+
+static void memory_sum(struct model_memory *to, const struct model_memory *from)
+{
+    to->pools |= from->pools;
+    to->allocated_bytes += from->allocated_bytes;
+    to->allocated_blocks += from->allocated_blocks;
+    to->reserved_bytes += from->reserved_bytes;
+    to->reserved_segments += from->reserved_segments;
+    to->other_bytes += from->other_bytes;
+    to->other_count += from->other_count;
 }
 
 void summarize_table(const struct model_table *t, struct report_summary *s)
 {
     memset(s, 0, sizeof *s);
+    s->memory = t->memory;
     for (size_t i = 0; i < t->n; i++) {
         const struct model_row *r = &t->rows[i];
+        if (r->pool && r->cache == MODEL_CACHE_NONE)
+            continue; /* the memory the blocks lie in: in s->memory, no call site */
         if (r->cache != MODEL_CACHE_NONE) {
             s->cache_bytes += r->live_bytes;
             s->cache_allocations += r->live_count;
@@ -296,6 +313,7 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
         t->cache_allocations += pt->s.cache_allocations;
         t->reset_bytes += pt->s.reset_bytes;
         t->reset_allocations += pt->s.reset_allocations;
+        memory_sum(&t->memory, &pt->s.memory);
         nrows += pt->t.n;
     }
     /* the same site in several processes is one call site of the program */
@@ -310,6 +328,8 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
     for (int i = 0; i < ps->n; i++)
         for (size_t r = 0; r < ps->p[i].t.n; r++) {
             const struct model_row *row = &ps->p[i].t.rows[r];
+            if (row->pool && row->cache == MODEL_CACHE_NONE)
+                continue; /* a pool's segments: no call site */
             if (row->cache != MODEL_CACHE_NONE)
                 cids[nc++] = row->id;
             else

@@ -156,9 +156,9 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         const struct model_process *p = model_process(m, mo->proc);
         fprintf(f,
                 "%s{\"proc\":%d,\"kind\":\"%s\",\"t\":%.3f,\"bytes\":%" PRIu64 ",\"pool_bytes\":%" PRIu64
-                ",\"held_bytes\":%" PRIu64 ",\"label\":",
+                ",\"held_bytes\":%" PRIu64 ",\"reserved_bytes\":%" PRIu64 ",\"label\":",
                 i ? "," : "", mo->proc, picture_moment_kind_name(mo->kind), ms_since(p, mo->t_ns), mo->bytes,
-                mo->pool_bytes, mo->held_bytes);
+                mo->pool_bytes, mo->held_bytes, mo->reserved_bytes);
         json_write_cstr(f, mo->label);
         if (mo->has_stacks)
             write_values(f, ",\"v\":[", pc->values + mo->first, mo->n);

@@ -128,6 +128,8 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
 {
     for (size_t i = 0; i < d->n; i++) {
         const struct model_diff_row *r = &d->rows[i];
+        if (r->pool)
+            continue; /* in "pools" */
         const struct model_process *p = model_process(m, r->stack_proc);
         fprintf(f, "%s{\"id\":%" PRIu32 ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"count_a\":%" PRIu64
                    ",\"count_b\":%" PRIu64 ",\"delta_bytes\":%" PRId64 ",\"delta_count\":%" PRId64 ",\"text\":",
@@ -146,6 +148,45 @@ static void json_diff_rows(FILE *f, struct model *m, const struct report_options
         report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
         putc('}', f);
     }
+}
+
+/* A tracked pool's segments: the pool's row, not a site's. */
+static void json_diff_pools(FILE *f, struct model *m, const struct model_diff *d, int *first)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const struct model_diff_row *r = &d->rows[i];
+        if (!r->pool)
+            continue;
+        const struct model_process *p = model_process(m, r->stack_proc);
+        fprintf(f, "%s{\"allocator\":\"%s\",\"text\":", *first ? "" : ",", model_cache_name(r->pool));
+        *first = 0;
+        json_write_cstr(f, r->text);
+        fprintf(f, ",\"bytes_a\":%" PRIu64 ",\"bytes_b\":%" PRIu64 ",\"segments_a\":%" PRIu64
+                   ",\"segments_b\":%" PRIu64 ",\"delta_bytes\":%" PRId64 ",\"delta_segments\":%" PRId64
+                   ",\"pid\":%" PRIu64 ",\"rank\":%d}",
+                r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->delta_bytes, r->delta_count, p->pid, p->rank);
+    }
+}
+
+/* ,"KEY":{...}: memory in PyTorch's words */
+static void json_memory(FILE *f, const char *key, const struct model_memory *mm)
+{
+    fprintf(f, ",\"%s\":{\"allocated_bytes\":%" PRIu64 ",\"allocated_blocks\":%" PRIu64
+               ",\"reserved_bytes\":%" PRIu64 ",\"reserved_segments\":%" PRIu64 ",\"other_bytes\":%" PRIu64
+               ",\"other_count\":%" PRIu64 "}",
+            key, mm->allocated_bytes, mm->allocated_blocks, mm->reserved_bytes, mm->reserved_segments, mm->other_bytes,
+            mm->other_count);
+}
+
+static void memory_add_to(struct model_memory *to, const struct model_memory *from)
+{
+    to->pools |= from->pools;
+    to->allocated_bytes += from->allocated_bytes;
+    to->allocated_blocks += from->allocated_blocks;
+    to->reserved_bytes += from->reserved_bytes;
+    to->reserved_segments += from->reserved_segments;
+    to->other_bytes += from->other_bytes;
+    to->other_count += from->other_count;
 }
 
 static void json_diff_news(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d,
@@ -201,8 +242,32 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
     else
         json_diff_news(f, m, o, &merged, &first);
     /* pool blocks lie inside the memory counted above: their totals come apart */
-    fprintf(f, "]},\"delta_block_bytes\":%" PRId64 ",\"per_process\":[",
-            split ? dp.delta_block_bytes : merged.delta_block_bytes);
+    fprintf(f, "]},\"delta_block_bytes\":%" PRId64, split ? dp.delta_block_bytes : merged.delta_block_bytes);
+    /* tensor tracking: the pools' segments apart from the sites, and each side in
+     * PyTorch's words (memory_allocated, memory_reserved) */
+    struct model_memory ma = merged.a, mb = merged.b;
+    uint64_t new_reserved_bytes = merged.new_reserved_bytes, new_reserved_count = merged.new_reserved_count;
+    for (int i = 0; split && i < dp.n; i++) {
+        memory_add_to(&ma, &dp.p[i].d.a);
+        memory_add_to(&mb, &dp.p[i].d.b);
+        new_reserved_bytes += dp.p[i].d.new_reserved_bytes;
+        new_reserved_count += dp.p[i].d.new_reserved_count;
+    }
+    if (ma.pools) {
+        fputs(",\"pools\":[", f);
+        first = 1;
+        if (split)
+            for (int i = 0; i < dp.n; i++)
+                json_diff_pools(f, m, &dp.p[i].d, &first);
+        else
+            json_diff_pools(f, m, &merged, &first);
+        putc(']', f);
+        json_memory(f, "memory_a", &ma);
+        json_memory(f, "memory_b", &mb);
+        fprintf(f, ",\"new_reserved_bytes\":%" PRIu64 ",\"new_reserved_segments\":%" PRIu64, new_reserved_bytes,
+                new_reserved_count);
+    }
+    fputs(",\"per_process\":[", f);
     for (int i = 0; i < dp.n; i++) {
         const struct report_diff_part *pt = &dp.p[i];
         const struct model_process *p = model_process(m, pt->proc);
@@ -223,12 +288,31 @@ static void json_rows(FILE *f, struct model *m, const struct report_options *o, 
                       int cache, int *first)
 {
     for (size_t i = 0; i < t->n; i++) {
-        if ((t->rows[i].cache != MODEL_CACHE_NONE) != cache)
-            continue;
+        if ((t->rows[i].cache != MODEL_CACHE_NONE) != cache || t->rows[i].pool)
+            continue; /* a pool's segments are in "pools" */
         if (!*first)
             putc(',', f);
         *first = 0;
         json_row(f, m, o, &t->rows[i]);
+    }
+}
+
+/* A tracked pool's segments: {"allocator","text","bytes","segments","peak_bytes","cached",
+ * "pid","rank"} */
+static void json_pools(FILE *f, struct model *m, const struct model_table *t, int *first)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct model_row *r = &t->rows[i];
+        if (!r->pool)
+            continue;
+        const struct model_process *p = model_process(m, r->stack_proc);
+        fprintf(f, "%s{\"allocator\":\"%s\",\"text\":", *first ? "" : ",", model_cache_name(r->pool));
+        *first = 0;
+        json_write_cstr(f, r->text);
+        fprintf(f, ",\"bytes\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"peak_bytes\":%" PRIu64
+                   ",\"cached\":%s,\"pid\":%" PRIu64 ",\"rank\":%d}",
+                r->live_bytes, r->live_count, r->peak_bytes, r->cache != MODEL_CACHE_NONE ? "true" : "false", p->pid,
+                p->rank);
     }
 }
 
@@ -238,6 +322,8 @@ static void json_summary(FILE *f, const struct report_summary *s)
                ",\"reset_allocations\":%" PRIu64 ",\"cache_bytes\":%" PRIu64 ",\"cache_allocations\":%" PRIu64,
             s->bytes, s->allocations, s->sites, s->reset_bytes, s->reset_allocations, s->cache_bytes,
             s->cache_allocations);
+    if (s->memory.pools)
+        json_memory(f, "memory", &s->memory);
 }
 
 /* "used":[{"name","file","line","bytes","allocations"}...] of one class of blocks (the
@@ -332,6 +418,20 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
             json_rows(f, m, o, rows, cache, &first);
     }
     fputs("],", f);
+    int pools = s->memory.pools != 0; /* a leak report has no blocks, but may have the pools' cache */
+    for (int i = 0; i < ps.n && !pools; i++)
+        for (size_t r = 0; r < ps.p[i].t.n && !pools; r++)
+            pools = ps.p[i].t.rows[r].pool != MODEL_CACHE_NONE;
+    if (pools) {
+        int first = 1;
+        fputs("\"pools\":[", f);
+        if (split || ps.n == 1)
+            for (int i = 0; i < ps.n; i++)
+                json_pools(f, m, &ps.p[i].t, &first);
+        else
+            json_pools(f, m, rows, &first);
+        fputs("],", f);
+    }
     report_suspects_json(f, m, o);
     fputs(",\"summary\":{", f);
     json_summary(f, s);

@@ -74,6 +74,11 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     char bytes[64], kinds[128];
     report_format_bytes(bytes, sizeof bytes, r->live_bytes);
     report_format_kinds(kinds, sizeof kinds, r->kinds);
+    if (r->pool) { /* the segments its blocks (other rows) lie in: no site of their own */
+        fprintf(f, "\n%s %s in %" PRIu64 " segment%s (%s): %s\n", verb, bytes, r->live_count,
+                r->live_count == 1 ? "" : "s", kinds, r->text);
+        return;
+    }
     fprintf(f, "\n%s %s in %" PRIu64 " allocation%s (%s) from %s", verb, bytes, r->live_count,
             r->live_count == 1 ? "" : "s", kinds, r->text);
     if (r->cache != MODEL_CACHE_NONE)
@@ -89,24 +94,70 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
 }
 
+/* "+2.0 MiB (2097152 bytes)" */
+static const char *signed_bytes(char *buf, size_t len, int64_t delta)
+{
+    char b[64];
+    report_format_bytes(b, sizeof b, (uint64_t)(delta < 0 ? -delta : delta));
+    snprintf(buf, len, "%s%s", delta < 0 ? "-" : "+", b);
+    return buf;
+}
+
+static int64_t delta_of(uint64_t a, uint64_t b) { return (int64_t)b - (int64_t)a; }
+
+/* With tensor tracking: the change and each side in PyTorch's words; allocated lies in
+ * reserved, and live is reserved plus what is outside the pools. */
+static void diff_memory_header(FILE *f, const char *a, const char *b, const struct model_diff *d)
+{
+    char b1[80], b2[80], b3[80], b4[80];
+    fprintf(f, "culeak: %s -> %s: allocated %s, reserved %s, %s outside the pools (live %s)\n", a, b,
+            signed_bytes(b1, sizeof b1, delta_of(d->a.allocated_bytes, d->b.allocated_bytes)),
+            signed_bytes(b2, sizeof b2, delta_of(d->a.reserved_bytes, d->b.reserved_bytes)),
+            signed_bytes(b3, sizeof b3, delta_of(d->a.other_bytes, d->b.other_bytes)),
+            signed_bytes(b4, sizeof b4, d->delta_bytes));
+    const struct model_memory *side[2] = {&d->a, &d->b};
+    for (int i = 0; i < 2; i++) {
+        report_format_bytes(b1, sizeof b1, side[i]->allocated_bytes);
+        report_format_bytes(b2, sizeof b2, side[i]->reserved_bytes);
+        report_format_bytes(b3, sizeof b3, side[i]->other_bytes);
+        fprintf(f, "culeak:   at %s: allocated %s in %" PRIu64 " block%s, reserved %s in %" PRIu64
+                   " segment%s, %s outside the pools\n",
+                i ? b : a, b1, side[i]->allocated_blocks, side[i]->allocated_blocks == 1 ? "" : "s", b2,
+                side[i]->reserved_segments, side[i]->reserved_segments == 1 ? "" : "s", b3);
+    }
+}
+
 static void diff_text_body(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d)
 {
     char b1[64];
     const char *b = o->diff_b ? o->diff_b : "now";
-    report_format_bytes(b1, sizeof b1, (uint64_t)(d->delta_bytes < 0 ? -d->delta_bytes : d->delta_bytes));
-    fprintf(f, "culeak: %s -> %s: %s%s live", o->diff_a, b, d->delta_bytes < 0 ? "-" : "+", b1);
-    if (d->delta_block_bytes || d->new_block_count) {
-        report_format_bytes(b1, sizeof b1,
-                            (uint64_t)(d->delta_block_bytes < 0 ? -d->delta_block_bytes : d->delta_block_bytes));
-        fprintf(f, "; %s%s in pool blocks", d->delta_block_bytes < 0 ? "-" : "+", b1);
+    if (d->a.pools) {
+        diff_memory_header(f, o->diff_a, b, d);
+    } else {
+        report_format_bytes(b1, sizeof b1, (uint64_t)(d->delta_bytes < 0 ? -d->delta_bytes : d->delta_bytes));
+        fprintf(f, "culeak: %s -> %s: %s%s live", o->diff_a, b, d->delta_bytes < 0 ? "-" : "+", b1);
+        if (d->delta_block_bytes || d->new_block_count) {
+            report_format_bytes(b1, sizeof b1,
+                                (uint64_t)(d->delta_block_bytes < 0 ? -d->delta_block_bytes : d->delta_block_bytes));
+            fprintf(f, "; %s%s in pool blocks", d->delta_block_bytes < 0 ? "-" : "+", b1);
+        }
+        fputc('\n', f);
     }
-    fputc('\n', f);
     for (size_t i = 0; i < d->n; i++) {
         const struct model_diff_row *r = &d->rows[i];
+        if (r->pool)
+            continue; /* after the sites: the memory they lie in */
         fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
                    " %s) %s\n",
                 r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->blocks ? "blocks" : "allocations",
                 r->text);
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        const struct model_diff_row *r = &d->rows[i];
+        char b2[80];
+        if (r->pool)
+            fprintf(f, "  %s %s (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64 " segments)\n", r->text,
+                    signed_bytes(b2, sizeof b2, r->delta_bytes), r->bytes_a, r->bytes_b, r->count_a, r->count_b);
     }
     report_format_bytes(b1, sizeof b1, d->new_bytes);
     fprintf(f, "\nculeak: made after %s and still live at %s: %s in %" PRIu64 " allocations", o->diff_a, b, b1,
@@ -114,6 +165,11 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
     if (d->new_block_count) {
         report_format_bytes(b1, sizeof b1, d->new_block_bytes);
         fprintf(f, ", %s in %" PRIu64 " pool blocks", b1, d->new_block_count);
+    }
+    if (d->new_reserved_count) {
+        report_format_bytes(b1, sizeof b1, d->new_reserved_bytes);
+        fprintf(f, ", %s in %" PRIu64 " segment%s the pools reserved", b1, d->new_reserved_count,
+                d->new_reserved_count == 1 ? "" : "s");
     }
     fputc('\n', f);
     for (size_t i = 0; i < d->nnew && i < 50; i++) {
@@ -239,6 +295,12 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
                 o->what == REPORT_PEAK ? "at the peak" : o->what == REPORT_NOW ? "now" : o->snapshot);
     print_totals(f, o, s);
     fputc('\n', f);
+    if (o->what != REPORT_LEAKS && s->memory.pools) {
+        const struct model_memory *mm = &s->memory;
+        fprintf(f, "MEMORY SUMMARY: allocated %" PRIu64 " bytes in %" PRIu64 " blocks, reserved %" PRIu64
+                   " bytes in %" PRIu64 " segments by the pools, %" PRIu64 " bytes outside them\n",
+                mm->allocated_bytes, mm->allocated_blocks, mm->reserved_bytes, mm->reserved_segments, mm->other_bytes);
+    }
     char name[512];
     for (int i = 0; ps && i < ps->n; i++) {
         const struct report_part *pt = &ps->p[i];
@@ -265,7 +327,10 @@ static void print_rows(FILE *f, struct model *m, const struct report_options *o,
 {
     const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
     for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].cache == MODEL_CACHE_NONE)
+        if (t->rows[i].cache == MODEL_CACHE_NONE && !t->rows[i].pool)
+            print_row(f, m, o, &t->rows[i], verb);
+    for (size_t i = 0; i < t->n; i++) /* the memory the blocks above lie in */
+        if (t->rows[i].cache == MODEL_CACHE_NONE && t->rows[i].pool)
             print_row(f, m, o, &t->rows[i], verb);
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].cache != MODEL_CACHE_NONE)

@@ -177,23 +177,30 @@ uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group
         return site_group_id(m, u->site, g);
     if (u->stack_row != MODEL_NO_ROW)
         return u->stack_row;
-    uint64_t key = (uint64_t)(unsigned)proc << 32 | u->stack;
+    uint32_t id = stack_row_id(m, (uint64_t)(unsigned)proc << 32 | u->stack);
+    if (id == UINT32_MAX)
+        return 0; /* out of memory: asked again next time */
+    u->stack_row = id;
+    return id;
+}
+
+uint32_t stack_row_id(struct model *m, uint64_t key)
+{
     uint32_t id = u64map_get(&m->stack_rows, key);
     if (id == UINT32_MAX) {
         if (m->nstack_rows == m->stack_rows_cap) {
             size_t cap = m->stack_rows_cap ? m->stack_rows_cap * 2 : 256;
             uint64_t *k = realloc(m->stack_row_keys, cap * sizeof *k);
             if (!k)
-                return 0;
+                return UINT32_MAX;
             m->stack_row_keys = k;
             m->stack_rows_cap = cap;
         }
         id = (uint32_t)m->nstack_rows;
         if (u64map_put(&m->stack_rows, key, id) != 0)
-            return 0;
+            return UINT32_MAX;
         m->stack_row_keys[m->nstack_rows++] = key;
     }
-    u->stack_row = id;
     return id;
 }
 

@@ -285,6 +285,11 @@ static int collect_new(struct model *m, const struct model_query *q, int i, uint
         struct unit *u = &p->units[le->unit];
         if (!unit_in_query(u, q))
             continue;
+        if (p->pools_tracked && unit_pool(m, i, u)) { /* the pool's row says it */
+            d->new_reserved_bytes += le->size;
+            d->new_reserved_count++;
+            continue;
+        }
         uint64_t key = ((uint64_t)(unsigned)i << 32 | u->stack) << 1 | unit_part(u);
         uint32_t k = u64map_get(idx, key);
         if (k == UINT32_MAX) {
@@ -330,6 +335,9 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
     struct diff_acc *acc = NULL;
     size_t nacc = 0, acc_cap = 0, news_cap = 0;
     int rc = 0;
+    for (int i = 0; i < m->nprocs; i++)
+        if (q->proc == MODEL_ALL || q->proc == i)
+            d->a.pools = d->b.pools |= m->procs[i]->pools_tracked;
     for (int i = 0; i < m->nprocs && rc == 0; i++) {
         if (q->proc != MODEL_ALL && q->proc != i)
             continue;
@@ -352,9 +360,14 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
             if (!unit_in_query(u, q))
                 continue;
             uint64_t bb = db ? db[ui].bytes : u->live_bytes, cb = db ? db[ui].count : u->live_count;
+            if (d->a.pools) { /* a process without tracking is memory outside the pools */
+                model_memory_add(m, i, u, da[ui].bytes, da[ui].count, &d->a);
+                model_memory_add(m, i, u, bb, cb, &d->b);
+            }
             if (da[ui].bytes == bb && da[ui].count == cb)
                 continue;
-            uint32_t id = unit_row_id(m, i, u, q->group);
+            enum model_cache pool = p->pools_tracked ? unit_pool(m, i, u) : MODEL_CACHE_NONE;
+            uint32_t id = pool ? pool_row_id(m, pool, q->group) : unit_row_id(m, i, u, q->group);
             uint64_t key = (uint64_t)id << 1 | unit_part(u);
             uint32_t k = u64map_get(&rows, key);
             if (k == UINT32_MAX) {
@@ -374,7 +387,11 @@ int model_diff(struct model *m, const char *a, const char *b, const struct model
                 acc[k].row.id = id;
                 acc[k].row.blocks = (int)unit_part(u);
                 struct model_row r = {0};
-                row_describe(m, q->group, id, i, u, &r, query_lazy(q));
+                if (pool)
+                    pool_describe(m, pool, &r);
+                else
+                    row_describe(m, q->group, id, i, u, &r, query_lazy(q));
+                acc[k].row.pool = pool;
                 acc[k].row.named = r.named;
                 acc[k].row.text = r.text;
                 acc[k].row.via = r.via;

@@ -663,6 +663,25 @@ static int suspect_cmp(const void *pa, const void *pb)
     return (a->site > b->site) - (a->site < b->site);
 }
 
+/* Tensor tracking: a pool's segments grow because its blocks do, and the blocks are the
+ * suspect with the user's line; the segments' growth at the same site is no second cause. */
+static void drop_pool_segments(struct model *m, int proc, struct model_suspects *out, size_t first)
+{
+    struct process *p = m->procs[proc];
+    size_t k = first;
+    for (size_t j = first; j < out->n; j++) {
+        int pool = 0;
+        for (unsigned kind = 0; out->v[j].kind == MODEL_KIND_DEVICE_MEMORY && !pool && kind < CULEAK_KIND_COUNT; kind++) {
+            uint32_t ui = model_kind_is_device_memory(kind) ? u64map_get(&p->unit_index, out->v[j].stack << 5 | kind)
+                                                            : UINT32_MAX;
+            pool = ui != UINT32_MAX && unit_pool(m, proc, &p->units[ui]) != MODEL_CACHE_NONE;
+        }
+        if (!pool)
+            out->v[k++] = out->v[j];
+    }
+    out->n = k;
+}
+
 int model_suspects(struct model *m, int proc, int names, struct model_suspects *out)
 {
     memset(out, 0, sizeof *out);
@@ -677,6 +696,8 @@ int model_suspects(struct model *m, int proc, int names, struct model_suspects *
         size_t first = out->n;
         for (int k = 0; k < p->growth->nseries && !oom; k++)
             judge_series(p, &p->growth->series[k], out, &cap, first, &oom);
+        if (p->pools_tracked && !oom)
+            drop_pool_segments(m, i, out, first);
     }
     if (oom) {
         model_suspects_free(out);

@@ -299,6 +299,9 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
     }
     if (row_index_init(&index, m, q->source == MODEL_SOURCE_LEAKS, units) != 0)
         rc = -1;
+    for (int i = 0; i < m->nprocs; i++)
+        if (q->proc == MODEL_ALL || q->proc == i)
+            t->memory.pools |= m->procs[i]->pools_tracked;
     for (int i = 0; i < m->nprocs && rc == 0; i++) {
         if (q->proc != MODEL_ALL && q->proc != i)
             continue;
@@ -324,7 +327,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             if (q->keep && (bytes || count) && !q->keep(q->keep_ctx, m, i, u->stack, u->kind))
                 continue;
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
-            uint32_t id = unit_row_id(m, i, u, q->group);
+            enum model_cache pool = p->pools_tracked ? unit_pool(m, i, u) : MODEL_CACHE_NONE;
+            uint32_t id = pool ? pool_row_id(m, pool, q->group) : unit_row_id(m, i, u, q->group);
             struct model_row *r = row_for(&index, t, &cap, &rep_bytes, row_key(id, cache, unit_part(u)), id);
             if (!r) {
                 rc = -1;
@@ -350,6 +354,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 rep_bytes[ri] = bytes;
             }
             r->cache = cache;
+            r->pool = pool;
             r->live_bytes += bytes;
             r->live_count += count;
             r->peak_bytes += u->peak_bytes;
@@ -377,15 +382,18 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                  (q->source == MODEL_SOURCE_NOW || q->source == MODEL_SOURCE_PEAK);
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         struct model_row *r = &t->rows[i];
-        if (!unnamed)
+        if (r->pool)
+            pool_describe(m, r->pool, r);
+        else if (!unnamed)
             row_describe(m, q->group, r->id, rep_proc[i], rep[i], r, lazy && q->texts_only ? ROW_TEXTS_ONLY : lazy);
         else
             r->proc = q->group == MODEL_GROUP_STACK ? rep_proc[i] : -1;
         r->stack = rep[i]->stack;
         r->stack_proc = rep_proc[i];
-        if (summed) {
+        /* a pool's row keeps the sum of its members' peaks (its site holds no unit) */
+        if (summed && !r->pool) {
             r->peak_bytes = m->site_peaks[2 * (size_t)r->id + (r->kinds == 1u << CULEAK_KIND_BLOCK)];
-        } else if (site_peaks) { /* sites keep exact peaks per kind across processes */
+        } else if (site_peaks && !r->pool) { /* sites keep exact peaks per kind across processes */
             uint64_t peak = 0;
             for (uint32_t kinds = r->kinds; kinds; kinds &= kinds - 1)
                 peak += m->sites[r->id].peak[__builtin_ctz(kinds)];
@@ -398,6 +406,16 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
         if (r->kinds != 1u << CULEAK_KIND_BLOCK) { /* pool blocks lie inside memory other rows count */
             t->total_bytes += r->live_bytes;
             t->total_count += r->live_count;
+        }
+        if (t->memory.pools && r->kinds == 1u << CULEAK_KIND_BLOCK) {
+            t->memory.allocated_bytes += r->live_bytes;
+            t->memory.allocated_blocks += r->live_count;
+        } else if (t->memory.pools && r->pool) {
+            t->memory.reserved_bytes += r->live_bytes;
+            t->memory.reserved_segments += r->live_count;
+        } else if (t->memory.pools) {
+            t->memory.other_bytes += r->live_bytes;
+            t->memory.other_count += r->live_count;
         }
         if (k != i)
             t->rows[k] = *r;

@@ -36,7 +36,9 @@ int model_table_baseline(struct model *m, const struct model_query *q, const cha
             struct unit *u = &p->units[it->unit];
             if (!unit_in_query(u, q))
                 continue;
-            uint32_t r = row_index_get(&rows, row_key(unit_row_id(m, i, u, q->group), MODEL_CACHE_NONE, unit_part(u)));
+            enum model_cache pool = p->pools_tracked ? unit_pool(m, i, u) : MODEL_CACHE_NONE;
+            uint32_t id = pool ? pool_row_id(m, pool, q->group) : unit_row_id(m, i, u, q->group);
+            uint32_t r = row_index_get(&rows, row_key(id, MODEL_CACHE_NONE, unit_part(u)));
             if (r == UINT32_MAX)
                 continue; /* a row the table left out (filter, only_live) */
             bytes[r] += it->bytes;

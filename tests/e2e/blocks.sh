@@ -81,15 +81,63 @@ grep -q "\"via\":\"tensorlib/__init__.py:$L_LIB\"" "$tmp/diff.json" || fail "no 
 grep -Eq "^GROWS \+4.00 KiB per iteration \(block\) at <module> at .*blocks_train.py:$L_KEEP, via tensorlib/__init__.py:$L_LIB " \
     "$tmp/suspects" || { cat "$tmp/suspects"; fail "the suspects do not name blocks_train.py:$L_KEEP via tensorlib"; }
 
-# from before the first step: the pool's segment and its blocks are rows apart, and the
-# total counts the segment's memory once, the blocks apart
+# from before the first step: one row per cause. The blocks are the row at the user's line;
+# the segment the pool took for them is the pool's own line, never a second row at that
+# line; the header says allocated (blocks) and reserved (segments) as torch.cuda does, at
+# each mark, and live is reserved plus what lies outside the pools
 "$CULEAK" report --diff 'iteration 0' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff0" 2>&1
-grep -q "^culeak: iteration 0 -> iteration 6: +2.0 MiB (2097152 bytes) live; +24.0 KiB (24576 bytes) in pool blocks\$" "$tmp/diff0" ||
-    { cat "$tmp/diff0"; fail "the diff's totals mix the segment and its blocks"; }
-grep -Eq "^  \+2097152 bytes \(0 -> 2097152 bytes, 0 -> 1 allocations\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
-    { cat "$tmp/diff0"; fail "no row of the segment"; }
+grep -q "^culeak: iteration 0 -> iteration 6: allocated +24.0 KiB (24576 bytes), reserved +2.0 MiB (2097152 bytes), +0 bytes outside the pools (live +2.0 MiB (2097152 bytes))\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "the diff's header does not say allocated and reserved"; }
+grep -q "^culeak:   at iteration 0: allocated 0 bytes in 0 blocks, reserved 0 bytes in 0 segments, 0 bytes outside the pools\$" "$tmp/diff0" &&
+grep -q "^culeak:   at iteration 6: allocated 24.0 KiB (24576 bytes) in 6 blocks, reserved 2.0 MiB (2097152 bytes) in 1 segment, 0 bytes outside the pools\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no allocated and reserved at each mark"; }
+[ "$(grep -c "blocks_train.py:$L_KEEP," "$tmp/diff0")" = 1 ] || { cat "$tmp/diff0"; fail "the growth is listed twice"; }
 grep -Eq "^  \+24576 bytes \(0 -> 24576 bytes, 0 -> 6 blocks\) .*blocks_train.py:$L_KEEP," "$tmp/diff0" ||
-    { cat "$tmp/diff0"; fail "no row of the blocks apart from the segment"; }
+    { cat "$tmp/diff0"; fail "no row of the blocks"; }
+grep -q "^  pytorch caching allocator: reserved +2.0 MiB (2097152 bytes) (0 -> 2097152 bytes, 0 -> 1 segments)\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "no line of the pool's segment"; }
+grep -q ", 24.0 KiB (24576 bytes) in 6 pool blocks, 2.0 MiB (2097152 bytes) in 1 segment the pools reserved\$" "$tmp/diff0" ||
+    { cat "$tmp/diff0"; fail "the segment made after iteration 0 is not the pool's"; }
+"$CULEAK" report --format json --diff 'iteration 0' 'iteration 6' "$tmp/run.culeak" >"$tmp/diff0.json"
+"$PY" - "$tmp/diff0.json" <<'PYEOF' || { cat "$tmp/diff0.json"; fail "the JSON diff does not keep the pool apart"; }
+import json, sys
+d = json.load(open(sys.argv[1]))["diff"]
+assert [s["kind"] for s in d["sites"]] == ["block"], d["sites"]
+assert [(p["allocator"], p["delta_bytes"], p["segments_b"]) for p in d["pools"]] == [("pytorch", 2097152, 1)], d["pools"]
+assert d["memory_a"] == dict(allocated_bytes=0, allocated_blocks=0, reserved_bytes=0, reserved_segments=0,
+                             other_bytes=0, other_count=0), d["memory_a"]
+assert d["memory_b"] == dict(allocated_bytes=24576, allocated_blocks=6, reserved_bytes=2097152, reserved_segments=1,
+                             other_bytes=0, other_count=0), d["memory_b"]
+assert d["delta_bytes"] == d["memory_b"]["reserved_bytes"] + d["memory_b"]["other_bytes"]
+assert d["new"]["stacks"] and all(s["count"] == 6 for s in d["new"]["stacks"]), d["new"]
+PYEOF
+# what was live at a mark: the blocks at their line, the segment as the pool's, and a
+# summary in PyTorch's words (text and JSON)
+"$CULEAK" report --at 'iteration 6' "$tmp/run.culeak" >"$tmp/at6" 2>&1
+[ "$(grep -c "blocks_train.py:$L_KEEP," "$tmp/at6")" = 1 ] || { cat "$tmp/at6"; fail "the report at a mark lists the growth twice"; }
+grep -q "^LIVE 2.0 MiB (2097152 bytes) in 1 segment (device): pytorch caching allocator: reserved\$" "$tmp/at6" ||
+    { cat "$tmp/at6"; fail "no line of the pool in the report at a mark"; }
+grep -q "^MEMORY SUMMARY: allocated 24576 bytes in 6 blocks, reserved 2097152 bytes in 1 segments by the pools, 0 bytes outside them\$" "$tmp/at6" ||
+    { cat "$tmp/at6"; fail "no memory summary at a mark"; }
+"$CULEAK" report --format json --at 'iteration 6' "$tmp/run.culeak" >"$tmp/at6.json"
+"$PY" - "$tmp/at6.json" <<'PYEOF' || { cat "$tmp/at6.json"; fail "the JSON report at a mark does not keep the pool apart"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [s["kinds"] for s in d["sites"]] == [["block"]], d["sites"]
+assert [(p["allocator"], p["bytes"], p["segments"]) for p in d["pools"]] == [("pytorch", 2097152, 1)], d["pools"]
+assert d["summary"]["memory"]["allocated_bytes"] == 24576 and d["summary"]["memory"]["reserved_bytes"] == 2097152
+PYEOF
+
+# the page's sites: the user's line once (its blocks), the segment as the pool's row
+"$CULEAK" report --format html -o "$tmp/run.html" "$tmp/run.culeak" || fail "no page"
+"$PY" - "$tmp/run.html" "$L_KEEP" <<'PYEOF' || fail "the page lists the growth twice"
+import re, sys
+page = open(sys.argv[1]).read()
+texts = re.findall(r'"text":"((?:[^"\\]|\\.)*)"', page)
+at_line = [t for t in texts if t.endswith("blocks_train.py:" + sys.argv[2])]
+assert len(at_line) == 1, texts
+assert "pytorch caching allocator: reserved" in texts, texts
+PYEOF
 
 # "this package is mine": with the library's path in CULEAK_MY_CODE its line is the site
 CULEAK_MY_CODE=$ROOT/tests/e2e/python/site-packages/tensorlib/ "$CULEAK" report --diff 'iteration 2' 'iteration 6' \

@@ -105,7 +105,9 @@ grep -q '<option value="1" selected="">' "$T/blocks.dom" ||
     grep -qE 'id="layer"[^>]*>' "$T/blocks.dom" || fail "blocks: the layer menu is missing"
 grep -qE "<td class=\"site\">[^<]*blocks_train.py:$keep" "$T/blocks.dom" ||
     fail "blocks: the kept tensor's line (blocks_train.py:$keep) is not a row of the page"
-grep -q "in the pools' blocks at the end" "$T/blocks.dom" || fail "blocks: the header does not count the blocks apart"
+# the header in PyTorch's words: allocated (blocks) and reserved (the pool's segment)
+grep -qE "at the end allocated <b>[0-9.]+ [KMG]?i?B</b>, reserved <b>2.00 MiB</b>" "$T/blocks.dom" ||
+    fail "blocks: the header does not say allocated and reserved apart"
 
 # a job whose peak and failed allocation fall together mid-run, and that keeps growing: no
 # two labels of the timeline overlap, and the growing site's forecast is drawn as a dashed

@@ -265,6 +265,30 @@ if want blocks; then
     diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
     grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
         { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }
+    # one row per cause: the kept tensors' line once, the segments as the pool's line, and
+    # allocated/reserved at each mark equal to what the job prints from torch.cuda
+    rows_check() {
+        local name=$1 prog=$2; shift 2
+        "$CULEAK" record -o "$W/$name.culeak" -- python3 "$prog" "$@" >"$W/$name.out" 2>"$W/$name.err" ||
+            { say "$name: program exited $?"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1)); return; }
+        "$CULEAK" report --diff 'iteration 2' 'iteration 8' "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
+        "$CULEAK" report --format json --diff 'iteration 2' 'iteration 8' "$W/$name.culeak" >"$W/$name-diff.json" 2>&1
+        cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
+        python3 tests/gpu/check_rows.py "$W/$name.out" "$W/$name-diff.txt" "$W/$name-diff.json" "$prog" \
+            'iteration 2' 'iteration 8' | tee -a "$SUMMARY"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || { head -n 8 "$W/$name-diff.txt" | tee -a "$SUMMARY"; fails=$((fails + 1)); }
+    }
+    rows_check pool-rows tests/gpu/pool_rows.py 12
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True rows_check pool-rows-expandable tests/gpu/pool_rows.py 12
+    # the GPT-2 loop: its kept logits are one row, the segments the pool's line
+    hf_line=$(grep -n '# KEEP$' tests/gpu/hf_logits.py | cut -d: -f1)
+    hf_rows=$(grep -cE "^  [+-][0-9]+ bytes .*hf_logits.py:$hf_line\b" "$W/hf-logits-diff.txt")
+    if [ "$hf_rows" = 1 ] && ! grep -qE '^  [+-][0-9]+ bytes .*(alloc_block|CUDACachingAllocator)' "$W/hf-logits-diff.txt"; then
+        say "hf-logits: ok: one row at hf_logits.py:$hf_line; $(grep -m1 '^  pytorch caching allocator' "$W/hf-logits-diff.txt")"
+    else
+        say "hf-logits: FAIL: $hf_rows rows at hf_logits.py:$hf_line, or a row of the allocator:"
+        head -n 8 "$W/hf-logits-diff.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
+    fi
     diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
     diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
     diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12

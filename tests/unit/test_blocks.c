@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "model.h"
+#include "suspects.h"
 #include "stream_builder.h"
 
 #include <stdio.h>
@@ -193,6 +194,168 @@ static void test_diff_counts_blocks_apart(void **state)
     model_free(m);
 }
 
+#define C10 "/opt/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so"
+#define C10_BASE 0x7f0000000000ull
+
+/* A process whose segment is taken inside libc10_cuda (the caching allocator) below the
+ * user's line: with blocks (tensor tracking on) a 2 MiB segment at iteration 0 and a 4 KiB
+ * block at each of `steps` iterations (with segment_each, a segment more at each); without,
+ * the segments alone. */
+static struct model *load_pool(int blocks, int steps, int segment_each)
+{
+    struct model *m = model_new(NULL);
+    assert_non_null(m);
+    const char *marks[] = {"iteration 0", "iteration 1", "iteration 3"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_module(b, C10, C10_BASE, 0, 0x10000);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_frame(b, 2, 1, C10_BASE + 0x1234); /* the segment: inside the allocator */
+    uint64_t seq = 1;
+    sb_mark(b, seq++, "iteration 0");
+    ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x100000, 2 << 20, 2);
+    for (int i = 0; i < steps; i++) {
+        if (segment_each && i) /* a segment more for each block */
+            ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x10000000 + ((uint64_t)i << 21), 2 << 20, 2);
+        if (blocks)
+            ev(b, seq++, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000 + 4096 * (uint64_t)i, 4096, 1);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i + 1);
+        sb_mark(b, seq++, label);
+    }
+    sb_exit(b, seq);
+    struct model_stream *s = model_stream_open(m);
+    assert_non_null(s);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+    return m;
+}
+
+/* One row per cause: the blocks at the user's line, the segment the pool took for them as
+ * the pool's own row (never a second row at that line), in tables of every source and in
+ * diffs; totals as torch.cuda.memory_allocated() and memory_reserved() read them. */
+static void test_pool_segments_are_the_pools_row(void **state)
+{
+    (void)state;
+    struct model *m = load_pool(1, 4, 0);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 2);
+    const struct model_row *blk = t.rows[0].pool ? &t.rows[1] : &t.rows[0], *pool = t.rows[0].pool ? &t.rows[0] : &t.rows[1];
+    assert_int_equal(blk->kinds, 1u << CULEAK_KIND_BLOCK);
+    assert_int_equal(blk->pool, MODEL_CACHE_NONE);
+    assert_string_equal(blk->text, "<module> at " TRAIN ":13");
+    assert_int_equal(pool->pool, MODEL_CACHE_PYTORCH);
+    assert_int_equal(pool->kinds, 1u << CULEAK_KIND_DEVICE);
+    assert_string_equal(pool->text, "pytorch caching allocator: reserved");
+    assert_int_equal(pool->live_bytes, 2 << 20);
+    assert_int_not_equal(pool->id, blk->id);
+    assert_int_equal(t.memory.pools, 1u << MODEL_CACHE_PYTORCH);
+    assert_int_equal(t.memory.allocated_bytes, 4 * 4096);
+    assert_int_equal(t.memory.allocated_blocks, 4);
+    assert_int_equal(t.memory.reserved_bytes, 2 << 20);
+    assert_int_equal(t.memory.reserved_segments, 1);
+    assert_int_equal(t.memory.other_bytes, 0);
+    assert_int_equal(t.total_bytes, 2 << 20); /* live: reserved + other */
+    model_table_free(&t);
+    struct model_memory now;
+    model_memory_now(m, MODEL_ALL, &now);
+    assert_int_equal(now.allocated_bytes, 4 * 4096);
+    assert_int_equal(now.reserved_bytes, 2 << 20);
+    /* by function, file, module and stack too: the segment is the pool's row */
+    for (int g = MODEL_GROUP_FUNCTION; g < MODEL_GROUP_COUNT; g++) {
+        q.group = (enum model_group)g;
+        assert_int_equal(model_table_build(m, &q, &t), 0);
+        assert_int_equal(t.n, 2);
+        assert_int_equal(t.rows[0].pool + t.rows[1].pool, MODEL_CACHE_PYTORCH);
+        assert_int_not_equal(t.rows[0].id, t.rows[1].id);
+        model_table_free(&t);
+    }
+    /* at exit: the pool's cache, no site's */
+    q.group = MODEL_GROUP_SITE;
+    q.source = MODEL_SOURCE_LEAKS;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.rows[0].pool, MODEL_CACHE_PYTORCH);
+    assert_int_equal(t.rows[0].cache, MODEL_CACHE_PYTORCH);
+    model_table_free(&t);
+    /* the diff from before the segment: the blocks' row and the pool's, each side in
+     * PyTorch's words, the segment made since counted as the pool's */
+    model_query_init(&q);
+    struct model_diff d;
+    assert_int_equal(model_diff(m, "iteration 0", "iteration 3", &q, &d), 0);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.rows[0].pool + d.rows[1].pool, MODEL_CACHE_PYTORCH);
+    assert_int_equal(d.rows[0].blocks + d.rows[1].blocks, 1);
+    assert_int_equal(d.a.pools, 1u << MODEL_CACHE_PYTORCH);
+    assert_int_equal(d.a.allocated_bytes, 0);
+    assert_int_equal(d.a.reserved_bytes, 0);
+    assert_int_equal(d.b.allocated_bytes, 3 * 4096);
+    assert_int_equal(d.b.allocated_blocks, 3);
+    assert_int_equal(d.b.reserved_bytes, 2 << 20);
+    assert_int_equal(d.b.reserved_segments, 1);
+    assert_int_equal(d.b.other_bytes, 0);
+    assert_int_equal(d.delta_bytes, (int64_t)(d.b.reserved_bytes + d.b.other_bytes));
+    assert_int_equal(d.new_reserved_bytes, 2 << 20);
+    assert_int_equal(d.new_reserved_count, 1);
+    assert_int_equal(d.new_bytes, 0);
+    assert_int_equal(d.nnew, 1);
+    assert_true(d.news[0].blocks);
+    model_diff_free(&d);
+    model_free(m);
+}
+
+/* Without block events (tracking off, --no-pool) the segment is a site's row as before:
+ * nothing says allocated or reserved. */
+static void test_untracked_segments_stay_sites(void **state)
+{
+    (void)state;
+    struct model *m = load_pool(0, 4, 0);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.rows[0].pool, MODEL_CACHE_NONE);
+    assert_string_equal(t.rows[0].text, "<module> at " TRAIN ":13");
+    assert_int_equal(t.memory.pools, 0);
+    assert_int_equal(t.memory.reserved_bytes, 0);
+    model_table_free(&t);
+    struct model_diff d;
+    assert_int_equal(model_diff(m, "iteration 0", "iteration 3", &q, &d), 0);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.rows[0].pool, MODEL_CACHE_NONE);
+    assert_int_equal(d.a.pools, 0);
+    assert_int_equal(d.new_bytes, 2 << 20);
+    assert_int_equal(d.new_reserved_bytes, 0);
+    model_diff_free(&d);
+    model_free(m);
+}
+
+/* The segments grow with the blocks at every mark: the blocks are the one suspect at the
+ * user's line; without tracking the segments are. */
+static void test_pool_segments_are_no_second_suspect(void **state)
+{
+    (void)state;
+    for (int blocks = 1; blocks >= 0; blocks--) {
+        struct model *m = load_pool(blocks, 8, 1);
+        struct model_suspects sus;
+        assert_int_equal(model_suspects(m, MODEL_ALL, 1, &sus), 0);
+        assert_int_equal(sus.n, 1);
+        assert_int_equal(sus.v[0].kind, blocks ? CULEAK_KIND_BLOCK : MODEL_KIND_DEVICE_MEMORY);
+        assert_string_equal(sus.v[0].text, "<module> at " TRAIN ":13");
+        model_suspects_free(&sus);
+        model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +364,9 @@ int main(void)
         cmocka_unit_test(test_my_code_makes_the_library_line_the_site),
         cmocka_unit_test(test_blocks_are_not_leaks),
         cmocka_unit_test(test_diff_counts_blocks_apart),
+        cmocka_unit_test(test_pool_segments_are_the_pools_row),
+        cmocka_unit_test(test_untracked_segments_stay_sites),
+        cmocka_unit_test(test_pool_segments_are_no_second_suspect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
