@@ -429,7 +429,8 @@ static int describe_sites(struct builder *b)
             return -1;
         struct picture_site *ps = &p->sites[s->site];
         const char *op;
-        if (!ps->autograd_backward && ps->text && model_stack_backward(b->m, s->proc, s->stack, &op)) {
+        int pool_row = u != UINT32_MAX && unit_pool(b->m, s->proc, &pr->units[u]); /* the pool's own line */
+        if (!pool_row && !ps->autograd_backward && ps->text && model_stack_backward(b->m, s->proc, s->stack, &op)) {
             char text[2048]; /* as the site's row in a report: its memory was made for backward() */
             int n = snprintf(text, sizeof text, "%s (autograd backward)", ps->text);
             const char *t = strpool_intern(&b->m->strings, text, (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1));
