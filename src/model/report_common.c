@@ -1,6 +1,7 @@
 /* What every report format shares: the query a report makes, sizes and kinds in words. */
 #include "report_internal.h"
 #include "suppress.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -218,8 +219,10 @@ void report_process_name(const struct model *m, const struct report_options *o, 
     int n = snprintf(buf, len, "process %" PRIu64, p->pid);
     if (p->rank >= 0 && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " (rank %d)", p->rank);
-    if (hosts && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " on %s", p->host);
+    if (hosts && n >= 0 && (size_t)n + 4 < len) {
+        memcpy(buf + n, " on ", 4);
+        text_escape(buf + n + 4, len - (size_t)n - 4, p->host);
+    }
 }
 
 static int id_cmp(const void *a, const void *b)
