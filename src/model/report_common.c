@@ -212,10 +212,9 @@ int report_has_snapshot(const struct model *m, const char *name, int proc)
 void report_process_name(const struct model *m, const struct report_options *o, int proc, char *buf, size_t len)
 {
     const struct model_process *p = model_process(m, proc);
-    int hosts = 0; /* pids are only unique per host */
-    for (int i = 0; i < model_process_count(m) && !hosts; i++)
-        if ((o->proc == MODEL_ALL || o->proc == i) && strcmp(model_process(m, i)->host, p->host))
-            hosts = 1;
+    /* pids are only unique per host: kept once, not compared per name */
+    int hosts = o->proc == MODEL_ALL ? model_several_hosts(m)
+                                     : strcmp(model_process(m, o->proc)->host, p->host) != 0;
     int n = snprintf(buf, len, "process %" PRIu64, p->pid);
     if (p->rank >= 0 && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " (rank %d)", p->rank);
