@@ -143,7 +143,7 @@ int cmd_record(int argc, char **argv)
     int named = culeak_expand_path(a.out, (long)getpid(), NULL, NULL, first, sizeof first);
     if (named < 0)
         errno = ENAMETOOLONG;
-    if (named < 0 || culeak_output_dir_exists(first) != 0) {
+    if (named < 0 || culeak_output_dir_writable(first) != 0) {
         cli_fail(&cli_record, "cannot write %s: %s", a.out, strerror(errno));
         return 1;
     }

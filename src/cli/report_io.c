@@ -51,7 +51,7 @@ int cli_check_output_dir(const struct cli_command *c, const char *path)
     int r = culeak_expand_path(path, (long)getpid(), NULL, NULL, name, sizeof name);
     if (r < 0)
         errno = ENAMETOOLONG;
-    if (r < 0 || culeak_output_dir_exists(name) != 0) {
+    if (r < 0 || culeak_output_dir_writable(name) != 0) {
         cli_fail(c, "cannot write %s: %s", path, strerror(errno));
         return 2;
     }

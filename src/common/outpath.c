@@ -2,6 +2,7 @@
 #include "outpath.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,12 @@ int culeak_expand_path(const char *tmpl, long pid, const char *host, const char 
     return full ? -1 : has_pid;
 }
 
-int culeak_output_dir_exists(const char *path)
+int culeak_output_dir_writable(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash)
-        return 0; /* the working directory */
     char dir[4096];
+    if (!slash) /* the working directory */
+        return faccessat(AT_FDCWD, ".", W_OK | X_OK, AT_EACCESS);
     size_t n = slash == path ? 1 : (size_t)(slash - path);
     if (n >= sizeof dir) {
         errno = ENAMETOOLONG;
@@ -74,5 +75,5 @@ int culeak_output_dir_exists(const char *path)
         errno = ENOTDIR;
         return -1;
     }
-    return 0;
+    return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
 }

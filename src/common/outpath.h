@@ -16,8 +16,8 @@ const char *culeak_env_rank(void);
  * small (out then holds what fitted). */
 int culeak_expand_path(const char *tmpl, long pid, const char *host, const char *rank, char *out, size_t cap);
 
-/* Can a file be created at path: its directory exists and is one? 0, or -1 with errno
- * (ENOENT, ENOTDIR). */
-int culeak_output_dir_exists(const char *path);
+/* Can a file be created at path: its directory exists, is one, and this process may
+ * create files in it? 0, or -1 with errno (ENOENT, ENOTDIR, EACCES, EROFS). */
+int culeak_output_dir_writable(const char *path);
 
 #endif

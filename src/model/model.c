@@ -155,6 +155,8 @@ int model_kind_is_device_memory(unsigned kind)
 
 int model_process_count(const struct model *m) { return m->nprocs; }
 
+int model_several_hosts(const struct model *m) { return m->several_hosts; }
+
 const struct model_process *model_process(const struct model *m, int proc)
 {
     struct process *p = model_proc(m, proc);

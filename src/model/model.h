@@ -137,6 +137,8 @@ struct model_process {
 };
 
 int model_process_count(const struct model *m);
+/* 1 when the processes ran on more than one host (pids are only unique per host). */
+int model_several_hosts(const struct model *m);
 const struct model_process *model_process(const struct model *m, int proc);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
 

@@ -176,6 +176,7 @@ struct model {
     size_t nstack_rows, stack_rows_cap;
     struct process **procs;
     int nprocs;
+    int several_hosts;          /* a process ran on another host than the first */
     struct live_table live;
     struct model_counter global[MODEL_KIND_SLOTS];
     uint64_t events;

@@ -188,22 +188,25 @@ static uint32_t module_id(struct model *m, const char *path, size_t n)
     return id;
 }
 
-static int range_cmp(const void *a, const void *b)
+/* The first range that ends after addr: ranges are sorted and disjoint, so their ends
+ * grow with their starts. */
+static size_t first_ending_after(const struct process *p, uint64_t addr)
 {
-    const struct range *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
+    size_t lo = 0, hi = p->nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ranges[mid].end <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-/* A module loaded where another was: the newer one owns the addresses from now on. */
-static void drop_overlaps(struct process *p, uint64_t start, uint64_t end)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < p->nranges; i++)
-        if (p->ranges[i].end <= start || p->ranges[i].start >= end)
-            p->ranges[k++] = p->ranges[i];
-    p->nranges = k;
-}
-
+/* Ranges stay sorted and disjoint: a repeated segment is found by a binary search, and a
+ * new one takes the place of those it overlaps (a module loaded where another was: the
+ * newer one owns the addresses from now on), so a record costs no scan or sort of every
+ * range (a stream may hold many MODULES records). */
 void modules_add(struct model *m, struct process *p, const struct culeak_modules *mods)
 {
     for (size_t i = 0; i < mods->count; i++) {
@@ -213,28 +216,33 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
             uint64_t start = md->base + md->seg[s].vaddr, end = start + md->seg[s].memsz;
             if (end <= start)
                 continue;
-            int same = 0;
-            for (size_t r = 0; r < p->nranges && !same; r++)
-                same = p->ranges[r].start == start && p->ranges[r].end == end && p->ranges[r].module == id;
-            if (same)
+            size_t at = first_ending_after(p, start), past = at;
+            if (at < p->nranges && p->ranges[at].start == start && p->ranges[at].end == end &&
+                p->ranges[at].module == id)
                 continue; /* MODULES repeats what is still loaded */
             suppressions_stale(p); /* ips may be in other modules now */
-            drop_overlaps(p, start, end);
-            if (p->nranges >= MODEL_MAX_RANGES)
-                return;
-            if (p->nranges == p->ranges_cap) {
-                size_t cap = p->ranges_cap ? p->ranges_cap * 2 : 64;
-                struct range *r = realloc(p->ranges, cap * sizeof *r);
-                if (!r)
+            while (past < p->nranges && p->ranges[past].start < end)
+                past++; /* [at, past): the ranges it overlaps */
+            if (past == at) { /* one more range */
+                if (p->nranges >= MODEL_MAX_RANGES)
                     return;
-                p->ranges = r;
-                p->ranges_cap = cap;
+                if (p->nranges == p->ranges_cap) {
+                    size_t cap = p->ranges_cap ? p->ranges_cap * 2 : 64;
+                    struct range *r = realloc(p->ranges, cap * sizeof *r);
+                    if (!r)
+                        return;
+                    p->ranges = r;
+                    p->ranges_cap = cap;
+                }
+                memmove(p->ranges + at + 1, p->ranges + at, (p->nranges - at) * sizeof *p->ranges);
+                p->nranges++;
+            } else if (past > at + 1) {
+                memmove(p->ranges + at + 1, p->ranges + past, (p->nranges - past) * sizeof *p->ranges);
+                p->nranges -= past - at - 1;
             }
-            p->ranges[p->nranges++] = (struct range){start, end, md->base, id};
+            p->ranges[at] = (struct range){start, end, md->base, id};
         }
     }
-    if (p->nranges > 1)
-        qsort(p->ranges, p->nranges, sizeof *p->ranges, range_cmp);
 }
 
 const struct range *modules_find(const struct process *p, uint64_t ip)

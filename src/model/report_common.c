@@ -2,6 +2,7 @@
 #include "report_internal.h"
 #include "stack_fold.h"
 #include "suppress.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -250,15 +251,16 @@ int report_has_snapshot(const struct model *m, const char *name, int proc)
 void report_process_name(const struct model *m, const struct report_options *o, int proc, char *buf, size_t len)
 {
     const struct model_process *p = model_process(m, proc);
-    int hosts = 0; /* pids are only unique per host */
-    for (int i = 0; i < model_process_count(m) && !hosts; i++)
-        if ((o->proc == MODEL_ALL || o->proc == i) && strcmp(model_process(m, i)->host, p->host))
-            hosts = 1;
+    /* pids are only unique per host: kept once, not compared per name */
+    int hosts = o->proc == MODEL_ALL ? model_several_hosts(m)
+                                     : strcmp(model_process(m, o->proc)->host, p->host) != 0;
     int n = snprintf(buf, len, "process %" PRIu64, p->pid);
     if (p->rank >= 0 && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " (rank %d)", p->rank);
-    if (hosts && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " on %s", p->host);
+    if (hosts && n >= 0 && (size_t)n + 4 < len) {
+        memcpy(buf + n, " on ", 4);
+        text_escape(buf + n + 4, len - (size_t)n - 4, p->host);
+    }
 }
 
 static int id_cmp(const void *a, const void *b)

@@ -3,6 +3,7 @@
 #include "json.h"
 #include "report_internal.h"
 #include "suspects.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,12 +38,15 @@ static void print_suspect(FILE *f, struct model *m, const struct report_options 
     model_format_size(live, sizeof live, (double)x->live_bytes);
     model_format_size(low, sizeof low, (double)x->since_bytes);
     report_process_name(m, o, x->proc, name, sizeof name);
-    fprintf(f, "\nGROWS +%s per iteration (%s) at %s [%s]\n", per, kind_words(x->kind), x->text, name);
-    fprintf(f, "    %s live at mark '%s'; rose at %u of the last %u marks \"%s\"\n", live, x->last_label, x->rises,
-            x->intervals, x->series);
+    char text[1200], label[512];
+    fprintf(f, "\nGROWS +%s per iteration (%s) at %s [%s]\n", per, kind_words(x->kind),
+            text_escape(text, sizeof text, x->text), name);
+    fprintf(f, "    %s live at mark '%s'; rose at %u of the last %u marks \"%s\"\n", live,
+            text_escape(label, sizeof label, x->last_label), x->rises, x->intervals,
+            text_escape(text, sizeof text, x->series));
     if (x->since_label)
-        fprintf(f, "    growing since mark '%s' (%" PRIu64 " marks ago, %s then)\n", x->since_label, x->since_marks,
-                low);
+        fprintf(f, "    growing since mark '%s' (%" PRIu64 " marks ago, %s then)\n",
+                text_escape(label, sizeof label, x->since_label), x->since_marks, low);
     model_suspect_forecast(x, fc, sizeof fc);
     fprintf(f, "    %s\n", fc);
     report_print_stack(f, m, x->proc, x->stack, o->depth);
@@ -60,8 +64,10 @@ int report_suspects_text(FILE *f, struct model *m, const struct report_options *
         report_process_name(m, o, i, name, sizeof name);
         const struct model_process *p = model_process(m, i);
         fprintf(f, "culeak: %s:", name);
-        for (size_t a = 0; a < p->argc && a < 8; a++)
-            fprintf(f, " %s", p->argv[a]);
+        for (size_t a = 0; a < p->argc && a < 8; a++) {
+            fputc(' ', f);
+            text_write_escaped(f, p->argv[a]);
+        }
         fputc('\n', f);
     }
     for (size_t i = 0; i < s.n; i++)

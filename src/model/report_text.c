@@ -3,6 +3,7 @@
 #include "report_internal.h"
 #include "stack_fold.h"
 #include "suppress.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,9 +19,13 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
         fprintf(f, "culeak: process %" PRIu64, p->pid);
         if (p->rank >= 0)
             fprintf(f, " (rank %d)", p->rank);
-        fprintf(f, " on %s:", p->host);
-        for (size_t a = 0; a < p->argc && a < 8; a++)
-            fprintf(f, " %s", p->argv[a]);
+        fputs(" on ", f);
+        text_write_escaped(f, p->host);
+        fputc(':', f);
+        for (size_t a = 0; a < p->argc && a < 8; a++) {
+            fputc(' ', f);
+            text_write_escaped(f, p->argv[a]);
+        }
         if (p->argc > 8)
             fputs(" ...", f);
         if (p->corrupt)
@@ -57,12 +62,16 @@ void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int 
     for (size_t i = 0; i < nl; i++) {
         char buf[1200];
         if (lines[i].count) {
-            fprintf(f, "  %s\n", stack_line_text(&lines[i], frames, buf, sizeof buf));
+            fputs("  ", f);
+            text_write_escaped(f, stack_line_text(&lines[i], frames, buf, sizeof buf));
+            fputc('\n', f);
             continue;
         }
         const struct model_frame *fr = &frames[lines[i].frame];
         model_frame_format(fr, buf, sizeof buf);
-        fprintf(f, "    #%-2zu %s%s\n", lines[i].frame, buf, fr->inlined ? " (inlined)" : "");
+        fprintf(f, "    #%-2zu ", lines[i].frame);
+        text_write_escaped(f, buf);
+        fprintf(f, "%s\n", fr->inlined ? " (inlined)" : "");
     }
     if (n == 0)
         fputs("    (no stack recorded)\n", f);
@@ -79,8 +88,9 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
                 r->live_count == 1 ? "" : "s", kinds, r->text);
         return;
     }
-    fprintf(f, "\n%s %s in %" PRIu64 " allocation%s (%s) from %s", verb, bytes, r->live_count,
-            r->live_count == 1 ? "" : "s", kinds, r->text);
+    fprintf(f, "\n%s %s in %" PRIu64 " allocation%s (%s) from ", verb, bytes, r->live_count,
+            r->live_count == 1 ? "" : "s", kinds);
+    text_write_escaped(f, r->text);
     if (r->cache != MODEL_CACHE_NONE)
         fprintf(f, " [held by the %s caching allocator]", model_cache_name(r->cache));
     if (r->proc >= 0)
@@ -147,10 +157,10 @@ static void diff_text_body(FILE *f, struct model *m, const struct report_options
         const struct model_diff_row *r = &d->rows[i];
         if (r->pool)
             continue; /* after the sites: the memory they lie in */
-        fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
-                   " %s) %s\n",
-                r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->blocks ? "blocks" : "allocations",
-                r->text);
+        fprintf(f, "  %+" PRId64 " bytes (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64 " %s) ",
+                r->delta_bytes, r->bytes_a, r->bytes_b, r->count_a, r->count_b, r->blocks ? "blocks" : "allocations");
+        text_write_escaped(f, r->text);
+        fputc('\n', f);
     }
     for (size_t i = 0; i < d->n; i++) {
         const struct model_diff_row *r = &d->rows[i];

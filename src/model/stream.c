@@ -76,6 +76,8 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
     const char *host = strpool_intern(&m->strings, h->host.p ? h->host.p : "", h->host.n);
     const char *exe = strpool_intern(&m->strings, h->exe.p ? h->exe.p : "", h->exe.n);
     p->pub.host = host ? host : "";
+    if (p->pub.index > 0 && strcmp(p->pub.host, m->procs[0]->pub.host) != 0)
+        m->several_hosts = 1;
     p->pub.exe = exe ? exe : "";
     p->pub.rank = parse_rank(h);
     runs_on_start(m, p);

@@ -55,6 +55,8 @@ struct culeak_row {
     const char *name;
     void *hook;   /* NULL for plain rows */
     void *real;   /* atomic; resolved once */
+    void *via;    /* atomic: another tool's wrapper of real, handed out by the dlsym
+                   * preloaded after the shim's; the hook calls it instead (NULL: none) */
 };
 
 extern struct culeak_row culeak_rows[CULEAK_ROW_COUNT];
@@ -64,7 +66,9 @@ extern struct culeak_row culeak_rows[CULEAK_ROW_COUNT];
 void *culeak_real_resolve(enum culeak_row_id id);
 __attribute__((no_sanitize("address", "undefined"))) static inline void *culeak_real(enum culeak_row_id id)
 {
-    void *p = __atomic_load_n(&culeak_rows[id].real, __ATOMIC_ACQUIRE);
+    void *p = __atomic_load_n(&culeak_rows[id].via, __ATOMIC_ACQUIRE);
+    if (!p)
+        p = __atomic_load_n(&culeak_rows[id].real, __ATOMIC_ACQUIRE);
     return p ? p : culeak_real_resolve(id);
 }
 

@@ -66,9 +66,10 @@ int culeak_libunwind_load(char *why, size_t len)
         .backtrace = (int (*)(void **, int))culeak_real_dlsym(h, NAME(unw_backtrace)),
         .set_caching_policy = (int (*)(unw_addr_space_t, unw_caching_policy_t))culeak_real_dlsym(
             h, NAME(unw_set_caching_policy)),
+        .get_accessors = (unw_accessors_t * (*)(unw_addr_space_t)) culeak_real_dlsym(h, NAME(unw_get_accessors)),
         .local_addr_space = (unw_addr_space_t *)culeak_real_dlsym(h, NAME(unw_local_addr_space)),
     };
-    if (!u.getcontext || !u.init_local || !u.step || !u.get_reg || !u.backtrace || !u.set_caching_policy ||
+    if (!u.getcontext || !u.init_local || !u.step || !u.get_reg || !u.backtrace || !u.set_caching_policy || !u.get_accessors ||
         !u.local_addr_space) {
         snprintf(why, len, "the loaded libunwind lacks a function the shim calls");
         return -1;

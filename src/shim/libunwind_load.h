@@ -12,6 +12,7 @@ struct culeak_libunwind {
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
     int (*backtrace)(void **, int);
     int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    unw_accessors_t *(*get_accessors)(unw_addr_space_t);
     unw_addr_space_t *local_addr_space;
 };
 

@@ -3,7 +3,12 @@
  *
  * A request is answered with a wrapper only when what the real lookup returned IS the
  * row's real function (pointer identity), so a wrapper never replaces a function of a
- * different ABI (the v1 names take 32-bit arguments) or of another copy of a library. */
+ * different ABI (the v1 names take 32-bit arguments) or of another copy of a library.
+ *
+ * Another tool preloaded after the shim may wrap dlsym too: the program's lookups go on
+ * to that dlsym (the next one in the preload chain), not straight to libc's. When it hands
+ * out its own function for a name the shim wraps, in place of the row's real function,
+ * the shim's hook calls that one (the row's `via`), so both tools see every call. */
 #include "shim.h"
 #include "hooks.h"
 #include "cuda_api.h"
@@ -13,8 +18,8 @@
 #include <string.h>
 
 struct culeak_row culeak_rows[CULEAK_ROW_COUNT] = {
-#define CULEAK_ROW_HOOK(fn) [CULEAK_ROW_##fn] = {#fn, (void *)&fn, NULL},
-#define CULEAK_ROW_PLAIN(fn) [CULEAK_ROW_##fn] = {#fn, NULL, NULL},
+#define CULEAK_ROW_HOOK(fn) [CULEAK_ROW_##fn] = {#fn, (void *)&fn, NULL, NULL},
+#define CULEAK_ROW_PLAIN(fn) [CULEAK_ROW_##fn] = {#fn, NULL, NULL, NULL},
     CULEAK_DRIVER_HOOKS(CULEAK_ROW_HOOK)
     CULEAK_DRIVER_PLAIN(CULEAK_ROW_PLAIN)
     CULEAK_RUNTIME_HOOKS(CULEAK_ROW_HOOK)
@@ -47,6 +52,23 @@ NO_SANITIZE void *culeak_real_dlsym(void *handle, const char *name)
 {
     dlsym_fn f = real_dlsym_fn();
     return f ? f(handle, name) : NULL;
+}
+
+static dlsym_fn next_dlsym_ptr;
+
+/* The dlsym that comes after the shim's in the lookup order: another tool's, or libc's.
+ * Asked of libc's dlsym from here, RTLD_NEXT searches after the shim. */
+NO_SANITIZE static dlsym_fn next_dlsym_fn(void)
+{
+    dlsym_fn f = __atomic_load_n(&next_dlsym_ptr, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (dlsym_fn)culeak_real_dlsym(RTLD_NEXT, "dlsym");
+        if (!f)
+            f = real_dlsym_fn();
+        if (f)
+            __atomic_store_n(&next_dlsym_ptr, f, __ATOMIC_RELEASE);
+    }
+    return f;
 }
 
 NO_SANITIZE static struct link_map *module_of(const void *addr)
@@ -151,7 +173,7 @@ NO_SANITIZE static void *wrap(int i, void *p)
  * for "mmap" would get its own interceptor back). */
 NO_SANITIZE void *culeak_dlsym_next_target(const char *name)
 {
-    return row_by_name(name) >= 0 ? NULL : (void *)real_dlsym_fn();
+    return row_by_name(name) >= 0 ? NULL : (void *)next_dlsym_fn();
 }
 
 NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
@@ -162,10 +184,20 @@ NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
         return i >= 0 && culeak_real((enum culeak_row_id)i) ? culeak_rows[i].hook
                                                            : culeak_real_dlsym(RTLD_NEXT, name);
     culeak_modules_touch(); /* a library just opened (a Python extension's PyInit_*) may be new */
-    p = culeak_real_dlsym(handle, name);
-    if (!p)
+    dlsym_fn next = next_dlsym_fn();
+    p = next ? next(handle, name) : NULL;
+    if (!p || i < 0)
         return p;
-    return i < 0 ? p : wrap(i, p);
+    void *real = next == real_dlsym_fn() ? p : culeak_real_dlsym(handle, name);
+    if (real == p)
+        return wrap(i, p);
+    /* another tool's function for this name: the hook calls it when the tool wraps the
+     * row's real function, else the program gets the tool's function untraced */
+    if (!real || wrap(i, real) != culeak_rows[i].hook)
+        return p;
+    void *none = NULL;
+    __atomic_compare_exchange_n(&culeak_rows[i].via, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&culeak_rows[i].via, __ATOMIC_ACQUIRE) == p ? culeak_rows[i].hook : p;
 }
 
 /* What cuGetProcAddress returned, exchanged for our wrapper of the same function. */

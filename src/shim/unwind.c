@@ -15,8 +15,21 @@
  * (CULEAK_UNWIND_CHECK=1 compares the two on every event and says how many differed).
  *
  * The table forgets everything when a library is unloaded (culeak_unwind_forget, from
- * the shim's dlclose): another library may later sit at the same addresses. */
+ * the shim's dlclose): another library may later sit at the same addresses.
+ *
+ * libunwind checks each address it reads through a pipe it opens at start (it writes a
+ * byte from the address into the pipe): that pipe sits on the program's descriptor
+ * numbers, and a program that closes them and makes its own files there would have them
+ * read from, written to or closed under it. The shim reads memory for libunwind instead
+ * (checked_access_mem: the check asks the kernel to copy the word, with no descriptor)
+ * and closes libunwind's pipe at start. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "libunwind_load.h"
+
 #include "shim.h"
 #include "wire.h"
 
@@ -144,13 +157,95 @@ static struct walker *thread_walker(void)
     return walker;
 }
 
+/* ---- memory reads for libunwind, checked without a descriptor ---- */
+
+#define GOOD_PAGES 8
+#define PAGE_OF(a) ((a) & ~(uintptr_t)4095)
+
+/* Pages found readable by this thread, for one generation (an unload may unmap them). */
+static CULEAK_TLS uintptr_t good_page[GOOD_PAGES];
+static CULEAK_TLS uint64_t good_gen;
+static CULEAK_TLS unsigned good_next;
+
+static int page_known(uintptr_t page)
+{
+    for (int i = 0; i < GOOD_PAGES; i++)
+        if (good_page[i] == page)
+            return 1;
+    return 0;
+}
+
+/* Whether the word at addr can be read: the kernel copies it as a signal set for a
+ * sigprocmask with an invalid `how`, which fails with EFAULT when it cannot be read and
+ * with EINVAL (nothing changed) when it can. */
+static int readable(uintptr_t addr)
+{
+    uint64_t gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+    if (good_gen != gen) {
+        memset(good_page, 0, sizeof good_page);
+        good_gen = gen;
+    }
+    uintptr_t first = PAGE_OF(addr), last = PAGE_OF(addr + sizeof(unw_word_t) - 1);
+    if (!first)
+        return 0;
+    if (page_known(first) && page_known(last))
+        return 1;
+    int saved = errno;
+    long r = syscall(SYS_rt_sigprocmask, -1, (const void *)addr, NULL, (size_t)8);
+    int ok = r < 0 && errno == EINVAL;
+    errno = saved;
+    if (!ok)
+        return 0;
+    good_page[good_next++ % GOOD_PAGES] = first;
+    if (last != first)
+        good_page[good_next++ % GOOD_PAGES] = last;
+    return 1;
+}
+
+static int checked_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+    (void)as;
+    (void)arg;
+    if (write) {
+        *(unw_word_t *)addr = *val;
+        return 0;
+    }
+    if (!readable(addr))
+        return -UNW_EINVAL;
+    *val = *(const unw_word_t *)addr;
+    return 0;
+}
+
+/* libunwind's pipe, opened at its start on the two lowest free numbers: they are found
+ * before (taken and given back), and closed after when they are a non-blocking pipe. */
+static void start_libunwind_without_pipe(void)
+{
+    int a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    culeak_unw.set_caching_policy(*culeak_unw.local_addr_space, UNW_CACHE_PER_THREAD); /* opens the pipe */
+    unw_accessors_t *acc = culeak_unw.get_accessors(*culeak_unw.local_addr_space);
+    if (!acc)
+        return;
+    acc->access_mem = checked_access_mem;
+    int fds[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        int fl = fds[i] >= 0 ? fcntl(fds[i], F_GETFL) : -1;
+        if (fl >= 0 && (fl & O_NONBLOCK) && fstat(fds[i], &st) == 0 && S_ISFIFO(st.st_mode))
+            close(fds[i]);
+    }
+}
+
 void culeak_unwind_init(void)
 {
     char why[256];
     if (culeak_libunwind_load(why, sizeof why) != 0)
         fprintf(stderr, "culeak: cannot load libunwind (%s): allocations are recorded without stacks\n", why);
     else
-        culeak_unw.set_caching_policy(*culeak_unw.local_addr_space, UNW_CACHE_PER_THREAD);
+        start_libunwind_without_pipe();
     const char *c = getenv("CULEAK_UNWIND_CHECK");
     check_mode = c && strcmp(c, "1") == 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What culeak settles before the job starts: a program that does not exist or cannot be
 # run fails as a shell fails (127, 126; no console, no report, no recording); a recording
-# whose directory does not exist fails before the job runs; a relative -o is the path in
+# whose directory does not exist or cannot be written fails before the job runs; a relative -o is the path in
 # culeak's own directory even when the job changes directory; recordings are private (0600).
 set -u
 BUILD=${BUILD:-build}
@@ -41,6 +41,18 @@ done
 # a recording that cannot be created: culeak fails and the job never runs
 expect 1 "culeak record: cannot write /nonexistent/dir/x: No such file or directory" \
     record -o /nonexistent/dir/x -- sh -c "touch $T/ran"
+[ -e "$T/ran" ] && fail "the job ran though its recording could not be written"
+
+# a directory this user cannot write (root runs it without its power to override that)
+mkdir "$T/ro"
+chmod 555 "$T/ro"
+as_user=()
+[ "$(id -u)" -eq 0 ] && as_user=(setpriv --bounding-set=-dac_override,-dac_read_search --)
+"${as_user[@]}" "$B/culeak" record -o "$T/ro/x" -- sh -c "touch $T/ran" >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+[ "$rc" -eq 1 ] || fail "record into an unwritable directory: status $rc, want 1: $(cat "$T/err")"
+[ "$(cat "$T/err")" = "culeak record: cannot write $T/ro/x: Permission denied" ] ||
+    fail "record into an unwritable directory said: $(cat "$T/err")"
 [ -e "$T/ran" ] && fail "the job ran though its recording could not be written"
 
 # a relative -o, a job that changes directory before its first CUDA call

@@ -4,6 +4,10 @@
  *   closeall DIR N   1 allocation, closes every descriptor above 2 (a daemon, closefrom),
  *                    opens DIR/f0..f2, N more allocations, writes "program data K" into
  *                    each file (K its index) and exits 0
+ *   closepipe DIR N  1 allocation, closes every descriptor above 2, makes 16 blocking pipes
+ *                    on the lowest numbers (where a tracer's descriptors opened at start
+ *                    were), N allocations at a call site the tracer has not seen, a line
+ *                    through each pipe, "program data 0" into DIR/f0; a hang ends at SIGALRM
  *   dup2all FILE N   1 allocation, then puts FILE on every descriptor number from 3 up,
  *                    the last below the limit excepted (where a recording taken away can
  *                    be reopened), N more allocations, writes "program data" into FILE
@@ -83,6 +87,48 @@ static int closeall(const char *dir, int n)
     return 0;
 }
 
+/* New call sites after the descriptors changed hands, on stack pages never used before
+ * (an unwinder that checks memory page by page checks these). */
+__attribute__((noinline)) static void alloc_n_elsewhere(int n)
+{
+    volatile char pad[64 << 10];
+    pad[0] = pad[sizeof pad - 1] = 0;
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        if (cuMemAlloc(&d, HOSTILE_ALLOC) != CUDA_SUCCESS)
+            die("cuMemAlloc");
+    }
+}
+
+#define PIPES 16
+
+static int closepipe(const char *dir, int n)
+{
+    alarm(20); /* a hang fails the test instead of stopping it */
+    alloc_n(1);
+    closefrom(3);
+    int p[PIPES][2];
+    for (int i = 0; i < PIPES; i++)
+        if (pipe(p[i]) != 0)
+            die("pipe");
+    alloc_n_elsewhere(n);
+    for (int i = 0; i < PIPES; i++) {
+        char line[32], got[32] = "";
+        int len = snprintf(line, sizeof line, "pipe %d\n", i);
+        write_str(p[i][1], line);
+        if (read(p[i][0], got, sizeof got - 1) != len || strcmp(got, line) != 0)
+            die("a line through a pipe");
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/f0", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        die("open");
+    write_str(fd, "program data 0\n");
+    close(fd);
+    return 0;
+}
+
 static int dup2all(const char *file, int n)
 {
     int f = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -131,6 +177,8 @@ int main(int argc, char **argv)
     setup();
     if (!strcmp(s, "closeall") && argc > 3)
         return closeall(argv[2], atoi(argv[3]));
+    if (!strcmp(s, "closepipe") && argc > 3)
+        return closepipe(argv[2], atoi(argv[3]));
     if (!strcmp(s, "dup2all") && argc > 3)
         return dup2all(argv[2], atoi(argv[3]));
     if (!strcmp(s, "threadgate") && argc > 2)
@@ -169,6 +217,6 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N\n", argv[0]);
     return 2;
 }

@@ -10,7 +10,7 @@ FAKE_CPPFLAGS := -Itests/fakecuda
 
 .PHONY: fakecuda
 fakecuda: $(FAKE)/libcuda.so.1 $(FAKE)/libcuda.so $(FAKE)/libcudart.so.13 $(FAKE)/libcudart.so $(FAKE_CLIENTS) \
-	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
+	$(FAKE)/libinterposer.so $(FAKE)/libcount_phdr.so $(FAKE)/libdlsym_counter.so $(FAKE)/torch/lib/libc10_cuda.so $(FAKE)/torch/version.py \
 	$(FAKE)/torch-shifted/lib/libc10_cuda.so $(FAKE)/torch/lib/libtorch_cuda.so $(FAKE)/client_libs
 
 # Default visibility (a version script limits the exports); -Bsymbolic-functions binds the
@@ -42,6 +42,10 @@ $(FAKE)/libinterposer.so: $(BUILD)/fakepic/tests/fakecuda/interposer.o
 # Counts the shim's dl_iterate_phdr calls (the loader lock), preloaded after it.
 $(FAKE)/libcount_phdr.so: $(BUILD)/fakepic/tests/fakecuda/count_phdr.o
 	$(CC) -shared -o $@ $^ $(LDFLAGS) -ldl -lpthread
+
+# Another tool wrapping dlsym, preloaded after the shim.
+$(FAKE)/libdlsym_counter.so: $(BUILD)/fakepic/tests/fakecuda/dlsym_counter.o
+	$(CC) -shared -o $@ $^ $(LDFLAGS) -ldl
 
 FAKE_CLIENT_COMMON := tests/fakecuda/client_scenarios.c
 FAKE_CLIENT_HDRS   := tests/fakecuda/client_api.h tests/fakecuda/scenarios.h tests/fakecuda/fakecuda.h include/culeak.h

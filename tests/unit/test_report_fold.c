@@ -128,11 +128,11 @@ static void test_expand_path(void **state)
     assert_int_equal(culeak_expand_path("r%r", 1, "h", NULL, out, sizeof out), 0);
     assert_string_equal(out, "r5");
     unsetenv("RANK");
-    assert_int_equal(culeak_output_dir_exists("plain-name"), 0);
-    assert_int_equal(culeak_output_dir_exists("/tmp/x.json"), 0);
-    assert_int_equal(culeak_output_dir_exists("/no/such/dir/x.json"), -1);
+    assert_int_equal(culeak_output_dir_writable("plain-name"), 0);
+    assert_int_equal(culeak_output_dir_writable("/tmp/x.json"), 0);
+    assert_int_equal(culeak_output_dir_writable("/no/such/dir/x.json"), -1);
     assert_int_equal(errno, ENOENT);
-    assert_int_equal(culeak_output_dir_exists("/etc/passwd/x.json"), -1);
+    assert_int_equal(culeak_output_dir_writable("/etc/passwd/x.json"), -1);
     assert_int_equal(errno, ENOTDIR);
 }
 

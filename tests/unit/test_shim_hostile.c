@@ -77,6 +77,27 @@ static void test_closeall_then_open(void **s)
     th_rmdir(dir);
 }
 
+/* libunwind checks memory through a pipe it opens at start, on the program's numbers: a
+ * program that closes them and makes its own pipe there must not have it read from. */
+static void test_closeall_then_pipe(void **s)
+{
+    char dir[64], f[128];
+    struct th_run r;
+    struct th_rec rec;
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    const char *args[] = {"closepipe", dir, "100", NULL};
+    run(&rec, &r, dir, args, NULL);
+    if (!th_exited_ok(&r))
+        fail_msg("status %#x (%s)", r.status, r.err);
+    snprintf(f, sizeof f, "%s/f0", dir);
+    file_is(f, "program data 0\n");
+    assert_int_equal(rec.rc, 0);
+    assert_int_equal(allocs(&rec), 101);
+    assert_int_equal(rec.exits, 1);
+    th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
 static void test_dup2_over_every_descriptor(void **s)
 {
     char dir[64], f[128];
@@ -215,6 +236,7 @@ int main(void)
     setrlimit(RLIMIT_CORE, &no_core);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_closeall_then_open),
+        cmocka_unit_test(test_closeall_then_pipe),
         cmocka_unit_test(test_dup2_over_every_descriptor),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_segv),
