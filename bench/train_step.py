@@ -74,6 +74,8 @@ def main():
     for r in range(a.reps):
         for k in names[r % 3:] + names[:r % 3]:  # a different order each repetition
             res[k].append(run(configs[k]))
+            # each process's figure as it comes, so a run cut short still says what it measured
+            print("repetition %d: %-40s %7.3f ms" % (r + 1, k, res[k][-1]), flush=True)
     base = statistics.median(res["untraced"])
     print("one training step, %d processes per configuration, %d timed steps each" % (a.reps, a.steps))
     for k in names:
