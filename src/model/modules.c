@@ -43,10 +43,12 @@ static const char *const runtime_functions[] = {
 /* nvcc links the CUDA runtime statically by default, so its API entry points
  * (cudaMalloc), internal functions (libcudart_static_<hash>, __cudart*), registration code
  * (__cuda*) and the cuda_runtime.h templates (cudaMalloc<float>) are in the program itself.
- * Globs with '/' match the source file: CUDA header code inlined into the program. */
+ * Globs with '/' match the source file: CUDA header code inlined into the program, and
+ * culeak's own header. */
 static const char *const default_skip_functions[] = {
     "cuda[A-Z]*", "libcudart_static_*", "__cudart*", "__cuda*",
     "*/cuda_runtime.h", "*/cuda_runtime_api.h", "*/crt/*",
+    "*/culeak.h", /* culeak_alloc and culeak_free, inline in the program's pool allocator */
 };
 
 static void add_globs(char ***globs, size_t *nglobs, const char *list)
