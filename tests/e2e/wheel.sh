@@ -120,6 +120,12 @@ grep -q '^LEAKED 76.0 MiB .* in 19 allocations .*loop_leak_sim\.c:39$' "$tmp/che
     fail "culeak report does not find the leak"
 "${U[@]}" culeak report --format json "$tmp/rec.culeak" | grep -q "^{\"version\":1,\"culeak\":\"$version\"," ||
     fail "the JSON report does not carry culeak $version"
+# the default suppressions shipped in the wheel are read: a clean job whose libraries keep
+# their handles until exit passes check
+"${U[@]}" culeak check -- "$job/client_libs" clean \
+    >/dev/null 2>"$tmp/libs" || { cat "$tmp/libs"; fail "check of a clean job with library handles failed"; }
+grep -q "^  used default suppression 'xla-stream-executor-init' ($venv/.*/site-packages/culeak/share/culeak/default.supp:[0-9]*):" \
+    "$tmp/libs" || { cat "$tmp/libs"; fail "the wheel's default suppressions are not read from the wheel"; }
 
 jobpy=$(PATH=/usr/bin:/bin command -v python3)
 # the torch bridge: blocks of the fake caching allocator, from the job's own python3
