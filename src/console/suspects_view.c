@@ -82,7 +82,7 @@ int ui_suspects_list(struct ui *u)
         return -1;
     char line[1400], per[32], live[32], low[32], fc[256];
     if (s.n)
-        outbuf_add_line(&u->out, "growth suspects (live bytes rose at 8 of the last 10 marks; help suspects):");
+        outbuf_add_line(&u->out, "growth suspects (live bytes rose at 8 of the last 10 marks, or in steps never falling; help suspects):");
     for (size_t i = 0; i < s.n; i++) {
         const struct model_suspect *x = &s.v[i];
         const struct model_process *p = model_process(u->m, x->proc);
@@ -95,8 +95,9 @@ int ui_suspects_list(struct ui *u)
         snprintf(line, sizeof line, "%s+%s/iteration  %s  [pid %llu%s]", id, per, x->text,
                  (unsigned long long)p->pid, x->kind == MODEL_KIND_DEVICE_MEMORY ? "" : ", host or pool memory");
         outbuf_add_line(&u->out, line);
-        snprintf(line, sizeof line, "    %s live at '%s', rose at %u of the last %u marks \"%s\"", live,
-                 x->last_label, x->rises, x->intervals, x->series);
+        char rose[96];
+        model_suspect_rise_words(x, rose, sizeof rose);
+        snprintf(line, sizeof line, "    %s live at '%s', %s \"%s\"", live, x->last_label, rose, x->series);
         outbuf_add_line(&u->out, line);
         if (x->since_label) {
             snprintf(line, sizeof line, "    grows since mark '%s' (%llu marks ago, %s then)", x->since_label,

@@ -41,9 +41,10 @@ static void print_suspect(FILE *f, struct model *m, const struct report_options 
     char text[1200], label[512];
     fprintf(f, "\nGROWS +%s per iteration (%s) at %s [%s]\n", per, kind_words(x->kind),
             text_escape(text, sizeof text, x->text), name);
-    fprintf(f, "    %s live at mark '%s'; rose at %u of the last %u marks \"%s\"\n", live,
-            text_escape(label, sizeof label, x->last_label), x->rises, x->intervals,
-            text_escape(text, sizeof text, x->series));
+    char rose[96];
+    model_suspect_rise_words(x, rose, sizeof rose);
+    fprintf(f, "    %s live at mark '%s'; %s \"%s\"\n", live, text_escape(label, sizeof label, x->last_label),
+            rose, text_escape(text, sizeof text, x->series));
     if (x->since_label)
         fprintf(f, "    growing since mark '%s' (%" PRIu64 " marks ago, %s then)\n",
                 text_escape(label, sizeof label, x->since_label), x->since_marks, low);
@@ -115,8 +116,8 @@ int report_suspects_json(FILE *f, struct model *m, const struct report_options *
         fputs(",\"series\":", f);
         json_write_cstr(f, x->series);
         fprintf(f, ",\"bytes_per_iteration\":%" PRId64 ",\"rises\":%u,\"intervals\":%u,\"marks\":%" PRIu64
-                   ",\"live_bytes\":%" PRIu64 ",\"last_mark\":",
-                x->per_mark, x->rises, x->intervals, x->marks, x->live_bytes);
+                   ",\"live_bytes\":%" PRIu64 ",\"stepwise\":%s,\"last_mark\":",
+                x->per_mark, x->rises, x->intervals, x->marks, x->live_bytes, x->stepwise ? "true" : "false");
         json_write_cstr(f, x->last_label);
         fputs(",\"since_mark\":", f);
         json_write_cstr(f, x->since_label);

@@ -142,3 +142,11 @@ void model_suspect_forecast(const struct model_suspect *s, char *buf, size_t len
     model_suspect_fill_text(s, fill, sizeof fill);
     snprintf(buf, len, "at +%s per iteration%s, this site %s", per, each, fill);
 }
+
+void model_suspect_rise_words(const struct model_suspect *s, char *buf, size_t len)
+{
+    if (s->stepwise) /* not the 80% rule: say why it is a suspect */
+        snprintf(buf, len, "rose in steps at %u of the last %u marks and never fell", s->rises, s->intervals);
+    else
+        snprintf(buf, len, "rose at %u of the last %u marks", s->rises, s->intervals);
+}

@@ -83,6 +83,9 @@ void model_suspects_free(struct model_suspects *s);
 void model_suspect_forecast(const struct model_suspect *s, char *buf, size_t len);
 /* Its part from "fills": "fills device 0 in ~41,000 iterations (~3.4 h)" (s->forecast). */
 void model_suspect_fill_text(const struct model_suspect *s, char *buf, size_t len);
+/* "rose at 8 of the last 10 marks"; growth in steps: "rose in steps at 3 of the last 10
+ * marks and never fell" */
+void model_suspect_rise_words(const struct model_suspect *s, char *buf, size_t len);
 /* "16.0 KiB", "512 B", "4.00 GiB" */
 void model_format_size(char *buf, size_t len, double bytes);
 /* "~7", "~41,000", "~3.5 million", "~120 million", "~1.5 billion" */

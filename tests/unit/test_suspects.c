@@ -10,8 +10,10 @@
 #include "stream_builder.h"
 #include "model_fixture.h"
 #include "suspects.h"
+#include "report.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define APP "/opt/app/bin/app"
@@ -473,7 +475,26 @@ static void test_growth_in_steps(void **state)
     assert_true(x->rises < (8 * x->intervals + 9) / 10); /* not by the 80% rule */
     assert_int_equal(x->live_bytes, 8u * (2 << 20));      /* iterations 6, 13, ..., 55 */
     assert_int_equal(x->per_mark, 8 * (2 << 20) / 59);     /* the mean since iteration 0 */
+    char rose[96];
+    model_suspect_rise_words(x, rose, sizeof rose);
+    assert_non_null(strstr(rose, "in steps"));
     model_suspects_free(&s);
+    /* the text and JSON reports say it grows in steps, not that it rose at most marks */
+    struct report_options o;
+    report_options_init(&o);
+    char *text = NULL, *json = NULL;
+    size_t tn = 0, jn = 0;
+    FILE *f = open_memstream(&text, &tn);
+    assert_int_equal(report_suspects_text(f, m, &o), 0);
+    fclose(f);
+    f = open_memstream(&json, &jn);
+    assert_int_equal(report_suspects_json(f, m, &o), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "rose in steps at "));
+    assert_non_null(strstr(text, " marks and never fell"));
+    assert_non_null(strstr(json, "\"stepwise\":true"));
+    free(text);
+    free(json);
     sb_free(b);
     model_free(m);
     /* the steady grower of the other tests is not marked step-wise */
