@@ -58,7 +58,8 @@ struct model_options {
      * although installed (site-packages): added to $CULEAK_MY_CODE. */
     const char *my_code;
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
-    uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
+    uint64_t timeline_step_ns;  /* the least sample interval once a series is full of changes
+                                   kept one by one; 0: 1 ms (doubles when full again) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
 };
 
@@ -166,12 +167,15 @@ uint64_t model_generation(const struct model *m);
 
 /* ------------------------------------------------------------------ timeline */
 
-/* Device-memory live bytes over process time, per process and device (or MODEL_ALL). */
+/* Device-memory live bytes over process time, per process and device (or MODEL_ALL).
+ * While few changes were seen, each sample is one change at its own time (min = max =
+ * live); a long series holds intervals (time buckets) with their extremes. */
 struct model_sample {
     uint64_t t_ns;       /* start of the interval (process CLOCK_MONOTONIC) */
     uint64_t live_bytes; /* at the end of the interval */
     uint64_t max_bytes;  /* highest within it */
     uint64_t events;     /* events of the process so far (for rates) */
+    uint64_t min_bytes;  /* lowest within it */
 };
 /* Copies up to max samples, oldest first; returns the number available. */
 size_t model_timeline(const struct model *m, int proc, int device, struct model_sample *out, size_t max);

@@ -74,6 +74,9 @@ static void write_series(FILE *f, struct model *m)
             fputs("],\"max\":[", f);
             for (size_t j = 0; j < n; j++)
                 fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].max_bytes);
+            fputs("],\"min\":[", f);
+            for (size_t j = 0; j < n; j++)
+                fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].min_bytes);
             fputs("]}", f);
         }
     }
