@@ -199,7 +199,8 @@ size_t model_nearest_marks(const struct model *m, const char *name, const char *
  * culeak_mark; not range ends) and every tick of process time, for pictures (report
  * --format html). Off until model_keep_moments() is called, before the streams are fed.
  * At most max moments per process: when full, every other one is dropped (the newest
- * stays) and the tick interval doubles, so a long run keeps an even spread. */
+ * stays) and the tick interval doubles, so a long run keeps an even spread. The first
+ * mark of a label an armed snapshot waits for (model_snapshot_at_mark) is never dropped. */
 enum model_moment_kind { MODEL_MOMENT_MARK, MODEL_MOMENT_TICK };
 void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns);
 /* At most this many (unit, bytes) items in all moments of all processes (0: 4M, 64 MiB):

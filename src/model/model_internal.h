@@ -105,6 +105,7 @@ struct process {
 struct moment {
     unsigned kind;             /* MODEL_MOMENT_MARK or MODEL_MOMENT_TICK */
     const char *label;         /* the mark's label (interned), NULL for ticks */
+    int pinned;                /* an armed snapshot's mark: never thinned */
     struct state st;
 };
 

@@ -390,6 +390,36 @@ static void test_short_run_timeline_exact(void **state)
     model_free(m);
 }
 
+/* report --format html --diff A B arms snapshots at A and B: their moments survive every
+ * thinning (8 kept of 100 marks), so the page opens on A -> B, with both marks' stacks. */
+static void test_diff_marks_never_thinned(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 8, 0);
+    model_snapshot_at_mark(m, "iteration 3", "iteration 3");
+    model_snapshot_at_mark(m, "iteration 50", "iteration 50");
+    feed(m, job(10, 100));
+    struct report_options o;
+    report_options_init(&o);
+    o.what = REPORT_DIFF;
+    o.diff_a = "iteration 3";
+    o.diff_b = "iteration 50";
+    char *page = page_of(m, &o);
+    const char *moments = strstr(page, "\"moments\":[");
+    assert_non_null(moments);
+    const char *a = strstr(moments, "\"label\":\"iteration 3\",\"v\":[");
+    const char *b = strstr(moments, "\"label\":\"iteration 50\",\"v\":[");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a < b);
+    assert_non_null(strstr(page, "\"diff\":{\"a\":\"iteration 3\",\"b\":\"iteration 50\"}"));
+    free(page);
+    size_t n = model_moments(m, 0, NULL, 0);
+    assert_true(n <= 8);
+    model_free(m);
+}
+
 /* The page: the data is in, nothing can end its script element early, nothing is fetched. */
 static void test_page(void **state)
 {
@@ -436,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_processes_apart),
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_short_run_timeline_exact),
+        cmocka_unit_test(test_diff_marks_never_thinned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
