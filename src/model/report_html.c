@@ -225,6 +225,51 @@ static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
     putc(']', f);
 }
 
+/* Has process proc a kept moment of mark `label`? */
+static int has_mark_moment(const struct picture *pc, int proc, const char *label)
+{
+    for (size_t i = 0; i < pc->nmoments; i++)
+        if (pc->moments[i].proc == proc && pc->moments[i].kind == PICTURE_MARK && pc->moments[i].label &&
+            !strcmp(pc->moments[i].label, label))
+            return 1;
+    return 0;
+}
+
+/* ,"all":{...},"open":N: the header's figures over every process (leaked and live at the
+ * end added up, the peak of all together) and the process the page opens on: the one that
+ * leaked most (of those that reached a diff's A and B). */
+static void write_all(FILE *f, struct model *m, const struct report_options *o, const struct picture *pc)
+{
+    int n = model_process_count(m), open = 0, diff = o && o->what == REPORT_DIFF && o->diff_a && o->diff_b;
+    uint64_t leaked = 0, end = 0, best = 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t mine = 0;
+        for (size_t k = 0; k < pc->nmoments; k++) {
+            const struct picture_moment *mo = &pc->moments[k];
+            if (mo->proc != i)
+                continue;
+            if (mo->kind == PICTURE_LEAKS)
+                mine = mo->bytes;
+            else if (mo->kind == PICTURE_END)
+                end += mo->bytes;
+        }
+        leaked += mine;
+        if (diff && !(has_mark_moment(pc, i, o->diff_a) && has_mark_moment(pc, i, o->diff_b)))
+            continue;
+        if (!found || mine > best) {
+            best = mine;
+            open = i;
+            found = 1;
+        }
+    }
+    struct model_counter c;
+    model_totals(m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+    fprintf(f, ",\"all\":{\"processes\":%d,\"leaked\":%" PRIu64 ",\"end\":%" PRIu64 ",\"peak\":%" PRIu64
+               "},\"open\":%d",
+            n, leaked, end, c.peak_bytes, open);
+}
+
 /* The page's data: JSON in which every '<' is escaped, so no string can end the script
  * element that holds it. */
 static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc)
@@ -240,6 +285,7 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
     write_marks(f, m);
     write_picture(f, m, pc);
     write_suspects(f, m, pc);
+    write_all(f, m, o, pc);
     fputs(",\"diff\":", f);
     if (o && o->what == REPORT_DIFF && o->diff_a && o->diff_b) {
         fputs("{\"a\":", f);

@@ -420,6 +420,34 @@ static void test_diff_marks_never_thinned(void **state)
     model_free(m);
 }
 
+/* A parent that frees what it allocates and its forked child that leaks 3 MiB: the page's
+ * header adds the processes up (3 MiB leaked in all) and it opens on the child. */
+static void test_processes_added_up(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    for (int child = 0; child < 2; child++) {
+        struct sb *b = sb_new();
+        sb_hello_full(b, 10 + (uint64_t)child, child ? 10 : 1, APP, NULL, 1000, 1000000);
+        sb_module(b, APP, 0x400000, 0, 0x10000);
+        sb_frame(b, 1, 0, 0x400100);
+        sb_frame(b, 2, 1, 0x400200);
+        sb_alloc(b, 1, 2, 0x700000, 3 * MIB);
+        if (!child)
+            sb_free_dev(b, 2, 2, 0x700000);
+        sb_exit(b, 3);
+        feed(m, b);
+    }
+    char *page = page_of(m, NULL);
+    char want[128];
+    snprintf(want, sizeof want, "\"all\":{\"processes\":2,\"leaked\":%u,", 3 * MIB);
+    assert_non_null(strstr(page, want));
+    assert_non_null(strstr(page, "},\"open\":1,"));
+    free(page);
+    model_free(m);
+}
+
 /* The page: the data is in, nothing can end its script element early, nothing is fetched. */
 static void test_page(void **state)
 {
@@ -467,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_short_run_timeline_exact),
         cmocka_unit_test(test_diff_marks_never_thinned),
+        cmocka_unit_test(test_processes_added_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
