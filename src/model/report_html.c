@@ -2,6 +2,7 @@
  * picture of the model embedded as JSON; the page draws the timeline, the flame graph
  * and the sites table itself. Nothing is fetched: no scripts, fonts or styles from
  * elsewhere. */
+#include "compare.h"
 #include "json.h"
 #include "picture.h"
 #include "suppress.h"
@@ -49,10 +50,10 @@ static void write_processes(FILE *f, struct model *m)
     putc(']', f);
 }
 
-static void write_series(FILE *f, struct model *m)
+static void write_series(FILE *f, struct model *m, const char *key)
 {
     struct model_sample *s = malloc(4096 * sizeof *s);
-    fputs(",\"series\":[", f);
+    fprintf(f, ",\"%s\":[", key);
     int first = 1;
     for (int i = 0; s && i < model_process_count(m); i++) {
         const struct model_process *p = model_process(m, i);
@@ -272,7 +273,29 @@ static void write_all(FILE *f, struct model *m, const struct report_options *o, 
 
 /* The page's data: JSON in which every '<' is escaped, so no string can end the script
  * element that holds it. */
-static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc)
+/* ,"baseline":{...}: the run compared with (report --baseline): its names, its series (as
+ * "series"), and what it leaked. */
+static void write_baseline(FILE *f, struct model *base, const struct report_options *o, const char *name)
+{
+    struct report_options ro = *o;
+    ro.what = REPORT_LEAKS;
+    ro.proc = MODEL_ALL;
+    ro.merge_processes = 1;
+    struct report_summary sum;
+    if (report_summarize(base, &ro, &sum) != 0)
+        memset(&sum, 0, sizeof sum);
+    struct model_counter c;
+    model_totals(base, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+    fputs(",\"baseline\":{\"name\":", f);
+    json_write_cstr(f, name);
+    fprintf(f, ",\"processes\":%d,\"leaked\":%" PRIu64 ",\"peak\":%" PRIu64, model_process_count(base), sum.bytes,
+            c.peak_bytes);
+    write_series(f, base, "series");
+    putc('}', f);
+}
+
+static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc,
+                      struct model *base, const char *base_name)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -281,11 +304,13 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
         return -1;
     fputs("{\"version\":1,", f);
     write_processes(f, m);
-    write_series(f, m);
+    write_series(f, m, "series");
     write_marks(f, m);
     write_picture(f, m, pc);
     write_suspects(f, m, pc);
     write_all(f, m, o, pc);
+    if (base)
+        write_baseline(f, base, o, base_name);
     fputs(",\"diff\":", f);
     if (o && o->what == REPORT_DIFF && o->diff_a && o->diff_b) {
         fputs("{\"a\":", f);
@@ -311,7 +336,8 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
     return 0;
 }
 
-int report_html(FILE *f, struct model *m, const struct report_options *o)
+static int html_page(FILE *f, struct model *m, const struct report_options *o, struct model *base,
+                     const char *base_name)
 {
     struct picture pc;
     struct picture_options po = {0};
@@ -327,9 +353,17 @@ int report_html(FILE *f, struct model *m, const struct report_options *o)
     int rc = -1;
     if (slot) {
         fwrite(page, 1, (size_t)(slot - page), f);
-        rc = write_data(f, m, o, &pc);
+        rc = write_data(f, m, o, &pc, base, base_name);
         fputs(slot + strlen(DATA_SLOT), f);
     }
     picture_free(&pc);
     return rc || ferror(f) ? -1 : 0;
+}
+
+int report_html(FILE *f, struct model *m, const struct report_options *o) { return html_page(f, m, o, NULL, NULL); }
+
+int report_html_compare(FILE *f, struct model *m, const struct report_options *o, struct model *base,
+                        const char *const names[2])
+{
+    return html_page(f, m, o, base, names[0]);
 }
