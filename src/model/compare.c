@@ -220,7 +220,7 @@ static void print_suspects(FILE *f, const struct compare *c, int run)
     size_t n = 0;
     for (size_t i = 0; i < c->nsuspects; i++)
         n += c->suspects[i].run == run;
-    fprintf(f, "growth suspects %s: %s\n", run ? "after" : "of the baseline", n ? "" : "none");
+    fprintf(f, "growth suspects %s:%s\n", run ? "after" : "of the baseline", n ? "" : " none");
     for (size_t i = 0; i < c->nsuspects; i++) {
         if (c->suspects[i].run != run)
             continue;
