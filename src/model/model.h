@@ -366,6 +366,11 @@ struct model_row {
     int autograd_backward;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
     enum model_cache pool; /* the row is a tracked pool's segments (its text says so) */
+    /* The threads that allocated here: threads 0 none yet, 1 all on thread tid (the main
+     * thread when main_thread: the main thread of each process counts as one), 2 several
+     * (tid: the first) */
+    int threads, main_thread;
+    uint64_t tid;
 };
 
 struct model_table {

@@ -122,13 +122,14 @@ static inline void sb_frame(struct sb *b, uint64_t id, uint64_t parent, uint64_t
 struct sb_ev {
     uint64_t seq, dt, op, api, kind, ctx, size, addr, result, stack, flags;
     int64_t device;
+    uint64_t tid; /* 0: thread 7 */
 };
 
 static inline void sb_event(struct sb *b, struct sb_ev e)
 {
     sb_u(b, e.seq);
     sb_u(b, e.dt);
-    sb_u(b, 7); /* tid */
+    sb_u(b, e.tid ? e.tid : 7);
     sb_u(b, e.op);
     sb_u(b, e.api);
     sb_u(b, e.kind);
