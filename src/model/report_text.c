@@ -284,6 +284,23 @@ static int report_diff_text(FILE *f, struct model *m, const struct report_option
             o->diff_a, b, dp.delta_bytes < 0 ? "-" : "+", b1, o->diff_a, b, b2, dp.new_count, dp.n);
     if (dp.missing)
         fprintf(f, ", %d without both marks (left out)", dp.missing);
+    /* tensor tracking: the pools' figures added up, as one process's diff says them */
+    int64_t allocated = 0, reserved = 0;
+    int pools = 0;
+    for (int i = 0; i < dp.n; i++) {
+        const struct model_diff *d = &dp.p[i].d;
+        if (!dp.p[i].has_a || !dp.p[i].has_b || !(d->a.pools | d->b.pools))
+            continue;
+        pools = 1;
+        allocated += delta_of(d->a.allocated_bytes, d->b.allocated_bytes);
+        reserved += delta_of(d->a.reserved_bytes, d->b.reserved_bytes);
+    }
+    char b3[80], b4[80];
+    if (pools)
+        fprintf(f, "; the pools: allocated %s, reserved %s", signed_bytes(b3, sizeof b3, allocated),
+                signed_bytes(b4, sizeof b4, reserved));
+    else if (dp.delta_block_bytes)
+        fprintf(f, "; %s in pool blocks", signed_bytes(b3, sizeof b3, dp.delta_block_bytes));
     fputc('\n', f);
     report_diff_parts_free(&dp);
     return 0;
