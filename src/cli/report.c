@@ -1,6 +1,8 @@
 /* `culeak report FILE...`: leaks, the peak, a mark, or a diff between two marks, from
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
+#include "compare.h"
+#include "../console/fmt.h"
 #include "options.h"
 #include "recordings.h"
 #include "report.h"
@@ -17,7 +19,7 @@
 enum report_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
     OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
-    OPT_SUSPECTS, OPT_NO_DEFAULT_SUPPRESSIONS,
+    OPT_SUSPECTS, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_BASELINE, OPT_MAX_INCREASE,
 };
 
 static const struct cli_option report_options[] = {
@@ -26,6 +28,10 @@ static const struct cli_option report_options[] = {
     {"at", OPT_AT, "MARK", "what was live at a mark (a label, or an event seq number)"},
     {"diff", OPT_DIFF, "A B", "what changed from mark A to mark B, and what was made after A\n"
                               "and is still live at B"},
+    {"baseline", OPT_BASELINE, "FILE", "compare with the run FILE recorded (repeatable: its processes'\n"
+                                       "recordings): per call site what is new, gone, grown or shrunk"},
+    {"max-increase", OPT_MAX_INCREASE, "BYTES", "with --baseline and --error-exitcode: the leaked bytes the\n"
+                                                "run may add to the baseline's (default 0; 64MiB, 1.5GiB)"},
     {"suspects", OPT_SUSPECTS, NULL, "the growth suspects: sites whose live bytes rose at 8 of the last\n"
                                      "10 marks of one label pattern, with a forecast (see culeak(1))"},
     {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions, or\n"
@@ -36,7 +42,8 @@ static const struct cli_option report_options[] = {
     {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out the leaks FILE suppresses (culeak-suppressions(5));\n"
                                                "repeatable"},
     CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
-    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when the recordings show leaks (0 to 255)"},
+    {"error-exitcode", OPT_ERROR_EXITCODE, "N", "exit status when the recordings show leaks (0 to 255); with\n"
+                                                "--baseline, when they leak more than the baseline"},
     {"group", OPT_GROUP, "G", "group by site, function, file, module or stack"},
     {"merge-processes", OPT_MERGE, NULL, "add the processes up per call site (one row per site)"},
     {"depth", OPT_DEPTH, "N", "print at most N frames per stack (1 to 4096)"},
@@ -64,8 +71,12 @@ const struct cli_command cli_report = {
              "with its median growth per iteration, the mark since which it grows, and when it would\n"
              "fill the device at that pace (the device's free memory at the latest mark, the median\n"
              "time between marks). A site that allocates and frees every iteration is not one.\n"
-             "Exit status: N (--error-exitcode) when leaks were found, else 0, or 1 when a recording\n"
-             "could not be read (whatever could be read is still reported).\n",
+             "--baseline FILE compares the run of FILE with the run of the other recordings, call\n"
+             "site by call site matched by function and file:line (never by address), with each\n"
+             "run's totals and growth suspects; --format html then draws both timelines.\n"
+             "Exit status: N (--error-exitcode) when leaks were found (with --baseline: when the run\n"
+             "leaked more than --max-increase bytes more than the baseline), else 0, or 1 when a\n"
+             "recording could not be read (whatever could be read is still reported).\n",
     .options = report_options,
     .program = 0,
     .run = cmd_report,
@@ -80,6 +91,9 @@ struct report_args {
     struct cli_call_sites sites;
     struct suppressions *supp;
     int no_default_suppressions;
+    const char **baseline;   /* --baseline FILEs */
+    int nbaseline;
+    uint64_t max_increase;
 };
 
 /* --leaks, --peak, --at and --diff each name the one moment reported: one of them. */
@@ -138,6 +152,18 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_SUSPECTS:
         a->suspects = 1;
         return 0;
+    case OPT_BASELINE: {
+        const char **v = realloc(a->baseline, (size_t)(a->nbaseline + 1) * sizeof *v);
+        if (!v)
+            return cli_error(&cli_report, "out of memory");
+        a->baseline = v;
+        a->baseline[a->nbaseline++] = arg;
+        return 0;
+    }
+    case OPT_MAX_INCREASE:
+        if (parse_size(arg, &a->max_increase) != 0)
+            return cli_error(&cli_report, "--max-increase takes bytes (4096, 64MiB, 1.5GiB), not '%s'", arg);
+        return 0;
     case OPT_DEPTH: {
         long d;
         if (cli_int(&cli_report, key, arg, 1, 4096, &d))
@@ -165,6 +191,12 @@ static int check_args(const struct report_args *a)
         return cli_error(&cli_report, "--error-exitcode goes with the leak report (not --peak, --at or --diff)");
     if (!strcmp(a->format, "suppressions") && a->ro.what != REPORT_LEAKS)
         return cli_error(&cli_report, "--format suppressions writes blocks for leaks (not --peak or --at)");
+    if (a->nbaseline && a->ro.what != REPORT_LEAKS && a->ro.what != REPORT_PEAK)
+        return cli_error(&cli_report, "--baseline compares the leaks or the peak (not --at or --diff)");
+    if (a->nbaseline && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions") || a->suspects))
+        return cli_error(&cli_report, "--baseline prints text, json or html (each run's suspects included)");
+    if (a->max_increase && !a->nbaseline)
+        return cli_error(&cli_report, "--max-increase goes with --baseline");
     return 0;
 }
 
@@ -297,6 +329,96 @@ static void note_siblings(const char **files, int nfiles)
     }
 }
 
+/* Reads each file into m: 0, or 1 when one could not be read (said on stderr). */
+static int load_files(struct model *m, const char **files, int nfiles)
+{
+    int status = 0;
+    for (int i = 0; i < nfiles; i++) {
+        char err[512];
+        int r = model_load_file(m, files[i], err, sizeof err);
+        if (r == 1)
+            fprintf(stderr, "culeak: warning: %s\n", err);
+        else if (r < 0) {
+            fprintf(stderr, "culeak: %s\n", err);
+            status = 1;
+        }
+    }
+    return status;
+}
+
+/* "a.culeak" or "a.culeak a.culeak.4242" */
+static char *files_name(const char **files, int nfiles)
+{
+    size_t len = 1;
+    for (int i = 0; i < nfiles; i++)
+        len += strlen(files[i]) + 1;
+    char *s = malloc(len), *p = s;
+    for (int i = 0; s && i < nfiles; i++)
+        p += sprintf(p, "%s%s", i ? " " : "", files[i]);
+    if (s && !nfiles)
+        *s = 0;
+    return s;
+}
+
+/* --baseline: the run of the baseline's recordings against the run of m. */
+static int report_baseline(struct report_args *a, struct model *m, const char **files, int nfiles)
+{
+    struct model_options mo = cli_call_sites_model_options(&a->sites);
+    struct model *base = model_new(&mo);
+    if (!base)
+        return 1;
+    int status = load_files(base, a->baseline, a->nbaseline);
+    note_siblings(a->baseline, a->nbaseline);
+    if (model_process_count(base) == 0) {
+        cli_fail(&cli_report, "nothing to compare with: the baseline has no process");
+        model_free(base);
+        return 1;
+    }
+    const struct model_process *p = model_process(m, 0);
+    char rank[32];
+    snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
+    struct cli_sink out = {stdout, 0};
+    if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0) {
+        model_free(base);
+        return 1;
+    }
+    char *names[2] = {files_name(a->baseline, a->nbaseline), files_name(files, nfiles)};
+    const char *cnames[2] = {names[0] ? names[0] : "baseline", names[1] ? names[1] : "after"};
+    struct compare c;
+    int r = compare_runs(base, m, &a->ro, &c);
+    if (r == 0) {
+        if (!strcmp(a->format, "html"))
+            r = report_html_compare(out.f, m, &a->ro, base, cnames);
+        else if (!strcmp(a->format, "json"))
+            r = compare_json(out.f, &c, &a->ro, cnames);
+        else
+            r = compare_text(out.f, &c, &a->ro, cnames);
+    }
+    if (r == 0 && a->log_file) {
+        struct cli_sink log = {NULL, 0};
+        if (cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0)
+            status = 1;
+        else {
+            r = compare_text(log.f, &c, &a->ro, cnames);
+            status |= cli_sink_close(&log) ? 1 : 0;
+        }
+    }
+    if (cli_sink_close(&out) != 0)
+        status = 1;
+    if (r != 0) {
+        cli_fail(&cli_report, "the comparison could not be made");
+        status = 1;
+    } else if (a->error_exit >= 0 && c.delta_bytes > 0 && (uint64_t)c.delta_bytes > a->max_increase) {
+        status = (int)a->error_exit;
+    }
+    if (r == 0)
+        compare_free(&c);
+    free(names[0]);
+    free(names[1]);
+    model_free(base);
+    return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args a;
@@ -320,6 +442,7 @@ int cmd_report(int argc, char **argv)
         first = -1;
     if (first < 0) {
         suppressions_free(a.supp);
+        free(a.baseline);
         return status;
     }
     a.ro.supp = a.supp;
@@ -345,21 +468,15 @@ int cmd_report(int argc, char **argv)
             model_stop_at_mark(m, a.ro.diff_b);
     }
     a.ro.snapshot = a.at;
-    status = 0;
-    for (int i = 0; i < nfiles; i++) {
-        char err[512];
-        int r = model_load_file(m, files[i], err, sizeof err);
-        if (r == 1)
-            fprintf(stderr, "culeak: warning: %s\n", err);
-        else if (r < 0) {
-            fprintf(stderr, "culeak: %s\n", err);
-            status = 1;
-        }
-    }
+    status = load_files(m, files, nfiles);
     note_siblings(files, nfiles);
     if (model_process_count(m) == 0) {
         cli_fail(&cli_report, "nothing to report");
         status = 1;
+    } else if (a.nbaseline) {
+        int rb = report_baseline(&a, m, files, nfiles);
+        if (rb) /* a recording of the baseline unread, or the exit status asked for */
+            status = rb;
     } else if (a.at && !snapshot_taken(m, a.at)) {
         status = no_mark(&a, files, nfiles, a.at);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a)) {
@@ -379,5 +496,6 @@ int cmd_report(int argc, char **argv)
     }
     model_free(m);
     suppressions_free(a.supp);
+    free(a.baseline);
     return status;
 }

@@ -99,6 +99,10 @@ const struct cmd_spec cmd_specs[] = {
     {"export", NULL, ARG_FILE, "export FILE",
      "Write the table as JSON (FILE ending in .json) or CSV; FILE ending in .html gets a\n"
      "page with a timeline, a flame graph and the sites, to open in a browser."},
+    {"compare", NULL, ARG_FILE, "compare FILE",
+     "Compare with the run recorded in FILE (culeak report --baseline FILE): per call site\n"
+     "what is new, gone, grown or shrunk since that run, matched by function and file:line,\n"
+     "with each run's totals and growth suspects, listed in the output pane."},
     {"goto", NULL, ARG_GOTO, "goto MARK|TIME|peak|oom|end|start",
      "Recordings: move the timeline to the first mark with that label, to a time since the\n"
      "start (12.5s, 2m; not past the end), to the peak of live bytes, to the first failed\n"

@@ -1,6 +1,7 @@
 /* The console's commands: one function per command, looked up by name or prefix. */
 #include "apis.h"
 #include "cmdline.h"
+#include "compare_cmd.h"
 #include "console.h"
 #include "fmt.h"
 #include "job_input.h"
@@ -838,7 +839,7 @@ static const struct {
     {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
-    {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input},
+    {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input}, {"compare", cmd_compare},
 };
 
 void console_exec(struct console *c, const char *line)

@@ -315,6 +315,12 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     live_count_add(p, dev, le.ctx, 1);
     if (kind == CULEAK_KIND_BLOCK)
         pools_on_block(p, e->api);
+    if (!u->threads) {
+        u->tid = e->tid;
+        u->threads = 1;
+    } else if (u->tid != e->tid) {
+        u->threads = 2;
+    }
     account_alloc(m, p, u, ds < 0 ? 0 : ds, e->size, e->t_ns, e->seq);
 }
 

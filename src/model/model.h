@@ -58,7 +58,8 @@ struct model_options {
      * although installed (site-packages): added to $CULEAK_MY_CODE. */
     const char *my_code;
     unsigned timeline_capacity; /* samples kept per series; 0: 2048 */
-    uint64_t timeline_step_ns;  /* initial sample interval; 0: 1 ms (doubles when full) */
+    uint64_t timeline_step_ns;  /* the least sample interval once a series is full of changes
+                                   kept one by one; 0: 1 ms (doubles when full again) */
     unsigned failure_snapshots; /* failed allocations whose live state is kept; 0: 16 */
 };
 
@@ -166,12 +167,15 @@ uint64_t model_generation(const struct model *m);
 
 /* ------------------------------------------------------------------ timeline */
 
-/* Device-memory live bytes over process time, per process and device (or MODEL_ALL). */
+/* Device-memory live bytes over process time, per process and device (or MODEL_ALL).
+ * While few changes were seen, each sample is one change at its own time (min = max =
+ * live); a long series holds intervals (time buckets) with their extremes. */
 struct model_sample {
     uint64_t t_ns;       /* start of the interval (process CLOCK_MONOTONIC) */
     uint64_t live_bytes; /* at the end of the interval */
     uint64_t max_bytes;  /* highest within it */
     uint64_t events;     /* events of the process so far (for rates) */
+    uint64_t min_bytes;  /* lowest within it */
 };
 /* Copies up to max samples, oldest first; returns the number available. */
 size_t model_timeline(const struct model *m, int proc, int device, struct model_sample *out, size_t max);
@@ -195,7 +199,8 @@ size_t model_nearest_marks(const struct model *m, const char *name, const char *
  * culeak_mark; not range ends) and every tick of process time, for pictures (report
  * --format html). Off until model_keep_moments() is called, before the streams are fed.
  * At most max moments per process: when full, every other one is dropped (the newest
- * stays) and the tick interval doubles, so a long run keeps an even spread. */
+ * stays) and the tick interval doubles, so a long run keeps an even spread. The first
+ * mark of a label an armed snapshot waits for (model_snapshot_at_mark) is never dropped. */
 enum model_moment_kind { MODEL_MOMENT_MARK, MODEL_MOMENT_TICK };
 void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns);
 /* At most this many (unit, bytes) items in all moments of all processes (0: 4M, 64 MiB):
@@ -361,6 +366,11 @@ struct model_row {
     int autograd_backward;
     int named;             /* the site's names are resolved (0 only from lazy_names) */
     enum model_cache pool; /* the row is a tracked pool's segments (its text says so) */
+    /* The threads that allocated here: threads 0 none yet, 1 all on thread tid (the main
+     * thread when main_thread: the main thread of each process counts as one), 2 several
+     * (tid: the first) */
+    int threads, main_thread;
+    uint64_t tid;
 };
 
 struct model_table {

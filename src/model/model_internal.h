@@ -35,6 +35,8 @@ struct unit {
     uint32_t supp_epoch;
     /* suspects.c: 1 + the unit's site aggregate (0: none yet), and the next unit in it + 1 */
     uint32_t growth_agg, growth_next;
+    uint64_t tid;         /* the thread of its first allocation */
+    uint8_t threads;      /* 0: none yet, 1: all on tid, 2: on several threads */
 };
 
 struct range {
@@ -105,6 +107,7 @@ struct process {
 struct moment {
     unsigned kind;             /* MODEL_MOMENT_MARK or MODEL_MOMENT_TICK */
     const char *label;         /* the mark's label (interned), NULL for ticks */
+    int pinned;                /* an armed snapshot's mark: never thinned */
     struct state st;
 };
 

@@ -20,17 +20,40 @@ void model_keep_moments(struct model *m, unsigned max, uint64_t first_tick_ns)
 
 void model_limit_moment_items(struct model *m, size_t items) { m->moment_items_max = items ? items : DEFAULT_ITEMS_MAX; }
 
-/* Drops every other moment, keeping the newest, and doubles the tick interval. */
+/* Is a mark of this label the first of its process that an armed snapshot waits for (a
+ * diff's A or B, report --at)? Its moment is never thinned: the page opens on it. */
+static int pinned_label(const struct model *m, const struct process *p, const char *label)
+{
+    int armed = 0;
+    for (int i = 0; i < m->nsnaps && !armed; i++)
+        armed = m->snaps[i].trigger && !m->snaps[i].trigger_is_seq && !strcmp(m->snaps[i].trigger, label);
+    for (size_t i = 0; armed && i < p->nmoments; i++)
+        if (p->moments[i].pinned && !strcmp(p->moments[i].label, label))
+            return 0;
+    return armed;
+}
+
+/* Drops every other moment but the pinned ones, keeping the newest, and doubles the tick
+ * interval; at least one goes (the oldest unpinned, else the oldest). */
 static void thin(struct model *m, struct process *p)
 {
     size_t keep = 0;
     for (size_t i = 0; i < p->nmoments; i++) {
-        if ((p->nmoments - 1 - i) % 2 == 0) {
+        if ((p->nmoments - 1 - i) % 2 == 0 || p->moments[i].pinned) {
             p->moments[keep++] = p->moments[i];
         } else {
             m->moment_items -= p->moments[i].st.n;
             state_free(&p->moments[i].st);
         }
+    }
+    if (keep == p->nmoments && keep) {
+        size_t drop = 0;
+        while (drop + 1 < keep && p->moments[drop].pinned)
+            drop++;
+        m->moment_items -= p->moments[drop].st.n;
+        state_free(&p->moments[drop].st);
+        memmove(&p->moments[drop], &p->moments[drop + 1], (keep - drop - 1) * sizeof *p->moments);
+        keep--;
     }
     p->nmoments = keep;
     p->tick_step *= 2;
@@ -42,11 +65,13 @@ static void take(struct model *m, struct process *p, unsigned kind, const char *
         return;
     if (p->nmoments == m->moments_max)
         thin(m, p);
+    int pinned = label && pinned_label(m, p, label);
     struct moment *mo = &p->moments[p->nmoments];
     if (state_capture(m, p, &mo->st) != 0)
         return;
     mo->kind = kind;
     mo->label = label;
+    mo->pinned = pinned;
     p->nmoments++;
     m->moment_items += mo->st.n;
     while (m->moment_items > m->moment_items_max && p->nmoments > 2) /* this process pays */

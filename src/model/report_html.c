@@ -2,6 +2,7 @@
  * picture of the model embedded as JSON; the page draws the timeline, the flame graph
  * and the sites table itself. Nothing is fetched: no scripts, fonts or styles from
  * elsewhere. */
+#include "compare.h"
 #include "json.h"
 #include "picture.h"
 #include "suppress.h"
@@ -49,10 +50,10 @@ static void write_processes(FILE *f, struct model *m)
     putc(']', f);
 }
 
-static void write_series(FILE *f, struct model *m)
+static void write_series(FILE *f, struct model *m, const char *key)
 {
     struct model_sample *s = malloc(4096 * sizeof *s);
-    fputs(",\"series\":[", f);
+    fprintf(f, ",\"%s\":[", key);
     int first = 1;
     for (int i = 0; s && i < model_process_count(m); i++) {
         const struct model_process *p = model_process(m, i);
@@ -74,6 +75,9 @@ static void write_series(FILE *f, struct model *m)
             fputs("],\"max\":[", f);
             for (size_t j = 0; j < n; j++)
                 fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].max_bytes);
+            fputs("],\"min\":[", f);
+            for (size_t j = 0; j < n; j++)
+                fprintf(f, "%s%" PRIu64, j ? "," : "", s[j].min_bytes);
             fputs("]}", f);
         }
     }
@@ -222,9 +226,76 @@ static void write_suspects(FILE *f, struct model *m, const struct picture *pc)
     putc(']', f);
 }
 
+/* Has process proc a kept moment of mark `label`? */
+static int has_mark_moment(const struct picture *pc, int proc, const char *label)
+{
+    for (size_t i = 0; i < pc->nmoments; i++)
+        if (pc->moments[i].proc == proc && pc->moments[i].kind == PICTURE_MARK && pc->moments[i].label &&
+            !strcmp(pc->moments[i].label, label))
+            return 1;
+    return 0;
+}
+
+/* ,"all":{...},"open":N: the header's figures over every process (leaked and live at the
+ * end added up, the peak of all together) and the process the page opens on: the one that
+ * leaked most (of those that reached a diff's A and B). */
+static void write_all(FILE *f, struct model *m, const struct report_options *o, const struct picture *pc)
+{
+    int n = model_process_count(m), open = 0, diff = o && o->what == REPORT_DIFF && o->diff_a && o->diff_b;
+    uint64_t leaked = 0, end = 0, best = 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t mine = 0;
+        for (size_t k = 0; k < pc->nmoments; k++) {
+            const struct picture_moment *mo = &pc->moments[k];
+            if (mo->proc != i)
+                continue;
+            if (mo->kind == PICTURE_LEAKS)
+                mine = mo->bytes;
+            else if (mo->kind == PICTURE_END)
+                end += mo->bytes;
+        }
+        leaked += mine;
+        if (diff && !(has_mark_moment(pc, i, o->diff_a) && has_mark_moment(pc, i, o->diff_b)))
+            continue;
+        if (!found || mine > best) {
+            best = mine;
+            open = i;
+            found = 1;
+        }
+    }
+    struct model_counter c;
+    model_totals(m, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+    fprintf(f, ",\"all\":{\"processes\":%d,\"leaked\":%" PRIu64 ",\"end\":%" PRIu64 ",\"peak\":%" PRIu64
+               "},\"open\":%d",
+            n, leaked, end, c.peak_bytes, open);
+}
+
 /* The page's data: JSON in which every '<' is escaped, so no string can end the script
  * element that holds it. */
-static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc)
+/* ,"baseline":{...}: the run compared with (report --baseline): its names, its series (as
+ * "series"), and what it leaked. */
+static void write_baseline(FILE *f, struct model *base, const struct report_options *o, const char *name)
+{
+    struct report_options ro = *o;
+    ro.what = REPORT_LEAKS;
+    ro.proc = MODEL_ALL;
+    ro.merge_processes = 1;
+    struct report_summary sum;
+    if (report_summarize(base, &ro, &sum) != 0)
+        memset(&sum, 0, sizeof sum);
+    struct model_counter c;
+    model_totals(base, MODEL_ALL, MODEL_ALL, MODEL_KIND_DEVICE_MEMORY, &c);
+    fputs(",\"baseline\":{\"name\":", f);
+    json_write_cstr(f, name);
+    fprintf(f, ",\"processes\":%d,\"leaked\":%" PRIu64 ",\"peak\":%" PRIu64, model_process_count(base), sum.bytes,
+            c.peak_bytes);
+    write_series(f, base, "series");
+    putc('}', f);
+}
+
+static int write_data(FILE *out, struct model *m, const struct report_options *o, const struct picture *pc,
+                      struct model *base, const char *base_name)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -233,10 +304,13 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
         return -1;
     fputs("{\"version\":1,", f);
     write_processes(f, m);
-    write_series(f, m);
+    write_series(f, m, "series");
     write_marks(f, m);
     write_picture(f, m, pc);
     write_suspects(f, m, pc);
+    write_all(f, m, o, pc);
+    if (base)
+        write_baseline(f, base, o, base_name);
     fputs(",\"diff\":", f);
     if (o && o->what == REPORT_DIFF && o->diff_a && o->diff_b) {
         fputs("{\"a\":", f);
@@ -262,7 +336,8 @@ static int write_data(FILE *out, struct model *m, const struct report_options *o
     return 0;
 }
 
-int report_html(FILE *f, struct model *m, const struct report_options *o)
+static int html_page(FILE *f, struct model *m, const struct report_options *o, struct model *base,
+                     const char *base_name)
 {
     struct picture pc;
     struct picture_options po = {0};
@@ -278,9 +353,17 @@ int report_html(FILE *f, struct model *m, const struct report_options *o)
     int rc = -1;
     if (slot) {
         fwrite(page, 1, (size_t)(slot - page), f);
-        rc = write_data(f, m, o, &pc);
+        rc = write_data(f, m, o, &pc, base, base_name);
         fputs(slot + strlen(DATA_SLOT), f);
     }
     picture_free(&pc);
     return rc || ferror(f) ? -1 : 0;
+}
+
+int report_html(FILE *f, struct model *m, const struct report_options *o) { return html_page(f, m, o, NULL, NULL); }
+
+int report_html_compare(FILE *f, struct model *m, const struct report_options *o, struct model *base,
+                        const char *const names[2])
+{
+    return html_page(f, m, o, base, names[0]);
 }

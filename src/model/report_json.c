@@ -91,6 +91,9 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
     /* the row's process; merged over processes: that of the stack shown */
     const struct model_process *p = model_process(m, r->stack_proc);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%d,", p->pid, p->rank);
+    if (r->threads) /* the thread that allocated here (the first of several) */
+        fprintf(f, "\"thread\":{\"tid\":%" PRIu64 ",\"main\":%s,\"several\":%s},", r->tid,
+                r->main_thread ? "true" : "false", r->threads > 1 ? "true" : "false");
     report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
     putc('}', f);
 }

@@ -10,8 +10,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Processes by pid, for finding each one's parent. */
+static const struct model *pid_order_model;
+static int by_pid(const void *a, const void *b)
+{
+    uint64_t x = model_process(pid_order_model, *(const int *)a)->pid;
+    uint64_t y = model_process(pid_order_model, *(const int *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* For each process, the process of the model that started it (its ppid, on its host), or
+ * -1; NULL out of memory. O(n log n): a job may have thousands of processes. */
+static int *report_parents(const struct model *m)
+{
+    int n = model_process_count(m);
+    int *order = malloc((size_t)(n ? n : 1) * sizeof *order), *parent = malloc((size_t)(n ? n : 1) * sizeof *parent);
+    if (!order || !parent) {
+        free(order);
+        free(parent);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    pid_order_model = m;
+    qsort(order, (size_t)n, sizeof *order, by_pid);
+    for (int i = 0; i < n; i++) {
+        const struct model_process *p = model_process(m, i);
+        parent[i] = -1;
+        int lo = 0, hi = n;
+        while (lo < hi) { /* the first of pid >= ppid */
+            int mid = lo + (hi - lo) / 2;
+            if (model_process(m, order[mid])->pid < p->ppid)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int k = lo; k < n && model_process(m, order[k])->pid == p->ppid; k++)
+            if (order[k] != i && !strcmp(model_process(m, order[k])->host, p->host))
+                parent[i] = order[k];
+    }
+    free(order);
+    return parent;
+}
+
 static void print_processes(FILE *f, struct model *m, const struct report_options *o)
 {
+    int *parent = report_parents(m);
     for (int i = 0; i < model_process_count(m); i++) {
         if (o->proc != MODEL_ALL && o->proc != i)
             continue;
@@ -28,6 +72,8 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
         }
         if (p->argc > 8)
             fputs(" ...", f);
+        if (parent && parent[i] >= 0)
+            fprintf(f, " [child of process %" PRIu64 "]", model_process(m, parent[i])->pid);
         if (p->corrupt)
             fputs(" [recording corrupt: read up to the damage]", f);
         else if (p->truncated)
@@ -50,6 +96,7 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
                     (double)(c.peak_t_ns - p->start_monotonic_ns) / 1e9, c.peak_seq);
         }
     }
+    free(parent);
 }
 
 void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth)
@@ -96,6 +143,10 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     if (r->proc >= 0)
         fprintf(f, " [pid %" PRIu64 "]", model_process(m, r->proc)->pid);
     fputc('\n', f);
+    if (r->threads > 1) /* the main thread goes without saying */
+        fprintf(f, "    allocated on several threads (the first: thread %" PRIu64 ")\n", r->tid);
+    else if (r->threads == 1 && !r->main_thread)
+        fprintf(f, "    allocated on thread %" PRIu64 ", not the main thread\n", r->tid);
     if (o->what == REPORT_LEAKS && r->reset_count)
         fprintf(f, "    %" PRIu64 " of them still live when their context was destroyed or device reset\n",
                 r->reset_count);
@@ -233,6 +284,23 @@ static int report_diff_text(FILE *f, struct model *m, const struct report_option
             o->diff_a, b, dp.delta_bytes < 0 ? "-" : "+", b1, o->diff_a, b, b2, dp.new_count, dp.n);
     if (dp.missing)
         fprintf(f, ", %d without both marks (left out)", dp.missing);
+    /* tensor tracking: the pools' figures added up, as one process's diff says them */
+    int64_t allocated = 0, reserved = 0;
+    int pools = 0;
+    for (int i = 0; i < dp.n; i++) {
+        const struct model_diff *d = &dp.p[i].d;
+        if (!dp.p[i].has_a || !dp.p[i].has_b || !(d->a.pools | d->b.pools))
+            continue;
+        pools = 1;
+        allocated += delta_of(d->a.allocated_bytes, d->b.allocated_bytes);
+        reserved += delta_of(d->a.reserved_bytes, d->b.reserved_bytes);
+    }
+    char b3[80], b4[80];
+    if (pools)
+        fprintf(f, "; the pools: allocated %s, reserved %s", signed_bytes(b3, sizeof b3, allocated),
+                signed_bytes(b4, sizeof b4, reserved));
+    else if (dp.delta_block_bytes)
+        fprintf(f, "; %s in pool blocks", signed_bytes(b3, sizeof b3, dp.delta_block_bytes));
     fputc('\n', f);
     report_diff_parts_free(&dp);
     return 0;

@@ -270,6 +270,23 @@ int query_lazy(const struct model_query *q)
            !(q->filter && *q->filter) && q->sort != MODEL_FIELD_TEXT;
 }
 
+/* The threads of a row's members: one (the main thread of each process counts as one), or
+ * several. */
+static void row_thread(struct model_row *r, const struct unit *u, const struct process *p)
+{
+    if (!u->threads)
+        return;
+    int main = u->threads == 1 && u->tid == p->pub.pid;
+    if (!r->threads) {
+        r->threads = u->threads;
+        r->tid = u->tid;
+        r->main_thread = main;
+    } else if ((u->threads > 1 || r->threads > 1 || u->tid != r->tid) && !(main && r->main_thread)) {
+        r->threads = 2;
+        r->main_thread = 0;
+    }
+}
+
 int model_table_build(struct model *m, const struct model_query *q, struct model_table *t)
 {
     memset(t, 0, sizeof *t);
@@ -370,6 +387,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
                 r->last_t_ns = u->last_t;
             r->kinds |= 1u << u->kind;
             r->nstacks++;
+            row_thread(r, u, p);
         }
         free(dense);
     }

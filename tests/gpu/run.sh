@@ -262,6 +262,21 @@ if want blocks; then
     diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
         tests/gpu/keep_tensor.py 20
+    # two runs compared (report --baseline): 10 iterations against the 20 above, at the
+    # peak (a pool's tensors are not leaks): the KEEP line's blocks grew; the page draws both
+    keep_line=$(grep -n '# KEEP$' tests/gpu/keep_tensor.py | cut -d: -f1)
+    "$CULEAK" record -o "$W/torch-blocks-10.culeak" -- python3 tests/gpu/keep_tensor.py 10 >/dev/null 2>&1
+    "$CULEAK" report --peak --baseline "$W/torch-blocks-10.culeak" "$W/torch-blocks.culeak" \
+        >"$W/torch-blocks-baseline.txt" 2>&1
+    "$CULEAK" report --peak --baseline "$W/torch-blocks-10.culeak" "$W/torch-blocks.culeak" --format html \
+        -o "$W/torch-blocks-baseline.html" 2>/dev/null
+    if grep -qE "^GROWN \+.* from .*keep_tensor.py:$keep_line\b" "$W/torch-blocks-baseline.txt" &&
+        grep -q '"baseline":{"name":' "$W/torch-blocks-baseline.html"; then
+        say "torch-blocks-baseline: ok: $(grep -m1 '^COMPARE SUMMARY' "$W/torch-blocks-baseline.txt")"
+    else
+        say "torch-blocks-baseline: FAIL: keep_tensor.py:$keep_line is not GROWN, or the page has no baseline:"
+        head -n 12 "$W/torch-blocks-baseline.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
+    fi
     diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
     grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
         { say "hf-logits: FAIL: no 'via transformers/' line"; fails=$((fails + 1)); }

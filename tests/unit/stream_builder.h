@@ -66,12 +66,12 @@ static inline void sb_end(struct sb *b, uint8_t type)
 
 /* HELLO with one argument and optional "KEY=VALUE" environment entry (NULL: none), of
  * a process started at wall time realtime (ns) and monotonic time mono (ns). */
-static inline void sb_hello_at(struct sb *b, uint64_t pid, const char *exe, const char *env, uint64_t realtime,
-                               uint64_t mono)
+static inline void sb_hello_full(struct sb *b, uint64_t pid, uint64_t ppid, const char *exe, const char *env,
+                                 uint64_t realtime, uint64_t mono)
 {
     sb_u(b, CULEAK_FORMAT_VERSION);
     sb_u(b, pid);
-    sb_u(b, 1);        /* ppid */
+    sb_u(b, ppid);
     sb_u(b, realtime);
     sb_u(b, mono);
     sb_s(b, "testhost");
@@ -85,6 +85,12 @@ static inline void sb_hello_at(struct sb *b, uint64_t pid, const char *exe, cons
     sb_u(b, 64);
     sb_u(b, 1);
     sb_end(b, CULEAK_REC_HELLO);
+}
+
+static inline void sb_hello_at(struct sb *b, uint64_t pid, const char *exe, const char *env, uint64_t realtime,
+                               uint64_t mono)
+{
+    sb_hello_full(b, pid, 1, exe, env, realtime, mono);
 }
 
 static inline void sb_hello(struct sb *b, uint64_t pid, const char *exe, const char *env)
@@ -116,13 +122,14 @@ static inline void sb_frame(struct sb *b, uint64_t id, uint64_t parent, uint64_t
 struct sb_ev {
     uint64_t seq, dt, op, api, kind, ctx, size, addr, result, stack, flags;
     int64_t device;
+    uint64_t tid; /* 0: thread 7 */
 };
 
 static inline void sb_event(struct sb *b, struct sb_ev e)
 {
     sb_u(b, e.seq);
     sb_u(b, e.dt);
-    sb_u(b, 7); /* tid */
+    sb_u(b, e.tid ? e.tid : 7);
     sb_u(b, e.op);
     sb_u(b, e.api);
     sb_u(b, e.kind);

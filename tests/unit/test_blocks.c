@@ -8,10 +8,12 @@
 #include <cmocka.h>
 
 #include "model.h"
+#include "report.h"
 #include "suspects.h"
 #include "stream_builder.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TRAIN "/home/me/train.py"
@@ -38,6 +40,8 @@ static void ev(struct sb *b, uint64_t seq, unsigned op, unsigned kind, uint64_t 
                                .addr = addr, .stack = stack});
 }
 
+static void feed_job(struct model *m, uint64_t pid);
+
 /* One stack: torch's functional.py:10 <- zoo/layers.py:7 <- zoo/model.py:20 <- train.py:13
  * (innermost first). A 2 MiB segment, then a 4 KiB block per iteration, marks around them. */
 static struct model *load(const char *my_code)
@@ -48,8 +52,15 @@ static struct model *load(const char *my_code)
     const char *marks[] = {"iteration 0", "iteration 1", "iteration 3"};
     for (int i = 0; i < 3; i++)
         assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    feed_job(m, 100);
+    return m;
+}
+
+/* The job of load() as process pid. */
+static void feed_job(struct model *m, uint64_t pid)
+{
     struct sb *b = sb_new();
-    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_hello(b, pid, "/usr/bin/python3", NULL);
     sb_pyframe(b, 1, TORCH, "linear", 10);
     sb_pyframe(b, 2, LIB, "Layer.forward", 7);
     sb_pyframe(b, 3, LIB_OUTER, "Model.forward", 20);
@@ -74,7 +85,6 @@ static struct model *load(const char *my_code)
     assert_int_equal(model_stream_finish(s), 0);
     model_stream_close(s);
     sb_free(b);
-    return m;
 }
 
 /* Rows that need texts only (the console's frames) keep the via line, by site and by
@@ -356,9 +366,35 @@ static void test_pool_segments_are_no_second_suspect(void **state)
     }
 }
 
+/* A diff over several processes sums up, as the diff of one does, what the pools allocated
+ * and reserved: each process's pool handed out 3 blocks of 4 KiB from iteration 0 to 3
+ * (from a segment of its own stack: outside the pools, not reserved). */
+static void test_diff_of_processes_says_pools(void **state)
+{
+    (void)state;
+    struct model *m = load(NULL);
+    feed_job(m, 101);
+    struct report_options o;
+    report_options_init(&o);
+    o.what = REPORT_DIFF;
+    o.diff_a = "iteration 0";
+    o.diff_b = "iteration 3";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(report_text(f, m, &o, NULL), 0);
+    fclose(f);
+    const char *sum = strstr(buf, "\nDIFF SUMMARY: ");
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "2 processes; the pools: allocated +24.0 KiB (24576 bytes), reserved +0 bytes\n"));
+    free(buf);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diff_of_processes_says_pools),
         cmocka_unit_test(test_user_line_via_library_line),
         cmocka_unit_test(test_texts_only_rows_keep_via_line),
         cmocka_unit_test(test_my_code_makes_the_library_line_the_site),

@@ -709,10 +709,40 @@ static void test_timeline_and_stop(void **state)
     sb_free(b);
 }
 
+/* A long series is thinned into time buckets that keep their extremes: a 1 MiB spike among
+ * a hundred 4 KiB allocations freed at once is a bucket's most, the freed state its least. */
+static void test_timeline_buckets_keep_extremes(void **state)
+{
+    (void)state;
+    struct model_options o = {.timeline_capacity = 8, .timeline_step_ns = 1000};
+    struct model *m = model_new(&o);
+    struct sb *b = standard_prefix(1, NULL);
+    uint64_t seq = 1;
+    for (int i = 0; i < 100; i++) {
+        sb_alloc(b, seq++, 3, 0x1000, i == 50 ? 1u << 20 : 4096);
+        sb_free_dev(b, seq++, 3, 0x1000);
+    }
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    struct model_sample s[16];
+    size_t n = model_timeline(m, 0, MODEL_ALL, s, 16);
+    assert_true(n >= 2 && n <= 8);
+    uint64_t most = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(s[i].min_bytes, 0);
+        assert_true(s[i].max_bytes >= 4096);
+        most = s[i].max_bytes > most ? s[i].max_bytes : most;
+    }
+    assert_int_equal(most, 1u << 20);
+    assert_int_equal(s[n - 1].live_bytes, 0);
+    model_free(m);
+    sb_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_site_aggregation),
+        cmocka_unit_test(test_timeline_buckets_keep_extremes),
         cmocka_unit_test(test_kinds_apart_and_reservations),
         cmocka_unit_test(test_free_all_leaks_at_reset),
         cmocka_unit_test(test_failures_and_bad_frees),

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "compare.h"
 #include "model.h"
 #include "stream_builder.h"
 
@@ -63,15 +64,17 @@ static int run_fixture(void **state)
     return pclose(f) == 0 && nseg > 0 && nstacks == MAX_STACKS ? 0 : -1;
 }
 
-/* The fixture's allocations as a stream; each stack gets its own chain of frames. */
-static struct model *load(const struct model_options *o)
+/* The fixture's allocations as a stream; each stack gets its own chain of frames. The
+ * module loads `shift` bytes above where it ran; stack s allocates counts[s] blocks of 64
+ * bytes (NULL: one each). */
+static struct model *load_shifted(const struct model_options *o, uint64_t shift, const int *counts)
 {
     struct sb *b = sb_new();
     sb_hello(b, 1, fixture, NULL);
     sb_u(b, 1);
     sb_u(b, 1);
     sb_s(b, fixture);
-    sb_u(b, base);
+    sb_u(b, base + shift);
     sb_u(b, nseg);
     for (size_t i = 0; i < nseg; i++) {
         sb_u(b, vaddr[i]);
@@ -82,11 +85,13 @@ static struct model *load(const struct model_options *o)
     for (size_t s = 0; s < nstacks; s++) {
         uint64_t parent = 0;
         for (size_t d = depth[s]; d-- > 0; parent = id++)
-            sb_frame(b, id, parent, ips[s][d]);
+            sb_frame(b, id, parent, ips[s][d] + shift);
         leaf[s] = parent;
     }
+    uint64_t seq = 1;
     for (size_t s = 0; s < nstacks; s++)
-        sb_alloc(b, s + 1, leaf[s], 0x1000 * (s + 1), 64);
+        for (int k = 0; k < (counts ? counts[s] : 1); k++)
+            sb_alloc(b, seq++, leaf[s], 0x1000 * (s + 1) + 0x100000 * (uint64_t)k, 64);
     struct model *m = model_new(o);
     assert_non_null(m);
     struct model_stream *st = model_stream_open(m);
@@ -95,6 +100,8 @@ static struct model *load(const struct model_options *o)
     sb_free(b);
     return m;
 }
+
+static struct model *load(const struct model_options *o) { return load_shifted(o, 0, NULL); }
 
 /* Every stack has its own site, in user_step at the line of its call. */
 static void assert_user_sites(struct model *m)
@@ -190,10 +197,62 @@ static void test_frames_without_dwarf_have_no_line(void **state)
     model_free(m);
 }
 
+/* Two runs whose program loaded at other addresses compare line by line: user_step's first
+ * line grew from 1 to 3 blocks, its second is the same, its third is gone; no site is
+ * new (matched by function and file:line, not by address). */
+static void test_compare_runs_by_line(void **state)
+{
+    (void)state;
+    static const int before[MAX_STACKS] = {1, 1, 1}, after[MAX_STACKS] = {3, 1, 0};
+    struct model *a = load_shifted(NULL, 0, before), *b = load_shifted(NULL, 0x10000000, after);
+    struct report_options o;
+    report_options_init(&o);
+    struct compare c;
+    assert_int_equal(compare_runs(a, b, &o, &c), 0);
+    assert_int_equal(c.n, MAX_STACKS);
+    assert_int_equal(c.changes[COMPARE_NEW], 0);
+    assert_int_equal(c.changes[COMPARE_GROWN], 1);
+    assert_int_equal(c.changes[COMPARE_SAME], 1);
+    assert_int_equal(c.changes[COMPARE_GONE], 1);
+    assert_int_equal(c.delta_bytes, 64);
+    for (size_t i = 0; i < c.n; i++) {
+        const struct compare_row *r = &c.rows[i];
+        assert_string_equal(r->function, "user_step");
+        if (r->line == (unsigned)lines[0]) {
+            assert_int_equal(r->change, COMPARE_GROWN);
+            assert_int_equal(r->side[0].bytes, 64);
+            assert_int_equal(r->side[1].bytes, 192);
+            assert_int_equal(r->delta_count, 2);
+        } else if (r->line == (unsigned)lines[1]) {
+            assert_int_equal(r->change, COMPARE_SAME);
+        } else {
+            assert_int_equal(r->line, lines[2]);
+            assert_int_equal(r->change, COMPARE_GONE);
+            assert_int_equal(r->side[1].bytes, 0);
+        }
+    }
+    assert_int_equal(c.rows[0].change, COMPARE_GROWN); /* most growth first */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *names[2] = {"before.culeak", "after.culeak"};
+    assert_int_equal(compare_text(f, &c, &o, names), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "COMPARE SUMMARY: leaked 64 bytes more than the baseline"));
+    assert_non_null(strstr(buf, "\nGROWN "));
+    assert_non_null(strstr(buf, "\nGONE "));
+    assert_null(strstr(buf, "\nNEW "));
+    free(buf);
+    compare_free(&c);
+    model_free(a);
+    model_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_skips_find_user_lines),
+        cmocka_unit_test(test_compare_runs_by_line),
         cmocka_unit_test(test_module_skips_alone_stop_in_cudart),
         cmocka_unit_test(test_configured_function_skips),
         cmocka_unit_test(test_frames_without_dwarf_have_no_line),

@@ -311,6 +311,143 @@ static void test_processes_apart(void **state)
     model_free(m);
 }
 
+/* The page of m (report_html with o, NULL: the leak report), as a string to free. */
+static char *page_of(struct model *m, const struct report_options *o)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct report_options def;
+    report_options_init(&def);
+    assert_int_equal(report_html(f, m, o ? o : &def), 0);
+    fclose(f);
+    return buf;
+}
+
+/* The numbers of array `key` of the page's first series of process proc and all devices:
+ * how many, up to max into out. */
+static size_t series_numbers(const char *page, int proc, const char *key, double *out, size_t max)
+{
+    char head[64], name[32];
+    snprintf(head, sizeof head, "{\"proc\":%d,\"device\":-1,", proc);
+    const char *p = strstr(page, "\"series\":[");
+    assert_non_null(p);
+    p = strstr(p, head);
+    assert_non_null(p);
+    snprintf(name, sizeof name, "\"%s\":[", key);
+    p = strstr(p, name);
+    assert_non_null(p);
+    p += strlen(name);
+    size_t n = 0;
+    while (*p != ']') {
+        char *end;
+        double v = strtod(p, &end);
+        assert_true(end != p);
+        if (n < max)
+            out[n] = v;
+        n++;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* A run shorter than a millisecond is drawn as it was: a ramp of 400 allocations of
+ * 512 KiB (0 to 200 MiB) is 400 steps up, each at its own time, and 4 KiB allocated and
+ * freed at once is up then down again, not live for the whole run. */
+static void test_short_run_timeline_exact(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 10, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200);
+    uint64_t seq = 1;
+    sb_alloc(b, seq++, 2, 0x700000, 4096);
+    sb_free_dev(b, seq++, 2, 0x700000);
+    for (int i = 0; i < 400; i++)
+        sb_alloc(b, seq++, 2, 0x1000000 + (uint64_t)i * 0x100000, 512 * 1024);
+    sb_exit(b, seq);
+    feed(m, b);
+    char *page = page_of(m, NULL);
+    static double t[4096], bytes[4096], mx[4096], mn[4096];
+    size_t n = series_numbers(page, 0, "t", t, 4096);
+    assert_int_equal(n, 402);
+    assert_int_equal(series_numbers(page, 0, "bytes", bytes, 4096), n);
+    assert_int_equal(series_numbers(page, 0, "max", mx, 4096), n);
+    assert_int_equal(series_numbers(page, 0, "min", mn, 4096), n);
+    assert_true(bytes[0] == 4096 && bytes[1] == 0); /* up, then down at once */
+    assert_true(t[1] > t[0]);
+    for (size_t i = 0; i < 400; i++) {
+        double want = (double)(i + 1) * 512 * 1024;
+        assert_true(bytes[2 + i] == want && mx[2 + i] == want && mn[2 + i] == want);
+        assert_true(t[2 + i] > t[1 + i]); /* each step at its own time */
+    }
+    assert_true(bytes[401] == 200.0 * MIB);
+    free(page);
+    model_free(m);
+}
+
+/* report --format html --diff A B arms snapshots at A and B: their moments survive every
+ * thinning (8 kept of 100 marks), so the page opens on A -> B, with both marks' stacks. */
+static void test_diff_marks_never_thinned(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 8, 0);
+    model_snapshot_at_mark(m, "iteration 3", "iteration 3");
+    model_snapshot_at_mark(m, "iteration 50", "iteration 50");
+    feed(m, job(10, 100));
+    struct report_options o;
+    report_options_init(&o);
+    o.what = REPORT_DIFF;
+    o.diff_a = "iteration 3";
+    o.diff_b = "iteration 50";
+    char *page = page_of(m, &o);
+    const char *moments = strstr(page, "\"moments\":[");
+    assert_non_null(moments);
+    const char *a = strstr(moments, "\"label\":\"iteration 3\",\"v\":[");
+    const char *b = strstr(moments, "\"label\":\"iteration 50\",\"v\":[");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a < b);
+    assert_non_null(strstr(page, "\"diff\":{\"a\":\"iteration 3\",\"b\":\"iteration 50\"}"));
+    free(page);
+    size_t n = model_moments(m, 0, NULL, 0);
+    assert_true(n <= 8);
+    model_free(m);
+}
+
+/* A parent that frees what it allocates and its forked child that leaks 3 MiB: the page's
+ * header adds the processes up (3 MiB leaked in all) and it opens on the child. */
+static void test_processes_added_up(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    for (int child = 0; child < 2; child++) {
+        struct sb *b = sb_new();
+        sb_hello_full(b, 10 + (uint64_t)child, child ? 10 : 1, APP, NULL, 1000, 1000000);
+        sb_module(b, APP, 0x400000, 0, 0x10000);
+        sb_frame(b, 1, 0, 0x400100);
+        sb_frame(b, 2, 1, 0x400200);
+        sb_alloc(b, 1, 2, 0x700000, 3 * MIB);
+        if (!child)
+            sb_free_dev(b, 2, 2, 0x700000);
+        sb_exit(b, 3);
+        feed(m, b);
+    }
+    char *page = page_of(m, NULL);
+    char want[128];
+    snprintf(want, sizeof want, "\"all\":{\"processes\":2,\"leaked\":%u,", 3 * MIB);
+    assert_non_null(strstr(page, want));
+    assert_non_null(strstr(page, "},\"open\":1,"));
+    free(page);
+    model_free(m);
+}
+
 /* The page: the data is in, nothing can end its script element early, nothing is fetched. */
 static void test_page(void **state)
 {
@@ -356,6 +493,9 @@ int main(void)
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_short_run_timeline_exact),
+        cmocka_unit_test(test_diff_marks_never_thinned),
+        cmocka_unit_test(test_processes_added_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -477,10 +477,60 @@ static void test_diff_per_rank(void **state)
     model_free(m);
 }
 
+/* Threads and forks in reports: a parent leaking on its main thread, its forked child
+ * leaking at one site from two threads and at another from one thread not its main one.
+ * The text says the child's parent, the threads where they are not the main one; the JSON
+ * has each row's thread. */
+static void test_threads_and_children(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    for (uint64_t pid = 10; pid <= 11; pid++) {
+        struct sb *b = sb_new();
+        sb_hello_full(b, pid, pid == 11 ? 10 : 1, APP, NULL, 1000, 1000000);
+        sb_module(b, APP, 0x400000, 0, 0x10000);
+        sb_frame(b, 1, 0, 0x400100);
+        sb_frame(b, 2, 1, 0x400200); /* site A */
+        sb_frame(b, 3, 1, 0x400300); /* site B */
+        sb_frame(b, 4, 1, 0x400400); /* site C */
+        struct sb_ev e = {.dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                          .kind = CULEAK_KIND_DEVICE, .size = 64};
+        if (pid == 10) {
+            sb_event(b, (e.seq = 1, e.stack = 2, e.addr = 0x1000, e.tid = 10, e));
+        } else {
+            sb_event(b, (e.seq = 1, e.stack = 3, e.addr = 0x1000, e.tid = 20, e));
+            sb_event(b, (e.seq = 2, e.stack = 3, e.addr = 0x2000, e.tid = 21, e));
+            sb_event(b, (e.seq = 3, e.stack = 4, e.addr = 0x3000, e.tid = 30, e));
+        }
+        sb_exit(b, 9);
+        struct model_stream *st = model_stream_open(m);
+        assert_int_equal(model_stream_feed(st, b->buf, b->n), 0);
+        assert_int_equal(model_stream_finish(st), 0);
+        model_stream_close(st);
+        sb_free(b);
+    }
+    struct report_options o;
+    report_options_init(&o);
+    char *text = run_report(m, &o, "text", NULL);
+    assert_non_null(strstr(text, "culeak: process 11 on testhost: " APP " --flag [child of process 10]\n"));
+    assert_non_null(strstr(text, "culeak: process 10 on testhost: " APP " --flag\n"));
+    assert_non_null(strstr(text, "\n    allocated on several threads (the first: thread 20)\n"));
+    assert_non_null(strstr(text, "\n    allocated on thread 30, not the main thread\n"));
+    assert_null(strstr(text, "thread 10"));
+    free(text);
+    char *json = run_report(m, &o, "json", NULL);
+    assert_non_null(strstr(json, "\"thread\":{\"tid\":10,\"main\":true,\"several\":false}"));
+    assert_non_null(strstr(json, "\"thread\":{\"tid\":20,\"main\":false,\"several\":true}"));
+    assert_non_null(strstr(json, "\"thread\":{\"tid\":30,\"main\":false,\"several\":false}"));
+    free(json);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_fields),
+        cmocka_unit_test(test_threads_and_children),
         cmocka_unit_test(test_text_summary),
         cmocka_unit_test(test_folded),
         cmocka_unit_test(test_pinned_pools_cached),
