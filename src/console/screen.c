@@ -195,8 +195,10 @@ void screen_mouse(int on)
     if (on == mouse_on)
         return;
     mouse_on = on;
-    mouseinterval(0); /* a press is a click at once: no wait for its release */
-    mousemask(on ? BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED : 0, NULL);
+    /* a press is a click at once (no wait for its release); the release is asked for too,
+     * else ncurses holds it back and hands it out late, in place of the next press */
+    mouseinterval(0);
+    mousemask(on ? BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED : 0, NULL);
 }
 
 void screen_mouse_event(int *y, int *x, int *button)
@@ -215,7 +217,7 @@ static int read_mouse(void)
     mouse_x = ev.x;
     mouse_button = ev.bstate & BUTTON4_PRESSED   ? UM_WHEEL_UP
                    : ev.bstate & BUTTON5_PRESSED ? UM_WHEEL_DOWN
-                   : ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED) ? UM_CLICK : 0;
+                   : ev.bstate & BUTTON1_PRESSED ? UM_CLICK : 0;
     return mouse_button ? SK_MOUSE : SK_NONE;
 }
 
