@@ -177,3 +177,48 @@ char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width)
     snprintf(buf, len, "%.*s...", width - 3, name);
     return buf;
 }
+
+/* Bytes of the first cols UTF-8 characters of s (all of it when shorter); *n_cols gets
+ * how many there were. */
+static size_t utf8_prefix(const char *s, int cols, int *n_cols)
+{
+    size_t i = 0;
+    int c = 0;
+    while (s[i] && c < cols) {
+        i++;
+        while ((s[i] & 0xC0) == 0x80)
+            i++;
+        c++;
+    }
+    *n_cols = c;
+    return i;
+}
+
+char *fmt_fit_words(char *buf, size_t len, const char *text, int width)
+{
+    if (!len)
+        return buf;
+    int cols;
+    size_t all = utf8_prefix(text, width > 0 ? width + 1 : 0, &cols);
+    if (width <= 0 || cols <= width) { /* fits (or nothing fits) */
+        snprintf(buf, len, "%.*s", width > 0 ? (int)all : 0, text);
+        return buf;
+    }
+    if (width <= 3) {
+        snprintf(buf, len, "%.*s", (int)utf8_prefix(text, width, &cols), text);
+        return buf;
+    }
+    int keep_cols;
+    size_t keep = utf8_prefix(text, width - 3, &keep_cols), cut = keep;
+    if (text[keep] != ' ') { /* inside a word: back to the blank before it */
+        size_t b = keep;
+        while (b > 0 && text[b - 1] != ' ')
+            b--;
+        if (b * 2 > keep) /* (bytes for columns: near enough to choose) */
+            cut = b - 1;
+    }
+    while (cut > 0 && strchr(" ,;:", text[cut - 1]))
+        cut--;
+    snprintf(buf, len, "%.*s...", (int)cut, text);
+    return buf;
+}

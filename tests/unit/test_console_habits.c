@@ -11,6 +11,7 @@
 #include "../../src/console/breakpoints.h"
 #include "../../src/console/cmdline.h"
 #include "../../src/console/console.h"
+#include "../../src/console/fmt.h"
 #include "../../src/console/init_file.h"
 #include "../../src/console/ui.h"
 #include "stream_builder.h"
@@ -408,6 +409,37 @@ static void test_key_bar_on_small_screens(void **state)
     assert_int_equal(l.output.y + l.output.h, l.status.y);
 }
 
+/* Status and suspects lines cut where they do not fit: at a word, with "...". */
+static void test_lines_cut_at_words(void **state)
+{
+    (void)state;
+    char b[128];
+    assert_string_equal(fmt_fit_words(b, sizeof b, "breakpoint 2 pauses when live", 40), "breakpoint 2 pauses when live");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "breakpoint 2 pauses when live > 1.00 GiB", 25), "breakpoint 2 pauses...");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "suspects: 1 site grows +4.00 KiB/iteration; it fills", 48),
+                        "suspects: 1 site grows +4.00 KiB/iteration...");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "one, two, three", 13), "one, two...");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "abcdefghijklmnop", 10), "abcdefg..."); /* one word */
+    assert_string_equal(fmt_fit_words(b, sizeof b, "\u00e9t\u00e9 \u00e9t\u00e9 \u00e9t\u00e9", 10), "\u00e9t\u00e9 \u00e9t\u00e9...");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "abcdef", 2), "ab");
+    assert_string_equal(fmt_fit_words(b, sizeof b, "abcdef", 0), "");
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    ui_message(&u, 0, "breakpoint 12 runs these commands when it pauses the job");
+    struct grid g;
+    struct layout l;
+    layout_compute(24, 40, &l);
+    assert_int_equal(grid_init(&g, 24, 40), 0);
+    ui_render(&u, &g, &l);
+    char row[256];
+    assert_string_equal(grid_row_text(&g, l.status.y, row, sizeof row), "breakpoint 12 runs these commands...");
+    u.state = JOB_PAUSED;
+    ui_render(&u, &g, &l);
+    assert_string_equal(grid_row_text(&g, l.status.y, row, sizeof row), " *** PAUSED *** breakpoint 12 runs...");
+    grid_free(&g);
+    ui_free(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_info_alone_and_errors), cmocka_unit_test(test_safe_path),
         cmocka_unit_test(test_init_files), cmocka_unit_test(test_column_titles_under_the_mouse),
         cmocka_unit_test(test_clicks_wheel_and_keys), cmocka_unit_test(test_key_bar_on_small_screens),
+        cmocka_unit_test(test_lines_cut_at_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
