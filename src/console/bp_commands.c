@@ -82,11 +82,13 @@ void console_commands_due(struct console *c, const struct breakpoint *b)
 
 /* Runs from the loop, outside the model's callbacks: a command here may take a snapshot,
  * resume the job (whose next pause makes commands due again, run on a later turn: never
- * from inside these), or delete the breakpoint (the commands were copied when it paused). */
+ * from inside these), or delete the breakpoint (the commands were copied when it paused).
+ * They wait while a question waits for its y or n, or `commands` takes lines: either would
+ * take them for its own. */
 void console_commands_run(struct console *c)
 {
     char *text = c->cmds_due;
-    if (!text)
+    if (!text || c->confirm_yes || c->cmds_for)
         return;
     c->cmds_due = NULL;
     char line[600];
@@ -100,7 +102,7 @@ void console_commands_run(struct console *c)
         p += n + (p[n] == '\n');
         console_exec(c, one);
         /* gdb's rule: a command that resumes the job ends the list */
-        if (c->u.state != JOB_PAUSED || c->u.held.seq != held || !c->paused_conn)
+        if (c->u.state != JOB_PAUSED || c->u.held.seq != held || c->confirm_yes)
             break;
     }
     free(text);

@@ -681,6 +681,10 @@ static void c_save(struct console *c, int argc, char **argv)
         ui_message(&c->u, 1, "usage: save FILE | save breakpoints FILE");
         return;
     }
+    if (strcmp(argv[1], "breakpoints") == 0) {
+        ui_message(&c->u, 1, "usage: save breakpoints FILE");
+        return;
+    }
     if (strncmp(argv[1], "breakpoints ", 12) == 0) { /* gdb's save breakpoints */
         save_breakpoints(c, argv[1] + 12);
         return;

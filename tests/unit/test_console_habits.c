@@ -160,6 +160,26 @@ static void test_info_alone_and_errors(void **state)
     assert_true(c->u.msg_error);
     console_exec(c, "end");
     assert_null(c->u.bps.v[0].commands);
+    /* a breakpoint's commands that come due while `commands` takes lines, or while a
+     * question waits, wait too: either would take them for its own */
+    console_exec(c, "commands 1");
+    c->cmds_due = strdup("snapshot from_bp");
+    c->cmds_due_bp = 1;
+    console_commands_run(c);
+    assert_non_null(c->cmds_due);
+    console_exec(c, "snapshot typed");
+    console_exec(c, "end");
+    assert_string_equal(c->u.bps.v[0].commands, "snapshot typed");
+    c->confirm_yes = console_kill;
+    console_commands_run(c);
+    assert_non_null(c->cmds_due);
+    c->confirm_yes = NULL;
+    console_commands_run(c);
+    assert_null(c->cmds_due);
+    assert_true(model_snapshot_find(c->u.m, "from_bp") >= 0);
+    assert_true(model_snapshot_find(c->u.m, "typed") < 0);
+    console_exec(c, "save breakpoints");
+    assert_true(c->u.msg_error);
     console_exec(c, "set mouse off");
     assert_true(c->u.mouse_off);
     console_exec(c, "set mouse sometimes");
