@@ -170,6 +170,31 @@ char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width)
         snprintf(buf, len, "%s", name);
         return buf;
     }
+    /* still too long: the directories of the arguments go too ("python3 /a/b/train.py" ->
+     * "python3 train.py"), the program's own words kept */
+    char short_args[1024];
+    size_t k = 0;
+    for (const char *w = name; *w && k + 1 < sizeof short_args;) {
+        size_t wl = strcspn(w, " ");
+        const char *base = w;
+        for (const char *c = w; c < w + wl; c++)
+            if (*c == '/' && c + 1 < w + wl)
+                base = c + 1;
+        k += (size_t)snprintf(short_args + k, sizeof short_args - k, "%.*s", (int)(w + wl - base), base);
+        w += wl;
+        for (; *w == ' ' && k + 1 < sizeof short_args; w++)
+            short_args[k++] = ' ';
+        short_args[k] = 0;
+    }
+    if (k >= sizeof short_args)
+        k = sizeof short_args - 1;
+    short_args[k] = 0;
+    name = short_args;
+    n = strlen(name);
+    if (n <= (size_t)width) {
+        snprintf(buf, len, "%s", name);
+        return buf;
+    }
     if (width <= 3) {
         snprintf(buf, len, "%.*s", width, name);
         return buf;

@@ -443,6 +443,11 @@ static void test_lines_cut_at_words(void **state)
     assert_string_equal(fmt_fit_words(b, sizeof b, "\u00e9t\u00e9 \u00e9t\u00e9 \u00e9t\u00e9", 10), "\u00e9t\u00e9 \u00e9t\u00e9...");
     assert_string_equal(fmt_fit_words(b, sizeof b, "abcdef", 2), "ab");
     assert_string_equal(fmt_fit_words(b, sizeof b, "abcdef", 0), "");
+    /* the header's command: the arguments' directories go before anything is cut */
+    assert_string_equal(fmt_fit_command(b, sizeof b, "python3 /home/u/proj/train.py --epochs 3", 30),
+                        "python3 train.py --epochs 3");
+    assert_string_equal(fmt_fit_command(b, sizeof b, "/usr/bin/python3 /home/u/proj/train.py --epochs 3", 20),
+                        "python3 train.py ...");
     struct ui u;
     assert_int_equal(ui_init(&u), 0);
     ui_message(&u, 0, "breakpoint 12 runs these commands when it pauses the job");
