@@ -94,7 +94,7 @@ click "$y" "$x"
 wait_for "its stack is in the output pane"
 screen | grep -q "(culeak) show " || fail "a click on the selected row should run show"
 # the wheel over the output pane
-read -r oy ox < <(at " output ")
+read -r oy _ < <(at " output ")
 off_screen "scrolled back" || fail "show should have brought the output pane to its newest line"
 wheel $((oy + 2)) 5 64
 wait_for "scrolled back 3 of"
