@@ -15,7 +15,7 @@
 /* every key of the table: the handler's switch names each (-Wswitch) */
 enum console_opt {
     OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
-    OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_COMMAND_FILE = 'x',
+    OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_COMMAND_FILE = 'x',
 };
 
 static const struct cli_option console_options[] = {
@@ -30,12 +30,13 @@ static const struct cli_option console_options[] = {
                                                "(culeak-suppressions(5)); repeatable"},
     CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "before the job starts"),
+    CLI_NO_INIT(OPT_NO_INIT),
     {"version", OPT_VERSION, NULL, "print culeak's version and exit"},
     CLI_HELP,
     {0},
 };
 
-static const struct cli_dash_name console_dash_names[] = {{"ex", "eval-command"}, {0}};
+static const struct cli_dash_name console_dash_names[] = {{"ex", "eval-command"}, {"nx", "nx"}, {0}};
 
 const struct cli_command cli_console = {
     .name = NULL,
@@ -99,6 +100,9 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_EVAL_COMMAND:
     case OPT_COMMAND_FILE:
         return cli_script_option(&cli_console, &a->script, key == OPT_COMMAND_FILE, arg);
+    case OPT_NO_INIT:
+        opt->no_init = 1;
+        return 0;
     case OPT_VERSION:
         printf("culeak %s\n", CULEAK_VERSION);
         return -1; /* done: exit status 0 */

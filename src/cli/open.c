@@ -12,16 +12,17 @@
 #include <unistd.h>
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
-enum open_opt { OPT_EVAL_COMMAND = 256, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_COMMAND_FILE = 'x' };
+enum open_opt { OPT_EVAL_COMMAND = 256, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_COMMAND_FILE = 'x' };
 
 static const struct cli_option open_options[] = {
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "once the recordings are read"),
+    CLI_NO_INIT(OPT_NO_INIT),
     CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_HELP,
     {0},
 };
 
-static const struct cli_dash_name open_dash_names[] = {{"ex", "eval-command"}, {0}};
+static const struct cli_dash_name open_dash_names[] = {{"ex", "eval-command"}, {"nx", "nx"}, {0}};
 
 const struct cli_command cli_open = {
     .name = "open",
@@ -36,7 +37,7 @@ const struct cli_command cli_open = {
 
 struct open_args {
     struct script script;
-    int no_default_suppressions;
+    int no_default_suppressions, no_init;
 };
 
 static int on_option(void *ctx, int key, const char *arg)
@@ -48,6 +49,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_script_option(&cli_open, &a->script, key == OPT_COMMAND_FILE, arg);
     case OPT_NO_DEFAULT_SUPPRESSIONS:
         a->no_default_suppressions = 1;
+        return 0;
+    case OPT_NO_INIT:
+        a->no_init = 1;
         return 0;
     }
     return cli_error(&cli_open, "option %d is not handled", key);
@@ -82,6 +86,7 @@ int cmd_open(int argc, char **argv)
         opt.files = argv + first;
         opt.nfiles = argc - first;
         opt.script = &a.script;
+        opt.no_init = a.no_init;
         opt.supp = supp;
         status = console_main(&opt);
     }

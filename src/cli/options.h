@@ -40,6 +40,8 @@ struct cli_dash_name {
     {"eval-command", eval_key, "COMMAND", "run the console command COMMAND\n" when "; repeatable"},         \
     {"command", file_key, "FILE", "run the console commands of FILE (one a line, # comments)\n"              \
                                   when "; repeatable, in order with -ex"}
+/* gdb's -nx: the console reads no init file */
+#define CLI_NO_INIT(key) {"nx", key, NULL, "read no init file (~/.config/culeak/init, ./.culeakinit)"}
 /* where call sites are (check, report): struct cli_call_sites in report_io.h keeps them */
 #define CLI_CALL_SITE_OPTIONS(skip, skip_function, my_code)                                                 \
     {"skip", skip, "GLOB", "also look through modules matching GLOB to find call sites"},                   \

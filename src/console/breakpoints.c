@@ -19,7 +19,7 @@ static void join(int argc, char **argv, int from, char *buf, size_t len)
     }
 }
 
-static int parse_cond(const char *text, struct bp_spec *out, char *err, size_t errlen)
+int bp_parse_cond(const char *text, struct bp_spec *out, char *err, size_t errlen)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", text);
@@ -112,7 +112,7 @@ int bp_parse(int argc, char **argv, struct bp_spec *out, char *err, size_t errle
     snprintf(out->site, sizeof out->site, "%s", argv[0]);
     char cond[256];
     join(argc, argv, 1, cond, sizeof cond);
-    return parse_cond(cond, out, err, errlen);
+    return bp_parse_cond(cond, out, err, errlen);
 }
 
 int bp_cond_met(enum bp_cond cond, uint64_t value, uint64_t base, uint64_t live_bytes, uint64_t live_count)
@@ -138,6 +138,10 @@ int bp_hit(struct breakpoint *b, uint64_t live_bytes, uint64_t live_count)
     b->hits++;
     if (grows && b->spec.value)
         b->grown = (live_bytes - b->base) / b->spec.value * b->spec.value;
+    if (b->ignore) {
+        b->ignore--;
+        return 0;
+    }
     return 1;
 }
 
@@ -192,6 +196,7 @@ int bp_delete(struct bp_list *l, int id)
     for (size_t i = 0; i < l->n; i++) {
         if (l->v[i].id == id) {
             free(l->v[i].members);
+            free(l->v[i].commands);
             memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
             l->n--;
             return 0;
@@ -202,8 +207,10 @@ int bp_delete(struct bp_list *l, int id)
 
 void bp_clear(struct bp_list *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].members);
+        free(l->v[i].commands);
+    }
     l->n = 0;
 }
 
@@ -244,4 +251,69 @@ int bp_add_member(struct breakpoint *b, int proc, uint64_t stack)
     }
     b->members[b->nmembers++] = (struct bp_member){proc, stack};
     return 1;
+}
+
+int bp_set_commands(struct breakpoint *b, const char *text)
+{
+    char *copy = text && *text ? strdup(text) : NULL;
+    if (text && *text && !copy)
+        return -1;
+    free(b->commands);
+    b->commands = copy;
+    return 0;
+}
+
+/* A word as cmd_split reads it back: quoted when it has blanks or quotes of one kind. */
+static void write_word(FILE *f, const char *w)
+{
+    if (*w && !strpbrk(w, " \t\"'"))
+        fputs(w, f);
+    else if (!strchr(w, '"'))
+        fprintf(f, "\"%s\"", w);
+    else
+        fprintf(f, "'%s'", w);
+}
+
+/* The site of a breakpoint set by a table id: "FILE:LINE" of its text ("fn at a.c:12"),
+ * else its text; a name that finds the same site in another run. */
+static const char *site_of_row(const struct breakpoint *b, char *buf, size_t len)
+{
+    const char *at = strstr(b->what, " at ");
+    snprintf(buf, len, "%s", at ? at + 4 : b->what);
+    char *sp = strchr(buf, ' ');
+    if (at && sp)
+        *sp = 0;
+    return buf;
+}
+
+void bp_write_commands(FILE *f, const struct bp_list *l)
+{
+    fputs("# culeak breakpoints: culeak -x FILE sets them again\n", f);
+    for (size_t i = 0; i < l->n; i++) {
+        const struct breakpoint *b = &l->v[i];
+        char site[256];
+        fputs(b->temporary ? "tbreak " : "break ", f);
+        write_word(f, b->by_row ? site_of_row(b, site, sizeof site) : b->spec.site);
+        unsigned long long v = (unsigned long long)b->spec.value; /* in bytes: exact */
+        if (b->spec.cond == BP_LIVE_ABOVE)
+            fprintf(f, " live > %llu", v);
+        else if (b->spec.cond == BP_GROWS)
+            fprintf(f, " grows %llu", v);
+        else if (b->spec.cond == BP_COUNT_ABOVE)
+            fprintf(f, " count > %llu", v);
+        fputc('\n', f);
+        if (b->ignore)
+            fprintf(f, "ignore $bpnum %llu\n", (unsigned long long)b->ignore);
+        if (b->commands) {
+            fputs("commands $bpnum\n", f);
+            for (const char *p = b->commands; *p;) {
+                size_t n = strcspn(p, "\n");
+                fprintf(f, "  %.*s\n", (int)n, p);
+                p += n + (p[n] == '\n');
+            }
+            fputs("end\n", f);
+        }
+        if (!b->enabled)
+            fputs("disable $bpnum\n", f);
+    }
 }

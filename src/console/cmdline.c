@@ -60,12 +60,26 @@ const struct cmd_spec cmd_specs[] = {
      "                   by each further SIZE (+SIZE, +2 SIZE, ...)\n"
      "  count > N        the site holds more than N live allocations\n"
      "e.g. break 3, break main.cu:42 live > 64MiB, break leaky_fn grows 10MiB"},
+    {"tbreak", NULL, ARG_SITE, "tbreak SITE [CONDITION]",
+     "As break, but the breakpoint is deleted when it first pauses the job."},
     {"info", "i", ARG_NONE, "info breakpoints|processes|snapshots|marks",
-     "Describe breakpoints, processes, snapshots or the job's marks (label, pid, time, event,\n"
-     "device memory then)."},
+     "Describe breakpoints (with their ignore counts and commands), processes, snapshots or\n"
+     "the job's marks (label, pid, time, event, device memory then). info alone lists these."},
     {"delete", "d", ARG_BREAKPOINT, "delete [N]", "Delete breakpoint N (all without N, once confirmed: y or n)."},
     {"disable", NULL, ARG_BREAKPOINT, "disable [N]", "Disable breakpoint N (all without N)."},
     {"enable", NULL, ARG_BREAKPOINT, "enable [N]", "Enable breakpoint N (all without N)."},
+    {"condition", NULL, ARG_BREAKPOINT, "condition N [CONDITION]",
+     "Give breakpoint N the CONDITION break takes (live > SIZE, grows SIZE, count > N;\n"
+     "grows counts from now); without one it pauses at any allocation. e.g. condition 2\n"
+     "live > 1GiB. N may be $bpnum, the breakpoint set last."},
+    {"ignore", NULL, ARG_BREAKPOINT, "ignore N COUNT",
+     "Let the next COUNT pauses of breakpoint N go by (each still counts as a hit)."},
+    {"commands", NULL, ARG_BREAKPOINT, "commands [N]",
+     "Give breakpoint N (default: the one set last) console commands, typed one a line\n"
+     "after it and closed by a line `end`. They run each time it pauses the job, e.g.\n"
+     "snapshot, then diff s1, then continue: the breakpoint logs and the job goes on\n"
+     "unattended. A command that resumes the job (continue, step, kill) ends the list.\n"
+     "commands N then end alone removes them."},
     {"continue", "c", ARG_NONE, "continue", "Let the paused allocation return and the job run on."},
     {"step", "s", ARG_NONE, "step", "Let the paused allocation return; pause again at the next allocation."},
     {"kill", NULL, ARG_NONE, "kill", "Stop the job, once confirmed with y: SIGTERM to its process group, SIGKILL 3 s\n"
@@ -92,10 +106,12 @@ const struct cmd_spec cmd_specs[] = {
      "device at that pace (the device's free memory at the latest mark, the median time\n"
      "between marks). A site that allocates and frees every iteration, or goes up and down,\n"
      "is not one. The header shows a line while there are any."},
-    {"save", NULL, ARG_FILE, "save FILE",
+    {"save", NULL, ARG_FILE, "save FILE | save breakpoints FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open. Says which are incomplete (the console's\n"
-     "copy stopped at CULEAK_COPY_LIMIT or a full disk)."},
+     "copy stopped at CULEAK_COPY_LIMIT or a full disk). save breakpoints FILE writes the\n"
+     "breakpoints (conditions, ignore counts, commands) as commands: culeak -x FILE reads\n"
+     "them back."},
     {"export", NULL, ARG_FILE, "export FILE",
      "Write the table as JSON (FILE ending in .json) or CSV; FILE ending in .html gets a\n"
      "page with a timeline, a flame graph and the sites, to open in a browser."},
@@ -120,6 +136,12 @@ const struct cmd_spec cmd_specs[] = {
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"
      "$XDG_STATE_HOME/culeak/job-PID.log). A console that dies detaches the same way."},
+    {"set", NULL, ARG_NONE, "set mouse on|off | set auto-load safe-path DIR[:DIR...]",
+     "set mouse off leaves the mouse to the terminal (to select text); on (the default):\n"
+     "a click on a column title sorts by it (again: the other way), on a row selects it\n"
+     "(again: show lists its stack), the wheel scrolls. set auto-load safe-path names the\n"
+     "directories whose ./.culeakinit may be read at start (as gdb's): given in\n"
+     "~/.config/culeak/init, / trusts every directory."},
     {"quit", "q", ARG_NONE, "quit", "Leave the console. With the job still running, asks (y or n) first: y kills the\n"
      "job (SIGTERM, SIGKILL 3 s later), n stays; detach leaves it running."},
 };

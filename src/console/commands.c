@@ -7,6 +7,7 @@
 #include "job_input.h"
 #include "json.h"
 #include "wire.h"
+#include "gdb_cmds.h"
 #include "pane_cmds.h"
 #include "report.h"
 #include "stack_fold.h"
@@ -283,7 +284,7 @@ static void no_code_note(struct console *c, const char *site, char *out, size_t 
         snprintf(out, len, " (no code at line %llu of %.120s; pending)", (unsigned long long)line, file);
 }
 
-static void c_break(struct console *c, int argc, char **argv)
+static void set_break(struct console *c, int argc, char **argv, int temporary)
 {
     if (c->live && c->job.exited) {
         ui_message(&c->u, 1, "the job has exited: a breakpoint set now can never fire");
@@ -311,18 +312,22 @@ static void c_break(struct console *c, int argc, char **argv)
     b->group = (int)c->u.group;
     b->row = by_id ? row.id : 0;
     snprintf(b->what, sizeof b->what, "%s", by_id && row.text ? row.text : spec.site);
+    b->temporary = temporary;
     ui_bp_collect(&c->u, b);
     char cond[96], why[200] = "";
     bp_cond_describe(cond, sizeof cond, spec.cond, spec.value);
     if (!by_id && !b->nmembers)
         no_code_note(c, spec.site, why, sizeof why);
-    ui_message(&c->u, 0, "breakpoint %d at %s when %s%s", b->id, b->what, cond,
+    ui_message(&c->u, 0, "%sbreakpoint %d at %s when %s%s", temporary ? "temporary " : "", b->id, b->what, cond,
                why[0] ? why : !by_id && !b->nmembers ? " (no allocation matches yet; new stacks are checked)" : "");
     if (c->live)
         console_update_watches(c);
     else
         say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
 }
+
+static void c_break(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 0); }
+static void c_tbreak(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 1); }
 
 /* Whether a thread of process i is held at a breakpoint or a step, or waits its turn. */
 static int proc_paused(const struct console *c, int i)
@@ -368,7 +373,16 @@ static void info_marks(struct console *c)
 static void c_info(struct console *c, int argc, char **argv)
 {
     char line[1200], cond[96], sz[32];
-    const char *what = argc > 1 ? argv[1] : "breakpoints";
+    if (argc < 2) { /* as gdb: info alone lists what it can describe */
+        say(c, "\"info\" must be followed by what to describe:");
+        say(c, "  info breakpoints -- breakpoints: number, enabled, hits, condition, site");
+        say(c, "  info marks       -- the job's marks: label, pid, time, event, device memory");
+        say(c, "  info processes   -- the job's processes: pid, parent, state, memory, command");
+        say(c, "  info snapshots   -- snapshots: name, live bytes");
+        ui_message(&c->u, 0, "info breakpoints|marks|processes|snapshots (listed in the output pane)");
+        return;
+    }
+    const char *what = argv[1];
     if (strncmp(what, "breakpoints", strlen(what)) == 0) {
         if (!c->u.bps.n) {
             ui_message(&c->u, 0, "no breakpoints (break SITE [CONDITION])");
@@ -378,10 +392,21 @@ static void c_info(struct console *c, int argc, char **argv)
         for (size_t i = 0; i < c->u.bps.n; i++) {
             const struct breakpoint *b = &c->u.bps.v[i];
             bp_cond_describe(cond, sizeof cond, b->spec.cond, b->spec.value);
-            snprintf(line, sizeof line, "%-4d %-4s %5llu  %-20s %s%s", b->id, b->enabled ? "y" : "n",
+            snprintf(line, sizeof line, "%-4d %-4s %5llu  %-20s %s%s%s", b->id, b->enabled ? "y" : "n",
                      (unsigned long long)b->hits, cond, b->what,
-                     b->by_row && b->group != (int)c->u.group ? " (by an earlier grouping)" : "");
+                     b->by_row && b->group != (int)c->u.group ? " (by an earlier grouping)" : "",
+                     b->temporary ? " (temporary: deleted when it pauses)" : "");
             say(c, line);
+            if (b->ignore) {
+                snprintf(line, sizeof line, "        ignore next %llu hits", (unsigned long long)b->ignore);
+                say(c, line);
+            }
+            for (const char *p = b->commands; p && *p;) { /* gdb's way: the commands under it */
+                size_t n = strcspn(p, "\n");
+                snprintf(line, sizeof line, "        %.*s", (int)(n < 1000 ? n : 1000), p);
+                say(c, line);
+                p += n + (p[n] == '\n');
+            }
         }
         ui_message(&c->u, 0, "%zu breakpoint%s listed in the output pane", c->u.bps.n, plural(c->u.bps.n));
     } else if (strncmp(what, "processes", strlen(what)) == 0) {
@@ -414,17 +439,8 @@ static void c_info(struct console *c, int argc, char **argv)
 
 static int bp_arg(struct console *c, int argc, char **argv, int *id)
 {
-    uint64_t v;
-    if (argc < 2) {
-        *id = 0;
-        return 0;
-    }
-    if (parse_u64(argv[1], &v) != 0 || !bp_find(&c->u.bps, (int)v)) {
-        ui_message(&c->u, 1, "no breakpoint %s (info breakpoints lists them)", argv[1]);
-        return -1;
-    }
-    *id = (int)v;
-    return 0;
+    *id = 0;
+    return argc < 2 ? 0 : cmd_bp_number(c, argv[1], id);
 }
 
 static void delete_all(struct console *c)
@@ -641,11 +657,37 @@ static void c_process(struct console *c, int argc, char **argv)
     ui_message(&c->u, 1, "no process %s (info processes lists them)", argv[1]);
 }
 
+static void save_breakpoints(struct console *c, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    bp_write_commands(f, &c->u.bps);
+    int werr = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !werr)
+        werr = errno;
+    if (werr)
+        ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(werr));
+    else
+        ui_message(&c->u, 0, "saved %zu breakpoint%s to %s (culeak -x %s sets them again)", c->u.bps.n,
+                   plural(c->u.bps.n), path, path);
+}
+
 static void c_save(struct console *c, int argc, char **argv)
 {
     char msg[600];
     if (argc < 2) {
-        ui_message(&c->u, 1, "usage: save FILE");
+        ui_message(&c->u, 1, "usage: save FILE | save breakpoints FILE");
+        return;
+    }
+    if (strcmp(argv[1], "breakpoints") == 0) {
+        ui_message(&c->u, 1, "usage: save breakpoints FILE");
+        return;
+    }
+    if (strncmp(argv[1], "breakpoints ", 12) == 0) { /* gdb's save breakpoints */
+        save_breakpoints(c, argv[1] + 12);
         return;
     }
     int rc = console_save(c, argv[1], msg, sizeof msg);
@@ -840,6 +882,8 @@ static const struct {
     {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
     {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
     {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input}, {"compare", cmd_compare},
+    {"tbreak", c_tbreak},
+    {"condition", cmd_condition}, {"ignore", cmd_ignore}, {"commands", cmd_commands}, {"set", cmd_set},
 };
 
 void console_exec(struct console *c, const char *line)
@@ -849,6 +893,8 @@ void console_exec(struct console *c, const char *line)
         snprintf(slash, sizeof slash, "search %s", line + 1);
         line = slash;
     }
+    if (console_commands_take(c, line)) /* the lines of `commands N`, until end */
+        return;
     char buf[1024];
     char *argv[CMD_MAX_ARGS];
     int argc = cmd_split(line, buf, sizeof buf, argv);

@@ -79,6 +79,14 @@ static void pause_at(struct console *c, struct conn *k, const struct held *h)
         c->u.sel_site = row;
         c->u.sel_valid = 1;
     }
+    struct breakpoint *b = h->bp_id ? bp_find(&c->u.bps, h->bp_id) : NULL;
+    if (b) { /* its commands run from the loop; tbreak's is gone once it paused */
+        console_commands_due(c, b);
+        if (b->temporary) {
+            bp_delete(&c->u.bps, b->id);
+            console_update_watches(c);
+        }
+    }
     c->dirty = 1;
 }
 
@@ -630,6 +638,7 @@ static void render(struct console *c)
             job_resize(&c->job, job_rows(&c->lay), cols > 0 ? cols : 1);
     }
     prompt_sync(c);
+    screen_mouse(!c->u.mouse_off);
     if (!c->live)
         snprintf(c->u.timeline, sizeof c->u.timeline, "%s", c->tl.where);
     ui_render(&c->u, &c->grid, &c->lay);
@@ -648,6 +657,8 @@ static void on_key(struct console *c)
         }
         switch (k) {
         case SK_CHAR:
+            if (console_sort_key(c, buf)) /* htop's < > I on an empty prompt */
+                break;
             if (buf[0] == '\t' || buf[0] == '\r' || buf[0] == '\n')
                 c->u.completions[0] = 0;
             if (buf[0] == '\r' || buf[0] == '\n')
@@ -670,6 +681,13 @@ static void on_key(struct console *c)
         case SK_REDRAW: screen_redraw_all(); break;
         case SK_ESC: prompt_feed("\x1b"); break; /* readline's meta prefix */
         case SK_RESIZE: break;
+        case SK_FKEY: console_fkey(c, nav); break;
+        case SK_MOUSE: {
+            int y, x, button;
+            screen_mouse_event(&y, &x, &button);
+            console_mouse(c, y, x, button);
+            break;
+        }
         }
         c->dirty = 1;
     }
@@ -853,6 +871,7 @@ static int run_loop(struct console *c)
                 console_read_conn(c, map[i - conn0]);
             }
         }
+        console_commands_run(c); /* of a breakpoint that paused the job */
         now = console_clock();
         c->u.now = now - c->t0;
         if (c->kill_deadline && now >= c->kill_deadline) {
@@ -900,33 +919,6 @@ static int run_loop(struct console *c)
     free(fds);
     free(map);
     return 0;
-}
-
-/* -ex and -x, in the order given, before the job starts (so a breakpoint is in place for
- * its first allocation), or once the recordings are read. As gdb does, an error is
- * printed and the next command runs; an error in a command file ends that file. */
-static void run_script(struct console *c)
-{
-    const struct script *s = c->opt.script;
-    int skip = 0;
-    for (size_t i = 0; s && i < s->n; i++) {
-        const struct script_line *l = &s->v[i];
-        if (l->source && l->source == skip)
-            continue;
-        c->u.msg[0] = 0;
-        c->u.msg_error = 0;
-        console_exec(c, l->text);
-        if (c->confirm_yes) { /* no one to answer before the job starts */
-            c->confirm_yes = NULL;
-            ui_message(&c->u, 1, "'%s' asks a question: type it at the prompt", l->text);
-        }
-        if (c->u.msg_error) {
-            char line[1300];
-            snprintf(line, sizeof line, "[culeak] %.500s: %.700s", l->where, c->u.msg);
-            outbuf_add_line(&c->u.out, line);
-            skip = l->source;
-        }
-    }
 }
 
 int console_main(const struct console_options *opt)
@@ -1024,7 +1016,7 @@ int console_main(const struct console_options *opt)
     /* the emulated terminal is the pane's size before the job can write to it: libvterm does
      * not rewrap on a resize, so what the job wrote at another width would be cut */
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
-    run_script(c);
+    console_run_startup(c);
     if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */
@@ -1083,6 +1075,8 @@ int console_main(const struct console_options *opt)
     free(c->conns);
     free(c->by_proc);
     free(c->pending);
+    free(c->cmds_text);
+    free(c->cmds_due);
     int status = 0;
     if (c->live) {
         job_reap(&c->job);

@@ -20,6 +20,7 @@ struct console_options {
     const struct suppressions *supp; /* the exit leak report leaves out what these suppress */
     const char *log_file;    /* the exit leak report is also written there (%p, %h, %r) */
     const struct script *script; /* -ex and -x: commands run before the job starts, or NULL */
+    int no_init;             /* -nx: no init file is read */
 };
 
 struct pending_hold {
@@ -45,6 +46,12 @@ struct console {
     struct conn *released_early; /* o_held released its event of this seq */
     uint64_t released_early_seq;
     int stepping;
+    /* gdb's habits (bp_commands.c, init_file.c) */
+    int cmds_for;            /* `commands N` takes the lines typed until `end` for breakpoint N */
+    char *cmds_text;         /* ... those lines so far */
+    char *cmds_due;          /* the commands of the breakpoint that paused: run from the loop */
+    int cmds_due_bp;
+    char safe_path[1024];    /* set auto-load safe-path: where ./.culeakinit may be read */
     double autosnap_every, next_autosnap;
     int autosnap_marks;
     uint64_t rate_events;
@@ -72,6 +79,20 @@ void console_read_conn(struct console *c, size_t i);
 
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);
+/* Breakpoint commands (bp_commands.c): `commands N` starts taking lines; a line while it
+ * does is taken (1) until `end`; a pause at a breakpoint with commands makes them due, and
+ * the loop runs them (never the model's callbacks), up to one that resumes the job. */
+void console_commands_begin(struct console *c, int bp_id);
+int console_commands_take(struct console *c, const char *line);
+void console_commands_due(struct console *c, const struct breakpoint *b);
+void console_commands_run(struct console *c);
+/* The init files and -ex/-x before the job starts or once recordings are read (init_file.c). */
+void console_run_startup(struct console *c);
+/* htop's keys and the mouse (fkeys.c): function key N (F1 help, F3 search, F5 group, F6
+ * sort, F9 kill, F10 quit); a sort key on an empty prompt (1 when it was one); the mouse. */
+void console_fkey(struct console *c, int n);
+int console_sort_key(struct console *c, const char *typed);
+void console_mouse(struct console *c, int y, int x, int button);
 
 /* Job control used by commands (console.c). */
 void console_resume(struct console *c, int step);

@@ -170,10 +170,80 @@ char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width)
         snprintf(buf, len, "%s", name);
         return buf;
     }
+    /* still too long: the directories of the arguments go too ("python3 /a/b/train.py" ->
+     * "python3 train.py"), the program's own words kept */
+    char short_args[1024];
+    size_t k = 0;
+    for (const char *w = name; *w && k + 1 < sizeof short_args;) {
+        size_t wl = strcspn(w, " ");
+        const char *base = w;
+        for (const char *c = w; c < w + wl; c++)
+            if (*c == '/' && c + 1 < w + wl)
+                base = c + 1;
+        k += (size_t)snprintf(short_args + k, sizeof short_args - k, "%.*s", (int)(w + wl - base), base);
+        w += wl;
+        for (; *w == ' ' && k + 1 < sizeof short_args; w++)
+            short_args[k++] = ' ';
+        short_args[k] = 0;
+    }
+    if (k >= sizeof short_args)
+        k = sizeof short_args - 1;
+    short_args[k] = 0;
+    name = short_args;
+    n = strlen(name);
+    if (n <= (size_t)width) {
+        snprintf(buf, len, "%s", name);
+        return buf;
+    }
     if (width <= 3) {
         snprintf(buf, len, "%.*s", width, name);
         return buf;
     }
     snprintf(buf, len, "%.*s...", width - 3, name);
+    return buf;
+}
+
+/* Bytes of the first cols UTF-8 characters of s (all of it when shorter); *n_cols gets
+ * how many there were. */
+static size_t utf8_prefix(const char *s, int cols, int *n_cols)
+{
+    size_t i = 0;
+    int c = 0;
+    while (s[i] && c < cols) {
+        i++;
+        while ((s[i] & 0xC0) == 0x80)
+            i++;
+        c++;
+    }
+    *n_cols = c;
+    return i;
+}
+
+char *fmt_fit_words(char *buf, size_t len, const char *text, int width)
+{
+    if (!len)
+        return buf;
+    int cols;
+    size_t all = utf8_prefix(text, width > 0 ? width + 1 : 0, &cols);
+    if (width <= 0 || cols <= width) { /* fits (or nothing fits) */
+        snprintf(buf, len, "%.*s", width > 0 ? (int)all : 0, text);
+        return buf;
+    }
+    if (width <= 3) {
+        snprintf(buf, len, "%.*s", (int)utf8_prefix(text, width, &cols), text);
+        return buf;
+    }
+    int keep_cols;
+    size_t keep = utf8_prefix(text, width - 3, &keep_cols), cut = keep;
+    if (text[keep] != ' ') { /* inside a word: back to the blank before it */
+        size_t b = keep;
+        while (b > 0 && text[b - 1] != ' ')
+            b--;
+        if (b * 2 > keep) /* (bytes for columns: near enough to choose) */
+            cut = b - 1;
+    }
+    while (cut > 0 && strchr(" ,;:", text[cut - 1]))
+        cut--;
+    snprintf(buf, len, "%.*s...", (int)cut, text);
     return buf;
 }

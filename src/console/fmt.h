@@ -15,9 +15,14 @@ char *fmt_count(char *buf, size_t len, uint64_t n);
 char *fmt_duration(char *buf, size_t len, double seconds);
 
 /* A command line (or file names) in width columns: as it is when it fits; else with the
- * first word's directory left out ("./bin/late 400 70" -> "late 400 70"), and cut with
- * "..." when that is still too long. Returns buf. */
+ * first word's directory left out ("./bin/late 400 70" -> "late 400 70"), then the other
+ * words' too ("python3 /a/train.py" -> "python3 train.py"), and cut with "..." when that
+ * is still too long. Returns buf. */
 char *fmt_fit_command(char *buf, size_t len, const char *cmd, int width);
+/* text cut to width columns (a UTF-8 character a column) where it does not fit: at the last
+ * blank that leaves more than half of the line, the words' trailing ',', ';' or ':' dropped,
+ * then "..."; a text without such a blank is cut inside its word. */
+char *fmt_fit_words(char *buf, size_t len, const char *text, int width);
 
 /* The plural ending of a count: "" for 1, "s" otherwise ("1 site", "2 sites"). */
 static inline const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }

@@ -8,6 +8,7 @@
 
 enum attr {
     AT_NORMAL, AT_BOLD, AT_DIM, AT_TITLE, AT_SELECT, AT_PAUSED, AT_GROW, AT_SHRINK, AT_OK, AT_BAD,
+    AT_SUSPECT, /* a growth suspect's row in the table */
     AT_COUNT
 };
 

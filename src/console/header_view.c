@@ -95,7 +95,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     if (r.h >= 3 && u->suspects.n) {
         char line[512];
         ui_suspects_line(u, line, sizeof line);
-        grid_put(g, r.y + 2, r.x, r.w, line, AT_GROW);
+        grid_put(g, r.y + 2, r.x, r.w, fmt_fit_words(title, sizeof title, line, r.w), AT_GROW);
     }
     if (!spark_w || !u->nspark)
         return;

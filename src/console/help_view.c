@@ -108,7 +108,11 @@ static void add_text(struct help_lines *h, const char *text, int indent, int w, 
 }
 
 static const char *const keys[][2] = {
-    {"Up/Down PgUp/PgDn Home/End", "move in the table; after Shift-Tab (or F6), scroll the output pane"},
+    {"Up/Down PgUp/PgDn Home/End", "move in the table; after Shift-Tab, scroll the output pane"},
+    {"< > or F6, I", "sort by the column before or after, or the other way (on an empty prompt), as htop"},
+    {"F3 F5 F9 F10", "search the output (/), group the next way, kill, quit (the key bar on the last line)"},
+    {"mouse", "click a column title to sort, a row to select it (again: show), the key bar; the wheel "
+              "scrolls (set mouse off: the terminal's)"},
     {"Tab", "complete commands, site ids, snapshot names and fields"},
     {"Ctrl-P/Ctrl-N", "recall earlier commands (Up/Down too, once the prompt holds text)"},
     {"Ctrl-Z", "nothing: a stopped job would wait on a console that cannot resume it"},

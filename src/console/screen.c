@@ -73,6 +73,7 @@ int screen_open(void)
         init_pair(3, COLOR_RED, -1);
         init_pair(4, COLOR_GREEN, -1);
         init_pair(5, COLOR_BLACK, COLOR_CYAN);
+        init_pair(6, COLOR_MAGENTA, -1);
     }
     attrs[AT_NORMAL] = A_NORMAL;
     attrs[AT_BOLD] = A_BOLD;
@@ -84,6 +85,7 @@ int screen_open(void)
     attrs[AT_SHRINK] = use_color ? COLOR_PAIR(4) : A_NORMAL;
     attrs[AT_OK] = use_color ? COLOR_PAIR(4) : A_NORMAL;
     attrs[AT_BAD] = use_color ? COLOR_PAIR(3) | A_BOLD : A_BOLD | A_UNDERLINE;
+    attrs[AT_SUSPECT] = use_color ? COLOR_PAIR(6) | A_BOLD : A_BOLD;
     curs_set(1);
     return 0;
 }
@@ -186,6 +188,39 @@ void screen_draw(const struct grid *g)
     doupdate();
 }
 
+static int mouse_on = -1, mouse_y, mouse_x, mouse_button;
+
+void screen_mouse(int on)
+{
+    if (on == mouse_on)
+        return;
+    mouse_on = on;
+    /* a press is a click at once (no wait for its release); the release is asked for too,
+     * else ncurses holds it back and hands it out late, in place of the next press */
+    mouseinterval(0);
+    mousemask(on ? BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED : 0, NULL);
+}
+
+void screen_mouse_event(int *y, int *x, int *button)
+{
+    *y = mouse_y;
+    *x = mouse_x;
+    *button = mouse_button;
+}
+
+static int read_mouse(void)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return SK_NONE;
+    mouse_y = ev.y;
+    mouse_x = ev.x;
+    mouse_button = ev.bstate & BUTTON4_PRESSED   ? UM_WHEEL_UP
+                   : ev.bstate & BUTTON5_PRESSED ? UM_WHEEL_DOWN
+                   : ev.bstate & BUTTON1_PRESSED ? UM_CLICK : 0;
+    return mouse_button ? SK_MOUSE : SK_NONE;
+}
+
 int screen_key(char *utf8buf, int *nav)
 {
     wint_t wch;
@@ -204,11 +239,17 @@ int screen_key(char *utf8buf, int *nav)
         case KEY_RIGHT: return SK_RIGHT;
         case KEY_BACKSPACE: return SK_BACKSPACE;
         case KEY_DC: return SK_DELETE;
-        case KEY_BTAB: case KEY_F(6): return SK_FOCUS;
+        case KEY_BTAB: return SK_FOCUS;
         case KEY_F(1): return SK_HELP;
+        case KEY_MOUSE: return read_mouse();
         case KEY_RESIZE: return SK_RESIZE;
         case KEY_ENTER: strcpy(utf8buf, "\r"); return SK_CHAR;
-        default: return SK_NONE;
+        default:
+            if (wch >= KEY_F(2) && wch <= KEY_F(12)) {
+                *nav = (int)(wch - KEY_F0);
+                return SK_FKEY;
+            }
+            return SK_NONE;
         }
     }
     if (wch == 3)

@@ -1,4 +1,5 @@
 /* The status line (messages, the loud PAUSED banner, key hints) and the prompt line. */
+#include "fmt.h"
 #include "ui.h"
 
 #include <stdio.h>
@@ -6,9 +7,12 @@
 
 static void render_status(struct ui *u, struct grid *g, struct rect r)
 {
+    char fit[sizeof u->msg + 32];
     if (u->state == JOB_PAUSED) {
+        char line[sizeof u->msg + 20];
+        snprintf(line, sizeof line, " *** PAUSED *** %s", u->msg[0] ? u->msg : "continue | step | kill");
         grid_fill(g, r, ' ', AT_PAUSED);
-        grid_putf(g, r.y, r.x, r.w, AT_PAUSED, " *** PAUSED *** %s", u->msg[0] ? u->msg : "continue | step | kill");
+        grid_put(g, r.y, r.x, r.w, fmt_fit_words(fit, sizeof fit, line, r.w), AT_PAUSED);
         return;
     }
     if (u->keyboard_job) {
@@ -22,7 +26,7 @@ static void render_status(struct ui *u, struct grid *g, struct rect r)
         return;
     }
     if (u->msg[0]) {
-        grid_put(g, r.y, r.x, r.w, u->msg, u->msg_error ? AT_BAD : AT_BOLD);
+        grid_put(g, r.y, r.x, r.w, fmt_fit_words(fit, sizeof fit, u->msg, r.w), u->msg_error ? AT_BAD : AT_BOLD);
         return;
     }
     grid_put(g, r.y, r.x, r.w,

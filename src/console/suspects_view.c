@@ -41,6 +41,10 @@ void ui_suspects_refresh(struct ui *u)
         return;
     h->n = s.n;
     for (size_t i = 0; i < s.n; i++) {
+        if (i < UI_SUSPECTS_MARKED) {
+            h->sproc[i] = s.v[i].proc;
+            h->sstack[i] = s.v[i].stack;
+        }
         h->growth += (double)s.v[i].per_mark;
         /* the first with a forecast fills its device soonest; one of a process that ended
          * forecasts nothing */
@@ -53,6 +57,17 @@ void ui_suspects_refresh(struct ui *u)
         }
     }
     model_suspects_free(&s);
+}
+
+int ui_row_is_suspect(const struct ui *u, const struct row *r)
+{
+    const struct ui_suspects *h = &u->suspects;
+    if (h->m != u->m)
+        return 0;
+    for (size_t i = 0; i < h->n && i < UI_SUSPECTS_MARKED; i++)
+        if (model_stack_row(u->m, h->sproc[i], h->sstack[i], u->group) == r->id)
+            return 1;
+    return 0;
 }
 
 void ui_suspects_line(const struct ui *u, char *buf, size_t len)

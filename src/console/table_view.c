@@ -102,7 +102,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         const char *slash = strrchr(module, '/');
         if (slash)
             module = slash + 1;
-        int sel = ri == u->sel;
+        int sel = ri == u->sel, suspect = ui_row_is_suspect(u, row);
         uint8_t at = sel ? AT_SELECT : AT_NORMAL;
         int y = r.y + 1 + i;
         if (sel)
@@ -112,7 +112,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
         fmt_delta(change, sizeof change, row->change);
         fmt_count(allocs, sizeof allocs, row->allocs);
         int x = r.x;
-        x += grid_putf(g, y, x, 5, at, "%4u ", ui_site_id(row->id));
+        x += grid_putf(g, y, x, 5, at, "%4u%c", ui_site_id(row->id), suspect ? '*' : ' ');
+        uint8_t site_at = sel ? AT_SELECT : suspect ? AT_SUSPECT : AT_NORMAL;
         if (u->diff_active) {
             snprintf(cnt, sizeof cnt, "%+lld", (long long)row->count_change);
             x += grid_putf(g, y, x, 11, sel ? AT_SELECT : row->change > 0 ? AT_GROW : AT_SHRINK, "%10s ", change);
@@ -121,7 +122,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
             else
                 x += grid_putf(g, y, x, 40, at, "%8s %10s %10s %7s  ", cnt, live, fmt_size(a, sizeof a, row->a_bytes),
                                allocs);
-            grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
+            grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), site_at);
             continue;
         }
         fmt_size(peak, sizeof peak, row->peak);
@@ -142,7 +143,7 @@ static void render(struct ui *u, struct grid *g, struct rect r)
             x += grid_putf(g, y, x, 9, at, "%-8.8s ", ui_kinds(row->kinds, kinds, sizeof kinds));
             x += grid_putf(g, y, x, 16, at, "%-15.15s ", module);
         }
-        grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), at);
+        grid_put(g, y, x, r.x + r.w - x, site_fit(text, u->cwd, r.x + r.w - x, fit, sizeof fit), site_at);
     }
 }
 
@@ -170,3 +171,31 @@ static int key(struct ui *u, int k, struct rect r)
 }
 
 const struct view table_view = {"table", render, key};
+
+/* The columns of the title, as render() writes them: each after a blank (two before the
+ * site of a diff), the site to the end of the line. */
+int table_column_at(const struct ui *u, int w, int x)
+{
+    static const int diff_narrow[][2] = {{SORT_ID, 4}, {SORT_CHANGE, 10}, {SORT_COUNT, 8}, {SORT_SITE, 0}};
+    static const int diff_full[][2] = {{SORT_ID, 4}, {SORT_CHANGE, 10}, {SORT_COUNT, 8}, {SORT_LIVE, 10},
+                                       {-1, 10}, {SORT_ALLOCS, 7}, {SORT_SITE, 0}};
+    static const int wide[][2] = {{SORT_ID, 4}, {SORT_LIVE, 10}, {SORT_COUNT, 7}, {SORT_CHANGE, 10},
+                                  {SORT_PEAK, 10}, {SORT_ALLOCS, 7}, {SORT_KIND, 8}, {SORT_MODULE, 15},
+                                  {SORT_SITE, 0}};
+    static const int normal[][2] = {{SORT_ID, 4}, {SORT_LIVE, 10}, {SORT_COUNT, 7}, {SORT_CHANGE, 10},
+                                    {SORT_PEAK, 10}, {SORT_ALLOCS, 7}, {SORT_SITE, 0}};
+    static const int narrow_cols[][2] = {{SORT_ID, 4}, {SORT_LIVE, 10}, {SORT_COUNT, 7}, {SORT_CHANGE, 10},
+                                         {SORT_SITE, 0}};
+    const int(*cols)[2] = u->diff_active ? (w < 80 ? diff_narrow : diff_full)
+                          : w >= 110     ? wide
+                          : w < 80       ? narrow_cols
+                                         : normal;
+    if (x < 0 || x >= w)
+        return -1;
+    for (int i = 0, pos = 0;; i++) {
+        int span = cols[i][1] + (i ? 1 : 0); /* the column and the blank before it */
+        if (!cols[i][1] || x < pos + span)   /* the site: to the end */
+            return cols[i][0];
+        pos += span;
+    }
+}

@@ -557,8 +557,8 @@ void layout_compute(int h, int w, struct layout *l)
         l->status = (struct rect){h > 1 ? h - 2 : 0, 0, h > 1 ? 1 : 0, w > 0 ? w : 0}; /* (y or n) */
         return;
     }
-    int hdr = 2, status = 1, prompt = 1;
-    int rest = h - hdr - status - prompt;
+    int hdr = 2, status = 1, prompt = 1, keys = h >= LAYOUT_KEYS_MIN_ROWS;
+    int rest = h - hdr - status - prompt - keys;
     int table = rest * 45 / 100, stack = rest * 22 / 100;
     if (table < 3)
         table = 3;
@@ -573,8 +573,9 @@ void layout_compute(int h, int w, struct layout *l)
     l->table = (struct rect){hdr, 0, table, w};
     l->stack = (struct rect){hdr + table, 0, stack, w};
     l->output = (struct rect){hdr + table + stack, 0, output, w};
-    l->status = (struct rect){h - 2, 0, status, w};
-    l->prompt = (struct rect){h - 1, 0, prompt, w};
+    l->status = (struct rect){h - 2 - keys, 0, status, w};
+    l->prompt = (struct rect){h - 1 - keys, 0, prompt, w};
+    l->keys = (struct rect){h - 1, 0, keys, w};
 }
 
 /* While there are growth suspects the header has a third line, taken from the table. */
@@ -622,6 +623,14 @@ void ui_render(struct ui *u, struct grid *g, const struct layout *l)
         help_view.render(u, g, (struct rect){l->table.y, 0, l->status.y - l->table.y, l->table.w});
     status_view.render(u, g, l->status);
     prompt_view.render(u, g, l->prompt);
+    if (l->keys.h)
+        keybar_view.render(u, g, l->keys);
+}
+
+void ui_table_rect(const struct ui *u, const struct layout *l, struct rect *tab)
+{
+    struct rect hdr;
+    header_and_table(u, l, &hdr, tab);
 }
 
 void ui_key(struct ui *u, int key, const struct layout *l)

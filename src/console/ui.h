@@ -83,6 +83,7 @@ struct view_source {
 };
 
 #define SPARK_N 48
+#define UI_SUSPECTS_MARKED 32
 #define UI_HTML_MOMENTS 256 /* moments kept per process for `export FILE.html` */
 
 /* Growth suspects for the header line (suspects_view.c), recomputed when marks arrive. */
@@ -95,6 +96,8 @@ struct ui_suspects {
     double growth;         /* bytes per iteration of them all */
     int forecast, device;  /* the one that fills its device soonest, of a running process: */
     double fill_marks, fill_s, interval_s;
+    int sproc[UI_SUSPECTS_MARKED];      /* the first ones' stacks: their rows are marked */
+    uint64_t sstack[UI_SUSPECTS_MARKED];
 };
 
 /* A snapshot's bytes and count per row id (id << 1 | a site's blocks row), kept by the
@@ -169,6 +172,7 @@ struct ui {
     int sel_valid;
 
     int focus_output;      /* arrows scroll the output pane instead of the table */
+    int mouse_off;         /* set mouse off: the terminal keeps its own selection */
     int keyboard_job;      /* keys go to the job's terminal (input, Ctrl-]) */
     size_t out_scroll;     /* lines scrolled back from the newest */
     uint64_t out_hit;      /* the output row search found (out.dropped + index + 1); 0: none */
@@ -265,6 +269,8 @@ char *ui_kinds(uint32_t kinds, char *buf, size_t len);
 void ui_suspects_refresh(struct ui *u);
 void ui_suspects_line(const struct ui *u, char *buf, size_t len);
 int ui_suspects_list(struct ui *u);
+/* Whether row r of the table holds a growth suspect (marked '*' and highlighted). */
+int ui_row_is_suspect(const struct ui *u, const struct row *r);
 
 /* ---- views ---- */
 enum ui_key { UK_UP = 1, UK_DOWN, UK_PGUP, UK_PGDN, UK_HOME, UK_END };
@@ -275,7 +281,15 @@ struct view {
     int (*key)(struct ui *u, int key, struct rect r); /* 1 when handled */
 };
 
-extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view, help_view;
+extern const struct view header_view, table_view, stack_view, output_view, status_view, prompt_view, help_view,
+    keybar_view;
+/* The key bar's function key at column x of a bar w wide (keybar_view.c); 0: none. */
+int keybar_key_at(int x, int w);
+/* The sort field of the table's column title at column x of a table w wide, or -1 (table_view.c). */
+int table_column_at(const struct ui *u, int w, int x);
+/* htop's single keys on an empty prompt: '>' the next column, '<' the one before, 'I' the
+ * other way. The `sort` command that does it into cmd: 1, or 0 when key is none of them. */
+int ui_sort_key(const struct ui *u, int key, char *cmd, size_t len);
 /* Opens the help view on a topic (NULL: every command and key); whether a topic names a
  * command (a unique prefix, or a prefix of several). */
 void ui_help_open(struct ui *u, const char *topic);
@@ -287,14 +301,25 @@ int help_key(struct ui *u, int sk, const char *utf8, int prompt_empty);
 
 struct layout {
     struct rect header, table, stack, output, status, prompt;
+    struct rect keys; /* the key bar, h 0 on screens of fewer than LAYOUT_KEYS_MIN_ROWS rows */
     int too_small; /* below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS: one line says so, and the prompt */
 };
-enum { LAYOUT_MIN_ROWS = 8, LAYOUT_MIN_COLS = 20 };
+enum { LAYOUT_MIN_ROWS = 8, LAYOUT_MIN_COLS = 20, LAYOUT_KEYS_MIN_ROWS = 12 };
 /* The panes of an h x w screen; every rect lies inside it. */
 void layout_compute(int h, int w, struct layout *l);
 /* Renders the whole screen into g (sized h x w by the caller). */
 void ui_render(struct ui *u, struct grid *g, const struct layout *l);
 /* Sends a navigation key to the focused pane. */
 void ui_key(struct ui *u, int key, const struct layout *l);
+/* The table pane as drawn (a line of growth suspects takes its first row). */
+void ui_table_rect(const struct ui *u, const struct layout *l, struct rect *tab);
+
+/* The mouse (mouse.c). A click on a column title sorts by it (again: the other way), on a
+ * row selects it (on the selected row: `show` lists its stack), on the key bar presses the
+ * key; the wheel scrolls the pane under it. Returns UM_NONE, UM_DRAWN (the screen changed),
+ * UM_COMMAND (run cmd) or UM_FKEY (press function key *fkey). */
+enum { UM_CLICK = 1, UM_WHEEL_UP, UM_WHEEL_DOWN };
+enum { UM_NONE, UM_DRAWN, UM_COMMAND, UM_FKEY };
+int ui_mouse(struct ui *u, const struct layout *l, int y, int x, int button, char *cmd, size_t len, int *fkey);
 
 #endif

@@ -26,13 +26,14 @@ type_expect "diff a" "diff a -> now"
 wait_for "no allocation made after a and still live now"
 type_expect "frobnicate" "unknown command 'frobnicate'"
 # at 80x24 the console redraws to fit: the header on the first line, the answer to a new
-# command on the status line above the prompt, the prompt on the last line (a console that
+# command on the status line above the prompt, the prompt above the key bar (a console that
 # ignored the resize would still answer on line 39, out of sight)
 tmux resize-window -t "$S" -x 80 -y 24
 type_expect "frobnicate80" "unknown command 'frobnicate80'"
 screen | head -n 1 | grep -q "^ culeak .*EXITED (status 0)" || fail "no header on the first line at 80x24"
-screen | sed -n 23p | grep -q "unknown command 'frobnicate80'" || fail "status line not above the prompt at 80x24"
-screen | sed -n 24p | grep -q "^(culeak)" || fail "no prompt on the last line at 80x24"
+screen | sed -n 22p | grep -q "unknown command 'frobnicate80'" || fail "status line not above the prompt at 80x24"
+screen | sed -n 23p | grep -q "^(culeak)" || fail "no prompt above the key bar at 80x24"
+screen | sed -n 24p | grep -q "^F1Help" || fail "no key bar on the last line at 80x24"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 

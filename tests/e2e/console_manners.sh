@@ -6,10 +6,10 @@
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
-# wait_prompt TEXT: the prompt line (the last one) is TEXT
+# wait_prompt TEXT: the prompt line (above the key bar) is TEXT
 wait_prompt() {
     local end=$((SECONDS + WAIT_S))
-    until [ "$(screen | tail -n 1 | sed 's/ *$//')" = "$1" ]; do
+    until [ "$(screen | tail -n 2 | head -n 1 | sed 's/ *$//')" = "$1" ]; do
         [ "$SECONDS" -lt "$end" ] || fail "the prompt never read: $1"
         sleep 0.1
     done
@@ -54,6 +54,6 @@ for size in "80 24" "120 40"; do
     wait_prompt "(culeak)"
     tmux send-keys -t "$S" Up                       # an empty prompt: the table's
     wait_prompt "(culeak)"
-    screen | tail -n 1 | grep -q "export" && fail "Up on an empty prompt recalled history ($size)"
+    screen | tail -n 2 | head -n 1 | grep -q "export" && fail "Up on an empty prompt recalled history ($size)"
 done
 echo "console manners e2e ok"

@@ -30,7 +30,8 @@ done
 tmux resize-window -t "$S" -x 80 -y 24
 type_expect "frobnicate" "unknown command 'frobnicate'"
 screen | head -n 1 | grep -q "^ culeak .*RUNNING" || fail "no header after the terminal grew back to 80x24"
-screen | sed -n 24p | grep -q "^(culeak)" || fail "no prompt on the last line at 80x24"
+screen | sed -n 23p | grep -q "^(culeak)" || fail "no prompt above the key bar at 80x24"
+screen | sed -n 24p | grep -q "^F1Help" || fail "no key bar on the last line at 80x24"
 # the prompt takes commands on a screen too small for the panes
 tmux resize-window -t "$S" -x 80 -y 4
 wait_for "terminal too small"

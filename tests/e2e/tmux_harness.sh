@@ -33,7 +33,7 @@ export TMUX_TMPDIR=$T
 cleanup() { tmux kill-server 2>/dev/null; rm -rf "$T" 2>/dev/null || rm -rf "$T"; }
 trap cleanup EXIT
 # an ASan-built shim is preloaded into programs built without it (SAN=1 builds)
-ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
+ENVS="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 XDG_RUNTIME_DIR=$T/run XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config LD_LIBRARY_PATH=$FAKE TERM=xterm-256color"
 # CULEAK_E2E_SHIM / CULEAK_E2E_FAKE: the job side from a plain build, so a SAN build
 # tests its console without preloading sanitized code into unsanitized programs
 [ -n "${CULEAK_E2E_SHIM:-}" ] && ENVS="$ENVS CULEAK_LIB=$CULEAK_E2E_SHIM"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The console on a real GPU: the loop-leak demo under `culeak --` in tmux, a breakpoint
 # `live > 32MiB` that pauses the job inside cudaMalloc at loop_leak.cu:23 past 32 MiB,
-# continue to EXITED with the leak report; then demo/train_leak.py, its leaking Python line
+# continue to EXITED with the leak report; the demo again with a breakpoint whose commands
+# snapshot and continue, unattended; then demo/train_leak.py, its leaking Python line
 # in the table, a diff between iterations, a breakpoint on that line. Screens go to $OUT;
 # a check that fails prints the screen it failed on and the script exits 1.
 #   tests/gpu/console.sh WORKDIR OUT     (WORKDIR holds the built demos; CULEAK: the culeak to run)
@@ -60,6 +61,23 @@ type_line "quit"
 tmux kill-session -t "$S"
 echo "console: ok   a breakpoint live > 32MiB paused the job at $LOOP_SITE with the site at $live MiB; EXITED with the leak report"
 grep -E "PAUSED|$LOOP_SITE" "$OUT/console-paused.txt" | head -n 4
+
+# The same demo unattended, as gdb users script it: no init file (-nx), a breakpoint whose
+# commands take a snapshot and continue, read from a file (-x); it pauses at +16, +32, +48,
+# +64 and +80 MiB (20 allocations of 4 MiB) and the job runs to its end with no one typing. The key bar is on the last line.
+printf 'break %s grows 16MiB\ncommands\n  snapshot\n  continue\nend\n' "$LOOP_SITE" >"$OUT/console-bps.txt"
+tmux new-session -d -s "$S" -x 120 -y 40 \
+    "env TERM=xterm-256color LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} $CULEAK -nx -x $OUT/console-bps.txt -- $LOOP_DEMO --delay-ms 50; sleep 600"
+wait_for "EXITED (status 0)"
+screen | tail -n 1 | grep -qE "^F1Help +F3Search" || fail "no key bar on the last line"
+type_expect "snapshots" "5 snapshots listed in the output pane"
+screen >"$OUT/console-unattended.txt"
+for s in "s1 +16.0 MiB" "s2 +32.0 MiB" "s3 +48.0 MiB" "s4 +64.0 MiB" "s5 +80.0 MiB"; do
+    screen | grep -qE "^  $s live" || fail "breakpoint 1's commands should have taken snapshot $s"
+done
+type_line "quit"
+tmux kill-session -t "$S"
+echo "console: ok   commands of break $LOOP_SITE grows 16MiB took snapshots at 16, 32, 48, 64, 80 MiB and continued, unattended"
 [ -n "${LOOP_ONLY:-}" ] && exit 0
 
 # A PyTorch training loop: the Python line that leaks shows as a site; a breakpoint on

@@ -85,6 +85,62 @@ static void render(struct ui *u, struct grid *g, struct layout *l)
     ui_render(u, g, l);
 }
 
+/* The row of site text: its line's index in the grid, or -1. */
+static int row_of(const struct grid *g, const char *text)
+{
+    char row[512];
+    for (int y = 0; y < g->h; y++)
+        if (strstr(grid_row_text(g, y, row, sizeof row), text))
+            return y;
+    return -1;
+}
+
+/* A suspect's row is marked '*' after its id and its site drawn as a suspect's, once it is
+ * one; a row that only churns is not; growth is drawn as growth. */
+static void test_suspect_rows_highlighted(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    u.state = JOB_RUNNING;
+    struct model_stream *s = model_stream_open(u.m);
+    struct sb *b = sb_new();
+    prologue(b, 4242);
+    for (int i = 0; i < 4; i++)
+        iteration(b, i, 1ull << 30);
+    feed(s, b);
+    struct grid g = {0};
+    struct layout l;
+    char row[512];
+    render(&u, &g, &l);
+    int y = row_of(&g, "app+0x200");
+    assert_true(y > 0);
+    assert_int_equal(grid_row_text(&g, y, row, sizeof row)[4], ' '); /* no suspect yet */
+    iteration(b, 4, 40ull << 20);
+    feed(s, b);
+    render(&u, &g, &l);
+    u.sel = 1; /* the selection's colours are its own: select the other row */
+    u.sel_valid = 0;
+    render(&u, &g, &l);
+    y = row_of(&g, "app+0x200");
+    int other = row_of(&g, "app+0x300");
+    assert_true(y > 0 && other > 0);
+    grid_row_text(&g, y, row, sizeof row);
+    assert_int_equal(row[4], '*');
+    const char *at = strstr(row, "app+0x200");
+    assert_int_equal(g.c[y * g.w + (int)(at - row)].attr, AT_SUSPECT);
+    const char *plus = strstr(row, "+20.0 KiB");
+    assert_non_null(plus);
+    assert_int_equal(g.c[y * g.w + (int)(plus - row)].attr, AT_GROW);
+    grid_row_text(&g, other, row, sizeof row);
+    assert_int_equal(row[4], ' ');
+    assert_int_not_equal(g.c[other * g.w + (int)(strstr(row, "app+0x300") - row)].attr, AT_SUSPECT);
+    grid_free(&g);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
 static void test_header_line_and_list(void **state)
 {
     (void)state;
@@ -195,7 +251,7 @@ static void test_header_line_and_list(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_line_and_list),
+        cmocka_unit_test(test_header_line_and_list), cmocka_unit_test(test_suspect_rows_highlighted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

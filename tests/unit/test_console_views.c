@@ -416,7 +416,9 @@ static void test_screen_render(void **state)
     for (int pass = 0; pass < 2; pass++) {
         int h = pass ? 40 : 24, w = pass ? 120 : 80;
         layout_compute(h, w, &l);
-        assert_int_equal(l.prompt.y, h - 1);
+        assert_int_equal(l.keys.y, h - 1); /* htop's key bar at the bottom, the prompt above it */
+        assert_int_equal(l.keys.h, 1);
+        assert_int_equal(l.prompt.y, h - 2);
         assert_true(l.table.h >= 3 && l.output.h >= 2);
         assert_int_equal(l.output.y + l.output.h, l.status.y);
         assert_int_equal(grid_init(&g, h, w), 0);
@@ -477,7 +479,7 @@ static int render_stays_inside(struct ui *u, int h, int w)
     int inside = 1;
     for (int i = 0; i < GUARD; i++)
         inside &= guard[i].ch == 0xFEED && guard[i].attr == AT_BAD;
-    const struct rect *rs[] = {&l.header, &l.table, &l.stack, &l.output, &l.status, &l.prompt};
+    const struct rect *rs[] = {&l.header, &l.table, &l.stack, &l.output, &l.status, &l.prompt, &l.keys};
     for (size_t i = 0; i < sizeof rs / sizeof *rs; i++)
         if (rs[i]->h > 0 && (rs[i]->y < 0 || rs[i]->y + rs[i]->h > h || rs[i]->x + rs[i]->w > w))
             inside = 0;
