@@ -4,7 +4,9 @@
 #   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
 #                              (DIR/end), waits for it: $job_rc is its exit status
 #   leak_line FILE             the line of FILE marked ATTACH_LEAK_LINE
-# The job writes its stdout to DIR/out and its stderr to DIR/err.
+# The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
+# loaded into the job comes from another (plain) build, as in tmux_harness.sh.
+[ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
 start_job() {
     LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/$1" attach 4 "$2" >"$2/out" 2>"$2/err" &
     job=$!
