@@ -3,6 +3,7 @@
 # changed: it ends with its own status (7) and output each time.
 #  - the injector (gdb) killed at each step: record fails (or, killed once the shim has
 #    started, records anyway), the job runs on;
+#  - culeak itself killed at each step: gdb detaches at the end of its input;
 #  - a job already traced (another tracer holds it): refused, naming the tracer;
 #  - no such process: refused;
 #  - a job that ends during the attach: record says so and ends;
@@ -17,6 +18,7 @@ job=
 holder=
 trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
 . "$ROOT/tests/e2e/attach/job.sh"
 command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
 STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
@@ -61,6 +63,26 @@ for step in attach dlopen start detach; do
         not_stopped "killed at $step"
         finish_job "$D"
     fi
+    check_job_output client_static "$D"
+done
+
+# 1b. culeak killed at each step (the debugger is left with what culeak had sent)
+for step in dlopen start detach; do
+    D=$T/dies-$step
+    mkdir "$D"
+    start_job client_static "$D"
+    rc=0
+    CULEAK_GDB=$STEP_GDB CULEAK_DIES_AT=$step "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+        >"$D/rec.out" 2>"$D/rec.err" || rc=$?
+    [ "$rc" -eq 137 ] || fail "culeak killed at $step: exited $rc: $(cat "$D/rec.err")"
+    # the debugger goes once it has read all; the job must not stay traced or stopped
+    end=$((SECONDS + 60))
+    until [ "$(sed -n 's/^TracerPid:\t*//p' "/proc/$job/status")" = 0 ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "culeak killed at $step: the job stays traced"
+        sleep 0.05
+    done
+    not_stopped "culeak killed at $step"
+    finish_job "$D"
     check_job_output client_static "$D"
 done
 

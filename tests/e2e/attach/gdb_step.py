@@ -3,6 +3,8 @@
 them on line by line, and acts when culeak begins the step named in the environment:
   KILL_AT=STEP         kills gdb and itself with SIGKILL (an injector killed at that step)
   TARGET_EXIT_AT=STEP  kills the process being attached to (it ends during the attach)
+  CULEAK_DIES_AT=STEP  kills culeak (its parent) with SIGKILL; gdb then reads the rest
+                       of what culeak sent, and the end of its input
 Steps: attach, dlopen, start, detach."""
 import os
 import re
@@ -11,6 +13,8 @@ import subprocess
 import sys
 
 kill_at = os.environ.get("KILL_AT")
+culeak_dies_at = os.environ.get("CULEAK_DIES_AT")
+culeak = os.getppid()
 target_exit_at = os.environ.get("TARGET_EXIT_AT")
 gdb = subprocess.Popen(["gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
 target = None
@@ -25,6 +29,8 @@ while True:
     if m and kill_at and m.group(1).decode() == kill_at:
         os.kill(gdb.pid, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
+    if m and culeak_dies_at and m.group(1).decode() == culeak_dies_at:
+        os.kill(culeak, signal.SIGKILL)
     if m and target_exit_at and m.group(1).decode() == target_exit_at and target:
         os.kill(target, signal.SIGKILL)
     try:
