@@ -27,6 +27,7 @@
 #define ALIGN 256          /* the driver's allocations start at least this aligned */
 #define ADDR_MIN 0x10000u
 #define ADDR_MAX (UINT64_C(1) << 47)
+#define MAPPING_MAX (UINT64_C(64) << 30)
 
 struct found {
     uint64_t base, size;
@@ -130,7 +131,7 @@ static void scan_range(struct inv *s, uintptr_t lo, uintptr_t hi, uint64_t *buf)
 }
 
 /* Private writable mappings: data of modules, heap, stacks, anonymous memory. Device
- * files (the driver's own mappings of the GPU) are never read. */
+ * files (the driver's own mappings of the GPU) and reservations past 64 GiB are never read. */
 static void scan_all(struct inv *s)
 {
     FILE *f = fopen("/proc/self/maps", "re");
@@ -147,6 +148,8 @@ static void scan_all(struct inv *s)
             continue;
         if (!strncmp(path, "/dev/", 5) || !strncmp(path, "[vvar", 5) || !strncmp(path, "[vsyscall", 9))
             continue;
+        if (hi - lo > MAPPING_MAX)
+            continue; /* reserved address space (a sanitizer's shadow), never filled */
         scan_range(s, lo, hi, buf);
     }
     free(buf);

@@ -330,7 +330,10 @@ int culeak_attach_configure(const char *path)
         free(copy);
         return 1;
     }
-    socket_path = copy; /* an earlier attach's path stays allocated: a thread may read it */
+    /* only the start, under start_mu, reads them */
+    free((char *)socket_path);
+    free((char *)output_path);
+    socket_path = copy;
     output_path = NULL;
     culeak_hold_at_start = 0;
     __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);

@@ -26,7 +26,7 @@ STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
 # wait_attached FILE PID: record says it attached
 wait_attached() {
     local end=$((SECONDS + 60))
-    until grep -q "attached to pid $2" "$1"; do
+    until grep -qs "attached to pid $2" "$1"; do
         [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
         sleep 0.05
     done
@@ -50,6 +50,7 @@ for step in attach dlopen start detach; do
     if [ "$step" = detach ]; then
         # the shim had started: the recording goes on without the debugger
         wait_attached "$D/rec.err" "$job"
+        wait_inventory "$D/rec.culeak"
         finish_job "$D"
         wait "$rec" || rc=$?
         [ "$rc" -eq 0 ] || fail "killed at $step: record exited $rc: $(cat "$D/rec.err")"
@@ -148,6 +149,7 @@ grep -q "detached from pid $job: it runs on" "$D/first.err" || fail "interrupted
 "$B/culeak" record --pid "$job" -o "$D/third.culeak" 2>"$D/third.err" &
 third=$!
 wait_attached "$D/third.err" "$job"
+wait_inventory "$D/third.culeak"
 finish_job "$D"
 rc=0
 wait "$third" || rc=$?

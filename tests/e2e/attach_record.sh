@@ -24,11 +24,12 @@ for client in client_static client_driver client_runtime; do
     "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
     rec=$!
     end=$((SECONDS + 60))
-    until grep -q "attached to pid $job" "$D/rec.err"; do
+    until grep -qs "attached to pid $job" "$D/rec.err"; do
         kill -0 "$rec" 2>/dev/null || fail "$client: record ended: $(cat "$D/rec.err")"
         [ "$SECONDS" -lt "$end" ] || fail "$client: record never attached: $(cat "$D/rec.err")"
         sleep 0.05
     done
+    wait_inventory "$D/rec.culeak"
     finish_job "$D"
     rc=0
     wait "$rec" || rc=$?

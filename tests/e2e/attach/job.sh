@@ -4,6 +4,8 @@
 #   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
 #                              (DIR/end), waits for it: $job_rc is its exit status
 #   leak_line FILE             the line of FILE marked ATTACH_LEAK_LINE
+#   wait_inventory RECORDING   waits until the shim has sent what was live before the
+#                              attach (its NOTE is in the recording)
 # The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
 # loaded into the job comes from another (plain) build, as in tmux_harness.sh.
 [ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
@@ -29,6 +31,13 @@ finish_job() {
     touch "$1/end"
     job_rc=0
     wait "$job" || job_rc=$?
+}
+wait_inventory() {
+    local end=$((SECONDS + 60))
+    until grep -aq "before attach: [0-9]* allocation" "$1" 2>/dev/null; do
+        [ "$SECONDS" -lt "$end" ] || fail "no before-attach inventory in $1"
+        sleep 0.05
+    done
 }
 leak_line() { grep -n 'ATTACH_LEAK_LINE' "$ROOT/$1" | head -n 1 | cut -d: -f1; }
 # the job's own output, whole, and nothing of culeak's in it
