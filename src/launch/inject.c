@@ -416,6 +416,7 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
 
     snprintf(cmd, sizeof cmd,
              "set confirm off\nset pagination off\nset width 0\nset height 0\nset unwindonsignal on\n"
+             "set debuginfod enabled off\n"
              "set auto-solib-add off\nset print thread-events off\nset print inferior-events off\n"
              "attach %d\ninfo proc\n", (int)pid);
     char attached[32];
