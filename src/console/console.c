@@ -712,7 +712,9 @@ static void check_job(struct console *c)
         while (c->job.master >= 0 && (r = read(c->job.master, buf, sizeof buf)) > 0)
             outbuf_feed(&c->u.out, buf, (size_t)r);
         char line[128];
-        if (WIFSIGNALED(c->job.status))
+        if (c->job.status == -1) /* attached: its parent took its status */
+            snprintf(line, sizeof line, "[culeak] pid %d ended (its status went to its parent)", (int)c->job.pid);
+        else if (WIFSIGNALED(c->job.status))
             snprintf(line, sizeof line, "[culeak] job exited: killed by signal %d", WTERMSIG(c->job.status));
         else
             snprintf(line, sizeof line, "[culeak] job exited with status %d", WEXITSTATUS(c->job.status));

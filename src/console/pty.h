@@ -10,7 +10,7 @@ struct job {
     pid_t pid;     /* also its process group */
     int master;    /* pty master: the job's output, -1 once closed */
     int exited;
-    int status;    /* wait status */
+    int status;    /* wait status (attached: -1 when unknown) */
     struct holder holder; /* keeps the terminal open when the console goes */
     int attached;  /* culeak attach: not the console's child, no terminal of its own */
 };

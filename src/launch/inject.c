@@ -116,7 +116,7 @@ int culeak_proc_ended(pid_t pid, int *status)
     char s = proc_state(pid, &code);
     if (s && s != 'Z' && s != 'X')
         return 0;
-    *status = s ? code : 0;
+    *status = s ? code : -1;
     return 1;
 }
 

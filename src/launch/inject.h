@@ -25,7 +25,7 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
 void culeak_proc_cmdline(pid_t pid, char *out, size_t len);
 
 /* For an attached process, which is not culeak's child: 1 once it has ended (gone, or a
- * zombie, whose wait status goes to *status when it can be read, else 0). */
+ * zombie, whose wait status goes to *status; -1 when its parent took it already). */
 int culeak_proc_ended(pid_t pid, int *status);
 
 #endif
