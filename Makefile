@@ -80,8 +80,10 @@ $(BUILD)/gen/report_html_page.c: src/model/report_html.html
 $(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
 
+# -Bsymbolic-functions: the shim's own references to its wrappers (the hook table) are its
+# own also when it is loaded after the driver into a running process (culeak attach).
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
-	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
+	$(CC) -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -Wl,-Bsymbolic-functions -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
 
 # The library through which the shim loads libunwind privately (src/unwind_lib): the
 # shim itself links nothing but the C library.

@@ -10,8 +10,8 @@
 #define MAX_OPTIONS 64
 #define HELP_COLUMN 30 /* where an option's description starts */
 
-const struct cli_command *const cli_commands[] = {&cli_console, &cli_record, &cli_check, &cli_report,
-                                                  &cli_open,    &cli_dump,   NULL};
+const struct cli_command *const cli_commands[] = {&cli_console, &cli_record, &cli_attach, &cli_check,
+                                                  &cli_report,  &cli_open,   &cli_dump,   NULL};
 
 const struct cli_option cli_help_only[] = {CLI_HELP, {0}};
 

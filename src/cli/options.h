@@ -49,6 +49,12 @@ struct cli_dash_name {
     {"my-code", my_code, "PREFIX", "Python files under PREFIX are the program's own, even installed\n"       \
                                    "(site-packages): their lines can be call sites; repeatable"}
 
+/* attaching to a running process (attach, record --pid): each step of the debugger's */
+#define CLI_ATTACH_TIMEOUT_S 30
+#define CLI_ATTACH_TIMEOUT(key)                                                                               \
+    {"timeout", key, "SECONDS", "give each step of the attach SECONDS (default 30), then\n"                  \
+                                "resume the process and give up"}
+
 struct cli_command {
     const char *name;     /* "check"; NULL: the console (culeak [OPTIONS] -- PROGRAM) */
     const char *summary;  /* one line, in `culeak --help`'s list of commands */
@@ -103,6 +109,6 @@ int cli_parse_files(const struct cli_command *c, int argc, char **argv, const ch
 
 /* Every command (the console first), for the dispatcher and the tests; NULL-terminated. */
 extern const struct cli_command *const cli_commands[];
-extern const struct cli_command cli_console, cli_record, cli_check, cli_report, cli_open, cli_dump;
+extern const struct cli_command cli_console, cli_record, cli_check, cli_report, cli_open, cli_dump, cli_attach;
 
 #endif

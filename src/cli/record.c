@@ -5,6 +5,7 @@
 #include "options.h"
 #include "outpath.h"
 #include "recordings.h"
+#include "record_pid.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -16,12 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
-enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_NO_POOL = 256, OPT_FREE_STACKS };
+enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
                                    "%r: rank, so that every process writes its own file"},
     CLI_RECORD_DEPTH(OPT_DEPTH),
+    {"pid", OPT_PID, "PID", "attach to the running process PID instead of starting a\n"
+                            "program; record until it ends or culeak is interrupted"},
+    CLI_ATTACH_TIMEOUT(OPT_TIMEOUT),
     CLI_NO_POOL(OPT_NO_POOL),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
@@ -31,11 +35,12 @@ static const struct cli_option record_options[] = {
 const struct cli_command cli_record = {
     .name = "record",
     .summary = "run a program under the shim and write a recording",
-    .synopsis = "-o FILE [OPTIONS] -- PROGRAM [ARGS]",
+    .synopsis = "-o FILE [OPTIONS] -- PROGRAM [ARGS] | -o FILE --pid PID",
     .about = "Runs PROGRAM under libculeak.so and writes every allocation, free and mark to FILE.\n"
              "Without %p, the first process of the job takes FILE and each other one writes\n"
              "FILE.PID. --no-pool turns the caching allocators of PyTorch and JAX off (and CuPy's,\n"
-             "where the program calls culeak.no_pool()). Exit status: the program's.\n",
+             "where the program calls culeak.no_pool()). Exit status: the program's.\n"
+             "With --pid, attaches to a running process instead (see culeak attach).\n",
     .options = record_options,
     .program = 1,
     .run = cmd_record,
@@ -43,7 +48,7 @@ const struct cli_command cli_record = {
 
 struct record_args {
     const char *out;
-    long depth;
+    long depth, pid, timeout;
 };
 
 static int on_option(void *ctx, int key, const char *arg)
@@ -55,6 +60,10 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_DEPTH:
         return cli_int(&cli_record, key, arg, 1, 256, &a->depth);
+    case OPT_PID:
+        return cli_int(&cli_record, key, arg, 1, 0x7fffffff, &a->pid);
+    case OPT_TIMEOUT:
+        return cli_int(&cli_record, key, arg, 1, 3600, &a->timeout);
     case OPT_NO_POOL:
         culeak_no_pool_env();
         return 0;
@@ -127,6 +136,10 @@ int cmd_record(int argc, char **argv)
         return status;
     if (!a.out)
         return cli_error(&cli_record, "missing -o FILE");
+    if (a.pid && i < argc)
+        return cli_error(&cli_record, "--pid attaches to a running process: no program to run");
+    if (a.pid)
+        return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)
         return cli_error(&cli_record, "missing the program to run (culeak record -o FILE -- PROGRAM [ARGS])");
     int missing = culeak_check_program(argv[i]);

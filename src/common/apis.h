@@ -104,7 +104,8 @@ enum culeak_kind {
     X(TORCH_BLOCK_ALLOC, "torch.alloc", CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK)       \
     X(TORCH_BLOCK_FREE, "torch.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)          \
     X(CUPY_BLOCK_ALLOC, "cupy.alloc", CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK)         \
-    X(CUPY_BLOCK_FREE, "cupy.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)
+    X(CUPY_BLOCK_FREE, "cupy.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)           \
+    X(BEFORE_ATTACH, "before-attach", CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE)
 
 enum culeak_api {
 #define CULEAK_API_ENUM(id, name, op, kind) CULEAK_API_##id,

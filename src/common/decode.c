@@ -338,12 +338,20 @@ int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *e
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    /* on the heap, not in thread-local storage: libculeak.so links this file, and a
+     * library with a large static TLS block cannot be dlopen'd (culeak attach) */
+    enum { CHUNK = 1 << 16 };
+    uint8_t *chunk = malloc(CHUNK);
+    if (!chunk) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        close(fd);
+        return -1;
+    }
     struct culeak_decoder d;
     culeak_decoder_init(&d, sink, 1);
-    static __thread uint8_t chunk[1 << 16];
     int rc = 0;
     for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
+        ssize_t n = read(fd, chunk, CHUNK);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -362,6 +370,7 @@ int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *e
     if (rc)
         snprintf(err, errlen, "%s: %s", path, d.error);
     close(fd);
+    free(chunk);
     culeak_decoder_free(&d);
     return rc < 0 ? -1 : rc;
 }

@@ -14,7 +14,8 @@
  *   HELLO   u version, u pid, u ppid, u realtime_ns, u monotonic_ns (at start),
  *           s host, s exe, u argc, s argv[argc], u nenv, s env[nenv] ("KEY=VALUE",
  *           rank variables only), u depth_limit, u flags (bit0: output is a file,
- *           bit1: frees carry stack 0, device -1 and context 0)
+ *           bit1: frees carry stack 0, device -1 and context 0, bit2: attached to
+ *           the running process; its "before-attach" EVENTs were live then)
  *   MODULES u generation, u count, count * { s path, u base, u nseg, nseg * { u vaddr, u memsz } }
  *           a complete map of loaded modules; later MODULES records add to what the
  *           reader knows (unloaded modules stay resolvable for old addresses).
@@ -76,6 +77,7 @@ enum culeak_record {
 
 #define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
 #define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
+#define CULEAK_HELLO_ATTACHED 4u   /* culeak attached to the running process (culeak attach) */
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_PYFRAME_BACKWARD 1u /* PYFRAME flags: the autograd backward marker */
 #define CULEAK_MARK_PUSH 1u

@@ -834,7 +834,7 @@ static void c_quit(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    if (c->live && !c->job.exited) {
+    if (c->live && !c->job.exited && !c->job.attached) { /* an attached process is left running */
         console_confirm(c, quit_killing,
                         "The job (pid %d) is running and will be killed. Quit anyway? (y or n) "
                         "[detach leaves it running]",
@@ -850,6 +850,10 @@ static void c_detach(struct console *c, int argc, char **argv)
 {
     if (!c->live || c->job.exited) {
         ui_message(&c->u, 1, "there is no running job to detach from");
+        return;
+    }
+    if (c->job.attached) { /* its output was never the console's */
+        c->quit = 1;
         return;
     }
     if (!c->job.holder.pid) {

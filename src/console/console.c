@@ -8,6 +8,7 @@
 #include "fmt.h"
 #include "job_input.h"
 #include "launch.h"
+#include "inject.h"
 #include "prompt.h"
 #include "screen.h"
 #include "wire.h"
@@ -693,6 +694,8 @@ static void on_key(struct console *c)
     }
 }
 
+static void check_job(struct console *c);
+
 static void on_signals(struct console *c)
 {
     unsigned char sig[64];
@@ -710,6 +713,12 @@ static void on_signals(struct console *c)
             screen_resize(ws.ws_row, ws.ws_col);
         c->dirty = 1;
     }
+    check_job(c);
+}
+
+/* The job's end (a child's SIGCHLD; an attached process's end is looked for at each tick). */
+static void check_job(struct console *c)
+{
     if (c->live && job_reap(&c->job)) {
         job_input_end(c);
         c->u.state = JOB_EXITED;
@@ -721,7 +730,9 @@ static void on_signals(struct console *c)
         while (c->job.master >= 0 && (r = read(c->job.master, buf, sizeof buf)) > 0)
             outbuf_feed(&c->u.out, buf, (size_t)r);
         char line[128];
-        if (WIFSIGNALED(c->job.status))
+        if (c->job.status == -1) /* attached: its parent took its status */
+            snprintf(line, sizeof line, "[culeak] pid %d ended (its status went to its parent)", (int)c->job.pid);
+        else if (WIFSIGNALED(c->job.status))
             snprintf(line, sizeof line, "[culeak] job exited: killed by signal %d", WTERMSIG(c->job.status));
         else
             snprintf(line, sizeof line, "[culeak] job exited with status %d", WEXITSTATUS(c->job.status));
@@ -901,6 +912,8 @@ static int run_loop(struct console *c)
             c->dirty = 1;
         }
         if (now >= next_tick) {
+            if (c->job.attached && !c->job.exited)
+                check_job(c);
             if (now - c->rate_t >= 1.0) {
                 c->u.rate = (double)c->rate_events / (now - c->rate_t);
                 c->rate_events = 0;
@@ -918,6 +931,22 @@ static int run_loop(struct console *c)
     }
     free(fds);
     free(map);
+    return 0;
+}
+
+/* culeak attach: the debugger loads the shim into the process, which connects to the
+ * console's socket; the title names the process as `ps` would. 0, or -1 with err. */
+static int console_attach(struct console *c, char *err, size_t len)
+{
+    pid_t pid = (pid_t)c->opt.attach_pid;
+    int r = culeak_inject(pid, c->srv.path, c->opt.attach_timeout > 0 ? c->opt.attach_timeout : 30, err, len);
+    if (r != 0)
+        return -1;
+    c->job.pid = pid;
+    c->job.attached = 1;
+    char cmdline[900];
+    culeak_proc_cmdline(pid, cmdline, sizeof cmdline);
+    snprintf(c->u.title, sizeof c->u.title, "pid %d (attached; before it: no stacks): %.400s", (int)pid, cmdline);
     return 0;
 }
 
@@ -966,7 +995,13 @@ int console_main(const struct console_options *opt)
         c->live = 1;
         console_observe(c);
         size_t n = 0;
-        for (int i = 0; opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
+        if (opt->attach_pid && console_attach(c, err, sizeof err) != 0) {
+            fprintf(stderr, "culeak attach: %s\n", err);
+            server_close(&c->srv);
+            ui_free(&c->u);
+            return 1;
+        }
+        for (int i = 0; opt->argv && opt->argv[i] && n + 2 < sizeof c->u.title; i++) {
             int w = snprintf(c->u.title + n, sizeof c->u.title - n, "%s%s", i ? " " : "", opt->argv[i]);
             if (w < 0)
                 break;
@@ -1017,7 +1052,11 @@ int console_main(const struct console_options *opt)
      * not rewrap on a resize, so what the job wrote at another width would be cut */
     outbuf_resize(&c->u.out, c->lay.output.h - 1, c->lay.output.w);
     console_run_startup(c);
-    if (c->live) {
+    if (c->live && c->job.attached) {
+        char line[1300];
+        snprintf(line, sizeof line, "[culeak] attached to pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
+        outbuf_add_line(&c->u.out, line);
+    } else if (c->live) {
         if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
@@ -1078,7 +1117,14 @@ int console_main(const struct console_options *opt)
     free(c->cmds_text);
     free(c->cmds_due);
     int status = 0;
-    if (c->live) {
+    if (c->live && c->job.attached) {
+        /* the process is not the console's: its status is its own, culeak's is 0 */
+        if (c->job.exited || job_reap(&c->job))
+            fprintf(stderr, "culeak: pid %d ended\n", (int)c->job.pid);
+        else
+            fprintf(stderr, "culeak: detached from pid %d: it runs on, untraced\n", (int)c->job.pid);
+        server_close(&c->srv);
+    } else if (c->live) {
         job_reap(&c->job);
         if (c->job.exited) {
             status = WIFEXITED(c->job.status) ? WEXITSTATUS(c->job.status) : 128 + WTERMSIG(c->job.status);

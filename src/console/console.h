@@ -21,6 +21,8 @@ struct console_options {
     const char *log_file;    /* the exit leak report is also written there (%p, %h, %r) */
     const struct script *script; /* -ex and -x: commands run before the job starts, or NULL */
     int no_init;             /* -nx: no init file is read */
+    int attach_pid;          /* culeak attach: the running process (0: start argv) */
+    int attach_timeout;      /* seconds per step of the attach */
 };
 
 struct pending_hold {

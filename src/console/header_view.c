@@ -15,7 +15,9 @@ static const char *state_text(const struct ui *u, char *buf, size_t len)
     case JOB_RUNNING: snprintf(buf, len, "RUNNING"); break;
     case JOB_PAUSED: snprintf(buf, len, "PAUSED"); break;
     case JOB_EXITED:
-        if (WIFSIGNALED(u->exit_status))
+        if (u->exit_status == -1) /* an attached process whose status went to its parent */
+            snprintf(buf, len, "EXITED");
+        else if (WIFSIGNALED(u->exit_status))
             snprintf(buf, len, "EXITED (signal %d)", WTERMSIG(u->exit_status));
         else
             snprintf(buf, len, "EXITED (status %d)", WEXITSTATUS(u->exit_status));

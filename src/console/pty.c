@@ -2,6 +2,7 @@
  * terminal, and the console's Ctrl-C never reaches it. */
 #include "pty.h"
 #include "launch.h"
+#include "inject.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,7 +91,8 @@ void job_resize(struct job *j, int rows, int cols)
 void job_signal(struct job *j, int sig)
 {
     if (j->pid > 0 && !j->exited) {
-        kill(-j->pid, sig);
+        if (!j->attached)
+            kill(-j->pid, sig);
         kill(j->pid, sig);
     }
 }
@@ -101,6 +103,13 @@ int job_reap(struct job *j)
     if (j->pid <= 0 || j->exited)
         return 0;
     int st;
+    if (j->attached) {
+        if (!culeak_proc_ended(j->pid, &st))
+            return 0;
+        j->exited = 1;
+        j->status = st;
+        return 1;
+    }
     pid_t r = waitpid(j->pid, &st, WNOHANG);
     if (r == j->pid) {
         j->exited = 1;

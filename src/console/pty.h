@@ -10,8 +10,9 @@ struct job {
     pid_t pid;     /* also its process group */
     int master;    /* pty master: the job's output, -1 once closed */
     int exited;
-    int status;    /* wait status */
+    int status;    /* wait status (attached: -1 when unknown) */
     struct holder holder; /* keeps the terminal open when the console goes */
+    int attached;  /* culeak attach: not the console's child, no terminal of its own */
 };
 
 /* forkpty + exec argv with LD_PRELOAD and CULEAK_SOCKET set, then the holder of its
@@ -19,9 +20,10 @@ struct job {
 int job_start(struct job *j, char **argv, const char *socket_path, int depth, int rows, int cols, char *err,
               size_t errlen);
 void job_resize(struct job *j, int rows, int cols);
-/* Signals the job's process group. */
+/* Signals the job's process group (an attached job: the process). */
 void job_signal(struct job *j, int sig);
-/* Reaps the job (and the holder) if it ended: 1 when the job just exited. */
+/* Reaps the job (and the holder) if it ended: 1 when the job just exited. An attached job
+ * has ended when it is gone or a zombie (status: its wait status when /proc still has it). */
 int job_reap(struct job *j);
 
 #endif

@@ -41,6 +41,14 @@ struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsign
     uint32_t u = u64map_get(&p->unit_index, key);
     if (u != UINT32_MAX)
         return &p->units[u];
+    return unit_keyed(p, key, stack, kind, modules_site_of_stack(m, p, stack));
+}
+
+struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site)
+{
+    uint32_t u = u64map_get(&p->unit_index, key);
+    if (u != UINT32_MAX)
+        return &p->units[u];
     if (p->nunits == p->units_cap) {
         size_t cap = p->units_cap ? p->units_cap * 2 : 64;
         struct unit *nu = realloc(p->units, cap * sizeof *nu);
@@ -56,7 +64,7 @@ struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsign
     un->stack = stack;
     un->kind = (uint8_t)kind;
     un->stack_row = MODEL_NO_ROW;
-    un->site = modules_site_of_stack(m, p, stack);
+    un->site = site;
     un->at_peak_epoch = p->peak_epoch; /* it held nothing at the latest peak */
     return un;
 }
@@ -279,7 +287,12 @@ static void record_failure(struct model *m, struct process *p, const struct cule
 
 static void do_alloc(struct model *m, struct process *p, const struct culeak_event *e, uint64_t stack, unsigned kind)
 {
-    struct unit *u = unit_get(m, p, stack, kind);
+    int before = e->api == CULEAK_API_BEFORE_ATTACH;
+    unsigned space = space_of(kind);
+    struct live_entry *old = live_table_find(&m->live, p->pub.index, space, e->addr);
+    if (before && old)
+        return; /* seen by the attach's inventory after its own event: counted once */
+    struct unit *u = before ? unit_before_attach(m, p, kind) : unit_get(m, p, stack, kind);
     if (!u)
         return;
     if (e->result != 0) {
@@ -297,8 +310,6 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
         record_failure(m, p, e, stack);
         return;
     }
-    unsigned space = space_of(kind);
-    struct live_entry *old = live_table_find(&m->live, p->pub.index, space, e->addr);
     if (old) { /* its free was missed (or never made): it ends here */
         p->pub.replaced++;
         end_live(m, p, old, e->t_ns, 0);

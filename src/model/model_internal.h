@@ -212,6 +212,7 @@ struct model {
                                       built; UINT32_MAX (empty) between uses */
     size_t nrow_slots;
     uint32_t pool_sites[MODEL_POOLS]; /* pools.c: the site standing for each pool's segments + 1 */
+    uint32_t before_attach_site;   /* before_attach.c: the site of what was live at an attach + 1 */
 };
 
 /* Something a view may show changed (model_generation). */
@@ -257,6 +258,11 @@ int apply_frame(struct model *m, struct process *p, uint64_t id, uint64_t parent
 void apply_event(struct model *m, struct process *p, const struct culeak_event *e);
 void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk);
 struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsigned kind);
+/* The unit of a kind's allocations made before culeak attached (no stack; their own site,
+ * "(before attach)"): before_attach.c. */
+struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind);
+/* The unit behind key (stack << 5 | kind, or a before-attach key) with its site: apply.c. */
+struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site);
 
 /* timeline.c */
 void series_add(struct series *s, uint64_t t, uint64_t live, uint64_t events, unsigned cap, uint64_t step0);

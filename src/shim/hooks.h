@@ -29,7 +29,8 @@
 /* Driver entry points the shim only calls (to describe an event). */
 #define CULEAK_DRIVER_PLAIN(X)                                                          \
     X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuCtxGetDevice_v2)                           \
-    X(cuDevicePrimaryCtxGetState) X(cuMemGetAddressRange_v2) X(cuMemGetInfo_v2)
+    X(cuDevicePrimaryCtxGetState) X(cuMemGetAddressRange_v2) X(cuMemGetInfo_v2)       \
+    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)
 
 /* Runtime entry points of a shared libcudart. */
 #define CULEAK_RUNTIME_HOOKS(X)                                                         \

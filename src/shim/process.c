@@ -37,6 +37,7 @@ unsigned culeak_depth_limit = CULEAK_DEFAULT_DEPTH;
 unsigned culeak_fork_gen;
 int culeak_free_stacks;
 int culeak_hold_at_start;
+int culeak_attached;
 
 static const char *socket_path, *output_path;
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
@@ -65,7 +66,7 @@ void culeak_stop(const char *why)
     while (s == CULEAK_IDLE || s == CULEAK_ACTIVE) {
         if (__atomic_compare_exchange_n(&culeak_state, &s, CULEAK_STOPPED, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
-            if (why)
+            if (why && !__atomic_load_n(&culeak_attached, __ATOMIC_ACQUIRE))
                 fprintf(stderr, "culeak: %s\n", why);
             culeak_stream_release_all();
             return;
@@ -131,6 +132,14 @@ static int open_output(int *is_socket)
                 errno = e;
                 return -1;
             }
+        }
+        /* attached: the endpoint came through a debugger; only this user's culeak gets the stream */
+        struct ucred peer;
+        socklen_t plen = sizeof peer;
+        if (culeak_attached && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0 || peer.uid != geteuid())) {
+            close(fd);
+            errno = EPERM;
+            return -1;
         }
         return fd;
     }
@@ -243,7 +252,8 @@ static uint8_t *hello_record(uint64_t t0, int is_file, size_t *len)
         hello_s(&h, kv, k < (int)sizeof kv ? (size_t)k : sizeof kv - 1);
     }
     hello_u(&h, culeak_depth_limit);
-    hello_u(&h, (is_file ? CULEAK_HELLO_FILE : 0) | (culeak_free_stacks ? 0 : CULEAK_HELLO_BARE_FREES));
+    hello_u(&h, (is_file ? CULEAK_HELLO_FILE : 0) | (culeak_free_stacks ? 0 : CULEAK_HELLO_BARE_FREES) |
+                    (culeak_attached ? CULEAK_HELLO_ATTACHED : 0));
     if (h.failed) {
         free(h.p);
         return NULL;
@@ -302,8 +312,37 @@ static void fork_child(void)
     if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {
         culeak_stream_reset_child();
         forked_child = 1;
-        __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+        /* the attaching culeak follows the one process it attached to */
+        __atomic_store_n(&culeak_state, culeak_attached ? CULEAK_STOPPED : CULEAK_IDLE, __ATOMIC_RELEASE);
     }
+}
+
+int culeak_attach_configure(const char *path)
+{
+    static int fork_handler;
+    char *copy = strdup(path);
+    if (!copy)
+        return -1;
+    pthread_mutex_lock(&start_mu);
+    int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if (s == CULEAK_IDLE || s == CULEAK_ACTIVE) {
+        pthread_mutex_unlock(&start_mu);
+        free(copy);
+        return 1;
+    }
+    /* only the start, under start_mu, reads them */
+    free((char *)socket_path);
+    free((char *)output_path);
+    socket_path = copy;
+    output_path = NULL;
+    culeak_hold_at_start = 0;
+    __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);
+    if (!fork_handler)
+        pthread_atfork(NULL, NULL, fork_child);
+    fork_handler = 1;
+    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&start_mu);
+    return 0;
 }
 
 __attribute__((constructor)) static void culeak_init(void)

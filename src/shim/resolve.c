@@ -98,6 +98,25 @@ NO_SANITIZE static void *next_after(struct link_map *after, const char *name)
     return NULL;
 }
 
+/* The first definition in any loaded module but the shim's: a shim loaded into a running
+ * process (attach.c) comes after the libraries, where RTLD_NEXT finds none of them. */
+NO_SANITIZE static void *any_module(const char *name)
+{
+    struct link_map *self = module_of((void *)&any_module);
+    for (struct link_map *lm = _r_debug.r_map; lm; lm = lm->l_next) {
+        if (lm == self || !lm->l_name || !lm->l_name[0])
+            continue;
+        void *h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        void *p = culeak_real_dlsym(h, name);
+        dlclose(h);
+        if (p && module_of(p) == lm)
+            return p;
+    }
+    return NULL;
+}
+
 NO_SANITIZE static int is_driver_row(int i) { return i < CULEAK_FIRST_RUNTIME; }
 
 /* Fills every unresolved driver row from the module that defines `fn`, a real driver
@@ -132,6 +151,8 @@ NO_SANITIZE void *culeak_real_resolve(enum culeak_row_id id)
     p = culeak_real_dlsym(RTLD_NEXT, r->name);
     if (!p) /* defined in a library loaded RTLD_LOCAL (e.g. under a Python extension) */
         p = next_after(module_of((void *)&culeak_real_resolve), r->name);
+    if (!p && __atomic_load_n(&culeak_attached, __ATOMIC_ACQUIRE))
+        p = any_module(r->name);
     if (!p || p == r->hook)
         return NULL;
     void *expected = NULL;

@@ -32,6 +32,14 @@ extern int culeak_free_stacks;
  * HOLD_NEW on, so the first allocations wait until the console has said what to watch. */
 extern int culeak_hold_at_start;
 
+/* 1 in a process culeak attached to (attach.c): the shim was loaded into it running, and
+ * says nothing on the program's stderr (the attaching culeak speaks for it). */
+extern int culeak_attached;
+/* Makes the shim stream to the console socket at path from its next traced call on, in a
+ * process it was loaded into while running. 0, 1 when a stream is on already (the process
+ * is traced), -1 when out of memory. */
+int culeak_attach_configure(const char *path);
+
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
@@ -195,6 +203,24 @@ void culeak_abrupt_end_arm(void);
 /* ---- devmem.c ---- */
 /* The current context's device and its free/total memory: 1, or 0 when unknown. */
 int culeak_devmem(int *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* ---- patch.c: a shim loaded into a running process routes the entry points that the
+ * program's modules already resolved through its wrappers ---- */
+struct culeak_patch_count {
+    unsigned slots;    /* relocation slots (GOT/PLT) rewritten */
+    unsigned tables;   /* other pointers in modules' data (tables filled by cuGetProcAddress, dlsym) */
+    unsigned modules;  /* modules with at least one of either */
+    unsigned failed;   /* slots that could not be made writable */
+};
+void culeak_patch_loaded(struct culeak_patch_count *n);
+
+/* ---- inventory.c: what was live before an attach, sent as "before-attach" events ---- */
+struct culeak_inventory_count {
+    unsigned long found;
+    uint64_t bytes;
+    int incomplete;    /* the scan ran out of its time */
+};
+void culeak_inventory_send(struct culeak_inventory_count *n);
 
 /* ---- resolve.c: real entry points ---- */
 void *culeak_real_dlsym(void *handle, const char *name);

@@ -52,7 +52,7 @@ static void turn_off(const char *why)
     __atomic_store_n(&culeak_torch_waiting, 0, __ATOMIC_RELEASE);
     char line[320];
     int n = snprintf(line, sizeof line, "culeak: tensor tracking off: %s\n", why);
-    if (n > 0)
+    if (n > 0 && !__atomic_load_n(&culeak_attached, __ATOMIC_ACQUIRE)) /* attached: the NOTE says it */
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof line];
     size_t len = (size_t)n < sizeof line ? (size_t)n - 1 : sizeof line - 2; /* without the newline */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CK(call)                                                                             \
     do {                                                                                     \
@@ -116,6 +118,48 @@ static int oom(void)
     return finish("oom", 1);
 }
 
+static void touch(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+}
+
+static void wait_for(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    while (access(path, F_OK) != 0)
+        nanosleep(&ts, NULL);
+}
+
+/* As client_scenarios.c's attach, through the shared runtime (the program's GOT). */
+static int attach_scenario(int n, const char *dir)
+{
+    static void *kept[64];
+    n = n < 64 ? n : 64;
+    CK(cudaFree(0));
+    for (int i = 0; i < n; i++)
+        CK(cudaMalloc(&kept[i], SZ_BEFORE_ATTACH));
+    printf("client_runtime attach ready live_bytes=%zu\n", live_bytes());
+    fflush(stdout);
+    touch(dir, "ready");
+    wait_for(dir, "go");
+    for (int i = 0; i < N_AFTER_ATTACH; i++) {
+        void *d;
+        CK(cudaMalloc(&d, SZ_AFTER_ATTACH)); /* ATTACH_LEAK_LINE */
+    }
+    printf("client_runtime attach leaked live_bytes=%zu\n", live_bytes());
+    fflush(stdout);
+    touch(dir, "leaked");
+    wait_for(dir, "end");
+    printf("client_runtime attach ok\n");
+    return ATTACH_EXIT;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -129,6 +173,8 @@ int main(int argc, char **argv)
         return threads(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 100);
     if (!strcmp(s, "oom"))
         return oom();
-    fprintf(stderr, "usage: %s families|reset|free0|threads N M|oom\n", argv[0]);
+    if (!strcmp(s, "attach") && argc > 3)
+        return attach_scenario(atoi(argv[2]), argv[3]);
+    fprintf(stderr, "usage: %s families|reset|free0|threads N M|oom|attach N DIR\n", argv[0]);
     return 2;
 }

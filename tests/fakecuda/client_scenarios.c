@@ -440,6 +440,51 @@ static int run_until(const char *file, long usec)
     return 0;
 }
 
+static void touch(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+}
+
+static void wait_for(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    while (access(path, F_OK) != 0)
+        nanosleep(&ts, NULL);
+}
+
+/* A program culeak attaches to while it runs: n allocations kept, DIR/ready; once DIR/go
+ * exists, N_AFTER_ATTACH leaks at one line, DIR/leaked; once DIR/end exists, it ends with
+ * ATTACH_EXIT (its own status, which culeak must not change). */
+static int attach_scenario(int n, const char *dir)
+{
+    static CUdeviceptr kept[64];
+    setup();
+    n = n < 64 ? n : 64;
+    for (int i = 0; i < n; i++)
+        CK(D.cuMemAlloc_v2(&kept[i], SZ_BEFORE_ATTACH));
+    printf("%s attach ready allocs=%lu live_bytes=%zu\n", client_name, D.alloc_count ? D.alloc_count() : 0,
+           D.live_bytes ? D.live_bytes() : 0);
+    fflush(stdout);
+    touch(dir, "ready");
+    wait_for(dir, "go");
+    for (int i = 0; i < N_AFTER_ATTACH; i++) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_AFTER_ATTACH)); /* ATTACH_LEAK_LINE */
+    }
+    printf("%s attach leaked live_bytes=%zu\n", client_name, D.live_bytes ? D.live_bytes() : 0);
+    fflush(stdout);
+    touch(dir, "leaked");
+    wait_for(dir, "end");
+    printf("%s attach ok allocs=%lu\n", client_name, D.alloc_count ? D.alloc_count() : 0);
+    return ATTACH_EXIT;
+}
+
 /* Half the pairs, then waits for one byte (or EOF) on stdin, then the other half: lets a
  * test act between the halves (e.g. kill the reader) without depending on timing. */
 static int gated(int n)
@@ -656,9 +701,11 @@ int client_run(int argc, char **argv)
         return remap();
     if (!strcmp(s, "growth"))
         return growth(argc > 2 ? a : 20, argc > 3 ? b : 0);
+    if (!strcmp(s, "attach") && argc > 3)
+        return attach_scenario(a, argv[3]);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N|attach N DIR\n",
             argv[0]);
     return 2;
 }

@@ -33,5 +33,9 @@
 #define SZ_GROW 16384           /* growth: kept every iteration */
 #define SZ_CHURN (1u << 20)     /* growth: allocated and freed every iteration */
 #define SZ_SAW 65536            /* growth: up, up, back to nothing */
+#define SZ_BEFORE_ATTACH 8192   /* attach: allocated before culeak attaches, kept */
+#define SZ_AFTER_ATTACH 12288   /* attach: leaked after the attach, at ATTACH_LEAK_LINE */
+#define N_AFTER_ATTACH 3
+#define ATTACH_EXIT 7           /* attach: the program's own exit status */
 
 #endif

@@ -6,7 +6,7 @@
 # culeak is installed from the wheel as a user installs it: pip, with no index, into a
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
-# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console jobs
+# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console jobs attach
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -413,6 +413,43 @@ if want jobs; then
     else
         say "spawn: the recordings given twice are counted twice"; fails=$((fails + 1))
     fi
+fi
+if want attach; then
+    say "== attach: culeak record --pid on a running PyTorch job (caching allocator on) keeping a tensor per iteration"
+    # the job allows any tracer itself (prctl PR_SET_PTRACER_ANY): the attach needs neither
+    # kernel.yama.ptrace_scope=0 nor CAP_SYS_PTRACE
+    rm -f "$W"/attach.*
+    "$VENV/bin/python" tests/gpu/attach_job.py "$W/attach" >"$W/attach-job.out" 2>"$W/attach-job.err" &
+    ajob=$!
+    for _ in $(seq 1200); do [ -e "$W/attach.ready" ] || ! kill -0 $ajob 2>/dev/null && break; sleep 0.1; done
+    start=$(date +%s.%N)
+    "$CULEAK" record --pid $ajob -o "$W/attach.culeak" >"$W/attach-rec.out" 2>"$W/attach-rec.err" &
+    arec=$!
+    for _ in $(seq 1200); do grep -q "attached to pid" "$W/attach-rec.err" || ! kill -0 $arec 2>/dev/null && break; sleep 0.1; done
+    say "attach: record --pid took $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s to attach"
+    touch "$W/attach.go"
+    wait $ajob; ajob_rc=$?
+    wait $arec; arec_rc=$?
+    line=$(grep -n '# KEEP$' tests/gpu/attach_job.py | cut -d: -f1)
+    "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/attach.culeak" >"$W/attach-diff.txt" 2>&1
+    "$CULEAK" report "$W/attach.culeak" >"$W/attach-report.txt" 2>&1
+    "$CULEAK" dump "$W/attach.culeak" | grep '"type":"note"' >"$W/attach-notes.txt"
+    cp "$W/attach-diff.txt" "$W/attach-report.txt" "$W/attach-notes.txt" "$OUT/" 2>/dev/null
+    tee -a "$SUMMARY" <"$W/attach-notes.txt"
+    top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/attach-diff.txt" || grep -m1 -E '^  \+[0-9]+ bytes' "$W/attach-diff.txt")
+    if [ $ajob_rc -ne 0 ] || ! grep -q "attach_job: 25 tensors kept" "$W/attach-job.out"; then
+        say "attach: FAIL the job exited $ajob_rc: $(tail -n 3 "$W/attach-job.err")"; fails=$((fails + 1))
+    elif [ $arec_rc -ne 0 ]; then
+        say "attach: FAIL record --pid exited $arec_rc: $(tail -n 3 "$W/attach-rec.err")"; fails=$((fails + 1))
+    elif echo "$top" | grep -q "attach_job.py:$line\b"; then
+        say "attach: ok: $top"
+    else
+        say "attach: FAIL: expected attach_job.py:$line first in the diff; got: ${top:-no growth}"
+        head -n 12 "$W/attach-diff.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
+    fi
+    # what was live at the attach is its own row
+    grep -m1 -E '\(before attach\)' "$W/attach-report.txt" | tee -a "$SUMMARY" | grep -q . ||
+        { say "attach: FAIL no (before attach) row in the report"; fails=$((fails + 1)); }
 fi
 # the details travel as one archive: the device tool brings back only a few files
 tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""A debugger for the attach tests (CULEAK_GDB): runs gdb on culeak's commands, passing
+them on line by line, and acts when culeak begins the step named in the environment:
+  KILL_AT=STEP         kills gdb and itself with SIGKILL (an injector killed at that step)
+  TARGET_EXIT_AT=STEP  kills the process being attached to (it ends during the attach)
+  CULEAK_DIES_AT=STEP  kills culeak (its parent) with SIGKILL; gdb then reads the rest
+                       of what culeak sent, and the end of its input
+Steps: attach, dlopen, start, detach."""
+import os
+import re
+import signal
+import subprocess
+import sys
+
+kill_at = os.environ.get("KILL_AT")
+culeak_dies_at = os.environ.get("CULEAK_DIES_AT")
+culeak = os.getppid()
+target_exit_at = os.environ.get("TARGET_EXIT_AT")
+gdb = subprocess.Popen(["gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
+target = None
+while True:
+    line = sys.stdin.buffer.readline()
+    if not line:
+        break
+    m = re.match(rb"attach (\d+)", line)
+    if m:
+        target = int(m.group(1))
+    m = re.match(rb"echo CULEAK-BEGIN (\w+)", line)
+    if m and kill_at and m.group(1).decode() == kill_at:
+        os.kill(gdb.pid, signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if m and culeak_dies_at and m.group(1).decode() == culeak_dies_at:
+        os.kill(culeak, signal.SIGKILL)
+    if m and target_exit_at and m.group(1).decode() == target_exit_at and target:
+        os.kill(target, signal.SIGKILL)
+    try:
+        gdb.stdin.write(line)
+        gdb.stdin.flush()
+    except BrokenPipeError:
+        break
+try:
+    gdb.stdin.close()
+except BrokenPipeError:
+    pass
+sys.exit(gdb.wait())

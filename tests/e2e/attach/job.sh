@@ -1,0 +1,51 @@
+# Helpers of the attach tests, sourced (no #! line: tests/run.sh passes it over).
+#   start_job CLIENT DIR       runs the fake driver's CLIENT `attach 4 DIR` without culeak,
+#                              in the background ($job: its pid), and waits for DIR/ready
+#   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
+#                              (DIR/end), waits for it: $job_rc is its exit status
+#   leak_line FILE             the line of FILE marked ATTACH_LEAK_LINE
+#   wait_inventory RECORDING   waits until the shim has sent what was live before the
+#                              attach (its NOTE is in the recording)
+# The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
+# loaded into the job comes from another (plain) build, as in tmux_harness.sh.
+[ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
+start_job() {
+    LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/$1" attach 4 "$2" >"$2/out" 2>"$2/err" &
+    job=$!
+    local end=$((SECONDS + 60))
+    until [ -e "$2/ready" ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "the job never got ready"
+        sleep 0.05
+    done
+}
+wait_file_exists() {
+    local end=$((SECONDS + 60))
+    until [ -e "$1" ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "$1 never appeared"
+        sleep 0.05
+    done
+}
+finish_job() {
+    touch "$1/go"
+    wait_file_exists "$1/leaked"
+    touch "$1/end"
+    job_rc=0
+    wait "$job" || job_rc=$?
+}
+wait_inventory() {
+    local end=$((SECONDS + 60))
+    until grep -aq "before attach: [0-9]* allocation" "$1" 2>/dev/null; do
+        [ "$SECONDS" -lt "$end" ] || fail "no before-attach inventory in $1"
+        sleep 0.05
+    done
+}
+leak_line() { grep -n 'ATTACH_LEAK_LINE' "$ROOT/$1" | head -n 1 | cut -d: -f1; }
+# the job's own output, whole, and nothing of culeak's in it
+check_job_output() {
+    local client=$1 dir=$2
+    [ "$job_rc" -eq 7 ] || fail "$client: the job exited $job_rc, want its own 7: $(cat "$dir/out" "$dir/err")"
+    grep -q "^$client attach ready .*live_bytes=32768" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
+    grep -q "^$client attach leaked live_bytes=69632" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
+    grep -q "^$client attach ok" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
+    [ ! -s "$dir/err" ] || fail "$client: the job's stderr got: $(cat "$dir/err")"
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# culeak attach PID (tmux, fake driver): the console on a job started without culeak, which
+# allocated 4 blocks of 8192 bytes before the attach and leaks 3 of 12288 at one line after
+# it. The header says the process is attached; the table shows (before attach) with the 4
+# blocks and the leak at its line; the live total is the fake driver's own count (69632
+# bytes = 68.0 KiB); a diff between two snapshots names the leak's line; detach leaves the
+# job running, and it ends with its own status and output. Then a console whose process
+# ends while attached says so, and quit detaches (never kills) an attached process.
+set -u
+. "$(dirname "$0")/tmux_harness.sh" client_static
+command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+job=
+trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; cleanup' EXIT
+. "$ROOT/tests/e2e/attach/job.sh"
+line=$(leak_line tests/fakecuda/client_scenarios.c)
+
+# 1. attach, snapshot, leak, diff, detach
+D=$T/one
+mkdir "$D"
+start_job client_static "$D"
+start attach "$job"
+wait_for "process $job connected"
+wait_for "before attach: 4 allocations, 32768 bytes"
+wait_for "(attached; before it: no stacks)"
+wait_for "(before attach)"
+type_expect "snapshot a" "snapshot a: 32.0 KiB live"
+touch "$D/go"
+wait_file_exists "$D/leaked"
+wait_for "client_scenarios.c:$line"
+type_expect "diff a" "diff a -> now"
+wait_for "+36.0 KiB"
+type_expect "snapshot b" "snapshot b: 68.0 KiB live"
+type_line "detach"
+wait_for "CONSOLE-DONE rc=0"
+wait_for "culeak: detached from pid $job: it runs on, untraced"
+kill -0 "$job" 2>/dev/null || fail "the job did not outlive the detach"
+touch "$D/end"
+job_rc=0
+wait "$job" || job_rc=$?
+check_job_output client_static "$D"
+
+# 2. the process ends while attached: the console says so; quit leaves without a question
+D=$T/two
+mkdir "$D"
+start_job client_static "$D"
+start attach "$job"
+wait_for "process $job connected"
+finish_job "$D"
+wait_for "EXITED"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+wait_for "culeak: pid $job ended"
+check_job_output client_static "$D"
+
+# 3. quit on a running attached process detaches (no question, no kill)
+D=$T/three
+mkdir "$D"
+start_job client_static "$D"
+start attach "$job"
+wait_for "process $job connected"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+kill -0 "$job" 2>/dev/null || fail "quit killed the attached job"
+finish_job "$D"
+check_job_output client_static "$D"
+job=
+echo "attach_console: ok"

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# culeak record --pid when things go wrong (fake driver); the job is never left stopped or
+# changed: it ends with its own status (7) and output each time.
+#  - the injector (gdb) killed at each step: record fails (or, killed once the shim has
+#    started, records anyway), the job runs on;
+#  - culeak itself killed at each step: gdb detaches at the end of its input;
+#  - a job already traced (another tracer holds it): refused, naming the tracer;
+#  - no such process: refused;
+#  - a job that ends during the attach: record says so and ends;
+#  - attached twice: the second is refused while the first records; once the first has
+#    detached (SIGINT), a new attach records again.
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/$BUILD
+T=$(mktemp -d)
+job=
+holder=
+trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
+. "$ROOT/tests/e2e/attach/job.sh"
+command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
+
+# wait_attached FILE PID: record says it attached
+wait_attached() {
+    local end=$((SECONDS + 60))
+    until grep -qs "attached to pid $2" "$1"; do
+        [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
+        sleep 0.05
+    done
+}
+# not_stopped: the job is not left in a stop (T/t)
+not_stopped() {
+    local s
+    s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null)
+    case "$s" in T|t) fail "$1: the job is left stopped (state $s)";; esac
+}
+
+# 1. the injector killed at each step
+for step in attach dlopen start detach; do
+    D=$T/kill-$step
+    mkdir "$D"
+    start_job client_static "$D"
+    rc=0
+    CULEAK_GDB=$STEP_GDB KILL_AT=$step timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+        >"$D/rec.out" 2>"$D/rec.err" &
+    rec=$!
+    if [ "$step" = detach ]; then
+        # the shim had started: the recording goes on without the debugger
+        wait_attached "$D/rec.err" "$job"
+        wait_inventory "$D/rec.culeak"
+        finish_job "$D"
+        wait "$rec" || rc=$?
+        [ "$rc" -eq 0 ] || fail "killed at $step: record exited $rc: $(cat "$D/rec.err")"
+        "$B/culeak" report "$D/rec.culeak" | grep -q "^LEAK SUMMARY: 69632 bytes leaked in 7 allocations" ||
+            fail "killed at $step: the recording is not whole"
+    else
+        wait "$rec" || rc=$?
+        [ "$rc" -eq 1 ] || fail "killed at $step: record exited $rc, want 1: $(cat "$D/rec.err")"
+        [ -s "$D/rec.err" ] || fail "killed at $step: record said nothing"
+        [ ! -e "$D/rec.culeak" ] || fail "killed at $step: a recording was left"
+        not_stopped "killed at $step"
+        finish_job "$D"
+    fi
+    check_job_output client_static "$D"
+done
+
+# 1b. culeak killed at each step (the debugger is left with what culeak had sent)
+for step in dlopen start detach; do
+    D=$T/dies-$step
+    mkdir "$D"
+    start_job client_static "$D"
+    rc=0
+    CULEAK_GDB=$STEP_GDB CULEAK_DIES_AT=$step "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+        >"$D/rec.out" 2>"$D/rec.err" || rc=$?
+    [ "$rc" -eq 137 ] || fail "culeak killed at $step: exited $rc: $(cat "$D/rec.err")"
+    # the debugger goes once it has read all; the job must not stay traced or stopped
+    end=$((SECONDS + 60))
+    until [ "$(sed -n 's/^TracerPid:\t*//p' "/proc/$job/status")" = 0 ]; do
+        [ "$SECONDS" -lt "$end" ] || fail "culeak killed at $step: the job stays traced"
+        sleep 0.05
+    done
+    not_stopped "culeak killed at $step"
+    finish_job "$D"
+    check_job_output client_static "$D"
+done
+
+# 2. a job traced already: another tracer seizes it (PTRACE_SEIZE does not stop it)
+D=$T/traced
+mkdir "$D"
+start_job client_static "$D"
+python3 - "$job" "$D/seized" <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0:  # PTRACE_SEIZE
+    sys.exit("seize: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2], "w").close()
+time.sleep(3600)
+PY
+holder=$!
+wait_file_exists "$D/seized"
+rc=0
+"$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a traced job: record exited $rc, want 1"
+grep -q "culeak record: pid $job is already traced by pid $holder (python3)" "$D/rec.err" ||
+    fail "a traced job: $(cat "$D/rec.err")"
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
+holder=
+finish_job "$D"
+check_job_output client_static "$D"
+
+# 3. no such process
+rc=0
+"$B/culeak" record --pid 2147483000 -o "$T/none.culeak" 2>"$T/none.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "no such process: record exited $rc"
+grep -q "no running process with pid 2147483000" "$T/none.err" || fail "no such process: $(cat "$T/none.err")"
+
+# 4. the job ends during the attach (killed while the debugger holds it)
+D=$T/exits
+mkdir "$D"
+start_job client_static "$D"
+rc=0
+CULEAK_GDB=$STEP_GDB TARGET_EXIT_AT=dlopen timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+    2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a job ending during the attach: record exited $rc: $(cat "$D/rec.err")"
+grep -q "pid $job exited during the attach" "$D/rec.err" || fail "a job ending during the attach: $(cat "$D/rec.err")"
+wait "$job" 2>/dev/null
+job=
+
+# 5. twice: refused while attached; after a detach, attached again
+D=$T/twice
+mkdir "$D"
+start_job client_static "$D"
+"$B/culeak" record --pid "$job" -o "$D/first.culeak" 2>"$D/first.err" &
+first=$!
+wait_attached "$D/first.err" "$job"
+rc=0
+"$B/culeak" record --pid "$job" -o "$D/second.culeak" 2>"$D/second.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "attached twice: the second record exited $rc: $(cat "$D/second.err")"
+grep -q "pid $job is traced by culeak already" "$D/second.err" || fail "attached twice: $(cat "$D/second.err")"
+kill -INT "$first"
+rc=0
+wait "$first" || rc=$?
+[ "$rc" -eq 0 ] || fail "record interrupted exited $rc: $(cat "$D/first.err")"
+grep -q "detached from pid $job: it runs on" "$D/first.err" || fail "interrupted record: $(cat "$D/first.err")"
+"$B/culeak" record --pid "$job" -o "$D/third.culeak" 2>"$D/third.err" &
+third=$!
+wait_attached "$D/third.err" "$job"
+wait_inventory "$D/third.culeak"
+finish_job "$D"
+rc=0
+wait "$third" || rc=$?
+[ "$rc" -eq 0 ] || fail "attach after a detach: record exited $rc: $(cat "$D/third.err")"
+"$B/culeak" report "$D/third.culeak" >"$D/report" 2>&1
+grep -q "^LEAK SUMMARY: 69632 bytes leaked in 7 allocations" "$D/report" ||
+    fail "attach after a detach: $(cat "$D/report")"
+check_job_output client_static "$D"
+echo "attach_failures: ok"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# culeak record --pid on a process started without culeak (fake driver): it allocated 4
+# blocks of 8192 bytes, is attached, then leaks 3 of 12288 at one line. The recording has
+# the leak at that line and the 4 earlier blocks as (before attach), their sum the fake
+# driver's own count (69632); the job ends with its own status (7) and output, its stderr
+# untouched. For the three ways a program reaches the driver: a table filled through
+# cuGetProcAddress (client_static), the driver API through its GOT (client_driver), the
+# shared cudart through its GOT (client_runtime).
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/$BUILD
+T=$(mktemp -d)
+job=
+trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+. "$ROOT/tests/e2e/attach/job.sh"
+command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+
+for client in client_static client_driver client_runtime; do
+    D=$T/$client
+    mkdir "$D"
+    start_job "$client" "$D"
+    "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
+    rec=$!
+    end=$((SECONDS + 60))
+    until grep -qs "attached to pid $job" "$D/rec.err"; do
+        kill -0 "$rec" 2>/dev/null || fail "$client: record ended: $(cat "$D/rec.err")"
+        [ "$SECONDS" -lt "$end" ] || fail "$client: record never attached: $(cat "$D/rec.err")"
+        sleep 0.05
+    done
+    wait_inventory "$D/rec.culeak"
+    finish_job "$D"
+    rc=0
+    wait "$rec" || rc=$?
+    [ "$rc" -eq 0 ] || fail "$client: record exited $rc: $(cat "$D/rec.err")"
+    grep -q "culeak record: pid $job ended" "$D/rec.err" || fail "$client: record did not see the end: $(cat "$D/rec.err")"
+    check_job_output "$client" "$D"
+    src=tests/fakecuda/client_scenarios.c
+    [ "$client" = client_runtime ] && src=tests/fakecuda/client_runtime.c
+    line=$(leak_line "$src")
+    "$B/culeak" report "$D/rec.culeak" >"$D/report" 2>&1 || fail "$client: report exited $?"
+    grep -q "^LEAKED 36.0 KiB (36864 bytes) in 3 allocations (device) from attach_scenario at $src:$line\$" "$D/report" ||
+        fail "$client: the leak is not at $src:$line: $(cat "$D/report")"
+    grep -q "^LEAKED 32.0 KiB (32768 bytes) in 4 allocations (device) from (before attach)\$" "$D/report" ||
+        fail "$client: no before-attach row of 4 blocks: $(cat "$D/report")"
+    grep -q "^LEAK SUMMARY: 69632 bytes leaked in 7 allocations" "$D/report" ||
+        fail "$client: the total is not the fake driver's 69632: $(cat "$D/report")"
+    "$B/culeak" dump "$D/rec.culeak" >"$D/dump" || fail "$client: dump exited $?"
+    grep -q '"api":"before-attach"' "$D/dump" || fail "$client: no before-attach event in the dump"
+    grep -q 'before attach: 4 allocations, 32768 bytes' "$D/dump" || fail "$client: no before-attach note: $(grep note "$D/dump")"
+done
+echo "attach_record: ok"

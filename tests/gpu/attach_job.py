@@ -1,0 +1,48 @@
+# A PyTorch training job (caching allocator on) started WITHOUT culeak, which keeps one
+# 4 MiB tensor per iteration (the allocator takes new segments as it grows: the shim
+# attaches PyTorch's trace tracker at the first one after the attach, as for a launched job); tests/gpu/run.sh attaches `culeak record --pid` to it while it
+# runs and checks that the diff between two iterations after the attach names the KEEP
+# line. Usage: attach_job.py PREFIX: writes PREFIX.ready after its first iterations (memory
+# already held when culeak comes), waits for PREFIX.go, runs 20 more marked iterations.
+# It allows any process of its user to trace it (prctl PR_SET_PTRACER_ANY), so that the
+# attach works under kernel.yama.ptrace_scope=1 without CAP_SYS_PTRACE.
+import ctypes
+import os
+import sys
+import time
+
+import torch
+
+import culeak  # the wheel's module: its marks find the shim once culeak has attached
+
+PR_SET_PTRACER, PR_SET_PTRACER_ANY = 0x59616D61, ctypes.c_ulong(-1).value
+ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PTRACER, ctypes.c_ulong(PR_SET_PTRACER_ANY), 0, 0, 0)
+
+prefix = sys.argv[1]
+model = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(256, 4, 512, batch_first=True), 2).cuda()
+opt = torch.optim.AdamW(model.parameters())
+x = torch.randn(8, 64, 256, device="cuda")
+history = []
+
+
+def step():
+    loss = model(x).square().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    history.append(loss.detach() * torch.ones(1 << 20, device="cuda"))  # KEEP
+
+
+for _ in range(5):
+    step()
+torch.cuda.synchronize()
+open(prefix + ".ready", "w").close()
+while not os.path.exists(prefix + ".go"):
+    time.sleep(0.05)
+time.sleep(1.1)  # culeak.mark looks for the shim at most once a second
+for i in range(20):
+    culeak.mark("iteration %d" % i)
+    step()
+    time.sleep(0.05)
+torch.cuda.synchronize()
+print("attach_job: %d tensors kept" % len(history))
