@@ -1,0 +1,177 @@
+/* The shared ring (ring.h). */
+#include "ring.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int ring_attach(void *base, uint64_t size, struct culeak_ring *r)
+{
+    r->h = base;
+    r->data = (uint8_t *)base + CULEAK_RING_HEADER;
+    r->size = size;
+    return 0;
+}
+
+int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
+{
+    if (data_size < 4096 || (data_size & (data_size - 1))) {
+        errno = EINVAL;
+        return -1;
+    }
+    int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC);
+    if (f < 0)
+        return -1;
+    size_t total = CULEAK_RING_HEADER + data_size;
+    void *p = MAP_FAILED;
+    if (ftruncate(f, (off_t)total) == 0)
+        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        close(f);
+        errno = e;
+        return -1;
+    }
+    struct culeak_ring_header *h = p;
+    memcpy(h->magic, CULEAK_RING_MAGIC, sizeof h->magic);
+    h->size = data_size;
+    h->pid = (uint32_t)getpid();
+    *fd = f;
+    return ring_attach(p, data_size, r);
+}
+
+int culeak_ring_map(int fd, struct culeak_ring *r)
+{
+    struct culeak_ring_header head;
+    if (pread(fd, &head, sizeof head, 0) != (ssize_t)sizeof head)
+        return -1;
+    uint64_t size = head.size;
+    if (memcmp(head.magic, CULEAK_RING_MAGIC, sizeof head.magic) != 0 || size < 4096 || (size & (size - 1)) ||
+        size > (1ull << 34)) {
+        errno = EINVAL;
+        return -1;
+    }
+    void *p = mmap(NULL, CULEAK_RING_HEADER + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    return ring_attach(p, size, r);
+}
+
+void culeak_ring_unmap(struct culeak_ring *r)
+{
+    if (r->h)
+        munmap(r->h, CULEAK_RING_HEADER + r->size);
+    r->h = NULL;
+}
+
+static void futex_wait(uint32_t *word, uint32_t val, long ns)
+{
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    syscall(SYS_futex, word, FUTEX_WAIT, val, &t, NULL, 0);
+}
+
+static void futex_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); }
+
+static long elapsed_ns(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
+}
+
+uint8_t *culeak_ring_reserve(struct culeak_ring *r, size_t len, int wait_ms)
+{
+    struct culeak_ring_header *h = r->h;
+    uint64_t head = h->head, off = head & (r->size - 1), to_end = r->size - off;
+    uint64_t need = len < to_end ? len : to_end + len; /* a record never wraps */
+    if (len >= r->size)
+        return NULL;
+    struct timespec start = {0, 0};
+    while (head + need - __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) > r->size) {
+        if (!start.tv_sec && !start.tv_nsec)
+            clock_gettime(CLOCK_MONOTONIC, &start);
+        long left = (long)wait_ms * 1000000L - elapsed_ns(&start);
+        if (left <= 0)
+            return NULL;
+        uint32_t gen = __atomic_load_n(&h->tail_gen, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
+        if (head + need - __atomic_load_n(&h->tail, __ATOMIC_SEQ_CST) > r->size)
+            futex_wait(&h->tail_gen, gen, left);
+        __atomic_store_n(&h->waiting, 0, __ATOMIC_RELAXED);
+    }
+    if (len >= to_end) { /* the rest of the area is filler: one PAD byte says so */
+        r->data[off] = CULEAK_REC_PAD;
+        h->head = head + to_end;
+        off = 0;
+    }
+    return r->data + off;
+}
+
+void culeak_ring_commit(struct culeak_ring *r, size_t len)
+{
+    r->h->head += len;
+    __atomic_store_n(&r->h->commit, r->h->head, __ATOMIC_RELEASE);
+}
+
+void culeak_ring_drop(struct culeak_ring *r, uint64_t seq)
+{
+    struct culeak_ring_header *h = r->h;
+    if (h->lost == h->lost_told)
+        h->lost_first = seq;
+    h->lost_last = seq;
+    __atomic_store_n(&h->lost, h->lost + 1, __ATOMIC_RELEASE);
+}
+
+uint64_t culeak_ring_untold(const struct culeak_ring *r, uint64_t *first, uint64_t *last)
+{
+    *first = r->h->lost_first;
+    *last = r->h->lost_last;
+    return r->h->lost - r->h->lost_told;
+}
+
+void culeak_ring_told(struct culeak_ring *r) { r->h->lost_told = r->h->lost; }
+
+size_t culeak_ring_peek(struct culeak_ring *r, const uint8_t **p)
+{
+    struct culeak_ring_header *h = r->h;
+    for (;;) {
+        uint64_t tail = h->tail, commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
+        if (tail >= commit)
+            return 0;
+        uint64_t off = tail & (r->size - 1), end = off + (commit - tail);
+        if (end > r->size)
+            end = r->size;
+        if (r->data[off] == CULEAK_REC_PAD) { /* the writer went back to the start */
+            culeak_ring_consume(r, (size_t)(r->size - off));
+            continue;
+        }
+        /* whole records up to the commit or a PAD */
+        uint64_t at = off;
+        while (at < end && r->data[at] != CULEAK_REC_PAD) {
+            uint8_t type;
+            const uint8_t *payload;
+            size_t plen;
+            long got = culeak_next_record(r->data + at, (size_t)(end - at), &type, &payload, &plen);
+            if (got <= 0)
+                break; /* never for committed bytes: a writer that broke the ring */
+            at += (uint64_t)got;
+        }
+        *p = r->data + off;
+        return (size_t)(at - off);
+    }
+}
+
+void culeak_ring_consume(struct culeak_ring *r, size_t n)
+{
+    struct culeak_ring_header *h = r->h;
+    __atomic_store_n(&h->tail, h->tail + n, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&h->tail_gen, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->waiting, __ATOMIC_SEQ_CST))
+        futex_wake(&h->tail_gen);
+}
