@@ -3,7 +3,10 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,12 +28,33 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
         errno = EINVAL;
         return -1;
     }
+    size_t total = CULEAK_RING_HEADER + data_size;
+    void *p = MAP_FAILED;
+    if (!fd) { /* a process's own ring: anonymous memory */
+        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        struct culeak_ring_header *h = p;
+        memcpy(h->magic, CULEAK_RING_MAGIC, sizeof h->magic);
+        h->size = data_size;
+        return ring_attach(p, data_size, r);
+    }
     int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC);
     if (f < 0)
         return -1;
-    size_t total = CULEAK_RING_HEADER + data_size;
-    void *p = MAP_FAILED;
-    if (ftruncate(f, (off_t)total) == 0)
+    /* A file size limit (RLIMIT_FSIZE) holds for a memfd too: past it ftruncate must fail
+     * with EFBIG, never kill the process with SIGXFSZ (a pending one it caused is taken back). */
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    int sized = ftruncate(f, (off_t)total) == 0;
+    if (!sized && errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (sized)
         p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
     if (p == MAP_FAILED) {
         int e = errno;
@@ -40,11 +64,33 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
     }
     struct culeak_ring_header *h = p;
     memcpy(h->magic, CULEAK_RING_MAGIC, sizeof h->magic);
-    h->size = data_size;
-    h->pid = (uint32_t)getpid();
+    h->size = data_size; /* pid 0: not claimed yet (a launcher's ring for its job) */
     *fd = f;
     return ring_attach(p, data_size, r);
 }
+
+int culeak_ring_is_ring(int fd)
+{
+    char link[64], target[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return 0;
+    target[n] = 0;
+    if (strncmp(target, "/memfd:culeak-ring", 18) != 0)
+        return 0;
+    char magic[8];
+    return pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
+           memcmp(magic, CULEAK_RING_MAGIC, sizeof magic) == 0;
+}
+
+int culeak_ring_claim(struct culeak_ring *r, uint32_t pid)
+{
+    uint32_t none = 0;
+    return __atomic_compare_exchange_n(&r->h->pid, &none, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 0 : -1;
+}
+
+void culeak_ring_end(struct culeak_ring *r) { __atomic_store_n(&r->h->ended, 1, __ATOMIC_RELEASE); }
 
 int culeak_ring_map(int fd, struct culeak_ring *r)
 {

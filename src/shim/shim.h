@@ -158,6 +158,10 @@ void culeak_self_range_init(void);
 /* Sets up the stream on fd (connected or opened); is_socket enables commands and holds.
  * t0 is HELLO's monotonic time (the base of the first dt). Returns -1 when out of memory. */
 int culeak_stream_open(int fd, int is_socket, uint64_t t0);
+struct culeak_ring;
+/* Sets up the stream on a ring shared with culeak's reader (mapped, claimed, its path
+ * written): records go there and nowhere else. -1 when out of memory. */
+int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0);
 /* Starts the flush thread (after MAGIC, HELLO and MODULES are appended). */
 void culeak_stream_start_flusher(void);
 /* Appends a complete record (not an EVENT). */
