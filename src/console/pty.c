@@ -2,6 +2,7 @@
  * terminal, and the console's Ctrl-C never reaches it. */
 #include "pty.h"
 #include "launch.h"
+#include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        server_job_limits(); /* the console's own limit is not the job's */
         if (culeak_setenv_for_child(NULL, socket_path, depth) != 0) {
             dprintf(errpipe[1], "cannot find libculeak.so");
             _exit(127);
