@@ -384,6 +384,15 @@ static void take_ring(void)
     close((int)fd);
 }
 
+/* Tracing is set up: it starts at the next traced call (culeak_ensure_started). */
+static void arm(void)
+{
+    static int armed;
+    if (!armed++)
+        pthread_atfork(NULL, NULL, fork_child);
+    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void culeak_init(void)
 {
     culeak_self_range_init();
@@ -408,8 +417,33 @@ __attribute__((constructor)) static void culeak_init(void)
         culeak_ring_unmap(&given);
         return;
     }
-    pthread_atfork(NULL, NULL, fork_child);
-    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+    arm();
+}
+
+int culeak_stream_setup(const char *endpoint)
+{
+    static const char ring[] = "ring:", console[] = "console:", output[] = "output:";
+    int st = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if ((st != CULEAK_INERT && st != CULEAK_IDLE) || !endpoint)
+        return -1;
+    const char *path = strchr(endpoint, ':');
+    if (!path || path[1] != '/')
+        return -1;
+    char *copy = strdup(path + 1);
+    if (!copy)
+        return -1;
+    if (!strncmp(endpoint, ring, sizeof ring - 1)) {
+        ring_socket = copy;
+    } else if (!strncmp(endpoint, console, sizeof console - 1)) {
+        socket_path = copy;
+    } else if (!strncmp(endpoint, output, sizeof output - 1)) {
+        output_path = copy;
+    } else {
+        free(copy);
+        return -1;
+    }
+    arm();
+    return 0;
 }
 
 __attribute__((destructor)) static void culeak_fini(void)

@@ -32,6 +32,14 @@ extern int culeak_free_stacks;
  * HOLD_NEW on, so the first allocations wait until the console has said what to watch. */
 extern int culeak_hold_at_start;
 
+/* The stream's set-up for a shim loaded into a process that runs already (attach), where
+ * no CULEAK_* variable was read at load: endpoint is "ring:PATH" (a ring of the process's
+ * own is handed over to culeak's reader listening at PATH, culeak-stream(5) The ring),
+ * "console:PATH" (a console's socket) or "output:PATH" (the recording: written by the
+ * reader of a ring, else by the shim itself); called once for each, before the first
+ * traced call. Tracing starts at the next traced call. 0, or -1 (tracing started
+ * already, or a bad endpoint). */
+int culeak_stream_setup(const char *endpoint);
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
