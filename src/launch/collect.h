@@ -5,6 +5,8 @@
 #ifndef CULEAK_COLLECT_H
 #define CULEAK_COLLECT_H
 
+#include <stddef.h>
+
 struct culeak_collector;
 
 /* A hand-over socket in a private directory and the ring for the program about to be
@@ -16,8 +18,8 @@ int culeak_collector_child_env(struct culeak_collector *c);
 /* In the parent once the child is started: its copy of the child's descriptor closed. */
 void culeak_collector_started(struct culeak_collector *c);
 /* Waits up to timeout_ms for a hand-over, takes those that came, and writes what the
- * rings hold into their recordings. */
-void culeak_collector_poll(struct culeak_collector *c, int timeout_ms);
+ * rings hold into their recordings: the bytes written. */
+size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms);
 /* 1 while a process that writes one of the rings lives and has not ended its stream. */
 int culeak_collector_busy(struct culeak_collector *c);
 /* Takes the last hand-overs and records, closes the recordings, removes the socket. */

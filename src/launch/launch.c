@@ -317,8 +317,10 @@ int culeak_exit_code(int wstatus)
     return 1;
 }
 
-/* How often the rings are read while the job runs. */
-#define POLL_MS 5
+/* How often the rings are read while the job runs: soon again while events come (a
+ * ring holds a few milliseconds of them), less often while none do. */
+#define POLL_BUSY_MS 1
+#define POLL_IDLE_MS 10
 
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
@@ -345,10 +347,11 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
     sigaction(SIGINT, &ign, &oldint);
     sigaction(SIGQUIT, &ign, &oldquit);
     int st = 0, reaped = 0;
+    size_t got = 0;
     /* as strace -f: until the program and every traced process it started have ended */
     while (!reaped || (c && culeak_collector_busy(c))) {
         if (c)
-            culeak_collector_poll(c, reaped ? POLL_MS * 4 : POLL_MS);
+            got = culeak_collector_poll(c, got ? POLL_BUSY_MS : POLL_IDLE_MS);
         pid_t w = waitpid(pid, &st, reaped ? WNOHANG : c ? WNOHANG : 0);
         if (w == pid)
             reaped = 1;

@@ -20,7 +20,7 @@
  *                        at load, before the program runs (culeak-stream(5), The ring)
  *   CULEAK_RING_SOCKET=PATH  where a process without such a ring (a forked child, an
  *                        exec'd program) hands over a ring of its own, at its start
- *   CULEAK_RING_SIZE=N   a ring's data area in bytes (a power of two; default 4 MiB)
+ *   CULEAK_RING_SIZE=N   a ring's data area in bytes (a power of two; default 1 MiB)
  * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. With a
  * ring, the recording at CULEAK_OUTPUT is written by culeak's reader, not the shim. */
 #include "outpath.h"
@@ -50,7 +50,7 @@ int culeak_hold_at_start;
 
 static const char *socket_path, *output_path, *ring_socket;
 static struct culeak_ring given; /* CULEAK_RING_FD's ring, claimed at load; h NULL: none */
-static size_t ring_size = 4u << 20;
+static size_t ring_size = 1u << 20; /* as culeak's own (src/launch/collect.c) */
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
 static int forked_child;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PRIVATE_RING (1u << 20)
+#define PRIVATE_RING (128u << 10)
 #define WAIT_MS 50
 #define LOST_MAX (CULEAK_REC_SHORT + 3 * CULEAK_UVARINT_MAX)
 #define FLUSH_MS 15
