@@ -497,6 +497,11 @@ void console_leak_report(struct console *c)
     struct report_summary sum;
     char *text = NULL;
     size_t len = 0;
+    if (model_process_count(c->u.m) == 0) { /* not "no leaks": nothing was seen */
+        outbuf_add_line(&c->u.out, "[culeak] ==== no leak report: no process of the job connected (it made no "
+                                   "CUDA call culeak saw) ====");
+        return;
+    }
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return;
