@@ -22,6 +22,7 @@ allocs() { "$B/culeak" dump "$1" 2>/dev/null | grep -c '"type":"alloc".*"size":4
 
 # killed at once after 3 allocations: all 3 recorded, the job's status kept
 for how in "9" "10" "14" "$(( $(kill -l RTMIN) + 3 ))" "11 reraise"; do
+    # shellcheck disable=SC2086 # split on purpose: SIGNAL [reraise]
     set -- $how
     "$B/culeak" record -o "$T/k.culeak" -- "$H" killnow 3 "$@" >"$T/out" 2>"$T/err"
     rc=$?
