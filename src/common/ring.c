@@ -37,6 +37,7 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
         struct culeak_ring_header *h = p;
         memcpy(h->magic, CULEAK_RING_MAGIC, sizeof h->magic);
         h->size = data_size;
+        h->pad_at = UINT64_MAX;
         return ring_attach(p, data_size, r);
     }
     int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC);
@@ -65,6 +66,7 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
     struct culeak_ring_header *h = p;
     memcpy(h->magic, CULEAK_RING_MAGIC, sizeof h->magic);
     h->size = data_size; /* pid 0: not claimed yet (a launcher's ring for its job) */
+    h->pad_at = UINT64_MAX;
     *fd = f;
     return ring_attach(p, data_size, r);
 }
@@ -152,6 +154,7 @@ uint8_t *culeak_ring_reserve(struct culeak_ring *r, size_t len, int wait_ms)
         __atomic_store_n(&h->waiting, 0, __ATOMIC_RELAXED);
     }
     if (len >= to_end) { /* the rest of the area is filler: one PAD byte says so */
+        __atomic_store_n(&h->pad_at, head, __ATOMIC_RELAXED); /* the reader finds it there, walking no record */
         r->data[off] = CULEAK_REC_PAD;
         h->head = head + to_end;
         off = 0;
@@ -193,23 +196,18 @@ size_t culeak_ring_peek(struct culeak_ring *r, const uint8_t **p)
         uint64_t off = tail & (r->size - 1), end = off + (commit - tail);
         if (end > r->size)
             end = r->size;
-        if (r->data[off] == CULEAK_REC_PAD) { /* the writer went back to the start */
+        /* Committed bytes are whole records, up to the PAD of this lap if there is one:
+         * pad_at was stored before the commit that covers it, and the writer cannot
+         * pad again before the reader has passed it. */
+        uint64_t pad = __atomic_load_n(&h->pad_at, __ATOMIC_RELAXED);
+        if (pad == tail) { /* the writer went back to the start */
             culeak_ring_consume(r, (size_t)(r->size - off));
             continue;
         }
-        /* whole records up to the commit or a PAD */
-        uint64_t at = off;
-        while (at < end && r->data[at] != CULEAK_REC_PAD) {
-            uint8_t type;
-            const uint8_t *payload;
-            size_t plen;
-            long got = culeak_next_record(r->data + at, (size_t)(end - at), &type, &payload, &plen);
-            if (got <= 0)
-                break; /* never for committed bytes: a writer that broke the ring */
-            at += (uint64_t)got;
-        }
+        if (pad > tail && pad - tail < end - off)
+            end = off + (pad - tail);
         *p = r->data + off;
-        return (size_t)(at - off);
+        return (size_t)(end - off);
     }
 }
 

@@ -32,7 +32,8 @@ struct culeak_ring_header {
     uint8_t pad3[48];
     uint64_t lost, lost_first, lost_last; /* writer: events dropped, their seqs */
     uint64_t lost_told;          /* writer: how many of them a LOST record said */
-    uint8_t pad4[32];
+    uint64_t pad_at;             /* writer: where its last PAD is (~0: none yet) */
+    uint8_t pad4[24];
     uint32_t pid, ended;         /* writer: its process, and 1 once it ended */
     uint32_t path_shared;        /* writer: 1 when path is the job's shared name (the first
                                   * process takes it, the others add .PID) */
