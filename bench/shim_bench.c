@@ -19,6 +19,10 @@
  * glibc's fast bins off (GLIBC_TUNABLES=glibc.malloc.mxfast=0): with them, the fake
  * driver's aligned_alloc consolidates them at every allocation.
  *
+ * SHIM_BENCH_CULEAK=PATH (the culeak program) runs culeak's side under `culeak record`:
+ * the events go into a ring that the culeak process reads and writes to the file, and
+ * the figure is the program's CPU time alone, as heaptrack's below is.
+ *
  * heaptrack runs as its preload library alone, writing its raw data straight to a file
  * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
  * which the program waits for when it falls behind).
@@ -305,9 +309,15 @@ int main(int argc, char **argv)
     static const struct { int depth, stacks; } shapes[] = {{8, 1}, {32, 1}, {64, 1}, {32, MANY_STACKS}};
     enum { NSHAPES = sizeof shapes / sizeof *shapes };
     static struct series shim[NSHAPES], fake[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
-    char env[2 * PATH_MAX + 200], htpre[PATH_MAX + 600];
+    char env[3 * PATH_MAX + 200], htpre[PATH_MAX + 600];
     /* Both keep up to 64 frames: heaptrack's limit, and culeak's CULEAK_DEPTH=64. */
-    snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
+    /* SHIM_BENCH_CULEAK=PATH/culeak: the program runs under `culeak record` instead, its
+     * events in a ring the culeak process reads (whose CPU time is not the program's) */
+    const char *rec = getenv("SHIM_BENCH_CULEAK");
+    if (rec && *rec)
+        snprintf(env, sizeof env, "env CULEAK_LIB='%s' CULEAK_DEPTH=64 '%s' record -o '%s' --", c.shim, rec, c.out);
+    else
+        snprintf(env, sizeof env, "env LD_PRELOAD='%s' CULEAK_OUTPUT='%s' CULEAK_DEPTH=64", c.shim, c.out);
     snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
     printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (bench\n"
            "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"

@@ -276,6 +276,11 @@ int cmd_check(int argc, char **argv)
     int incomplete = damaged;
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
+        if (mp->lost_events) {
+            cli_fail(&cli_check, "process %llu: %llu events lost while the reader was stopped (its ring was full)",
+                     (unsigned long long)mp->pid, (unsigned long long)mp->lost_events);
+            incomplete++;
+        }
         if (!mp->exited && !mp->truncated && !mp->corrupt) {
             cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
                                  "SIGKILL, or the recording could not be written)",

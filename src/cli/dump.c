@@ -149,6 +149,13 @@ static int dump_exit(void *ctx, const struct culeak_exit *x)
     return 0;
 }
 
+static int dump_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
+{
+    fprintf(((struct dump_state *)ctx)->out, "{\"type\":\"lost\",\"count\":%" PRIu64 ",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64 "}\n",
+            count, first, last);
+    return 0;
+}
+
 static int dump_note(void *ctx, struct culeak_str s)
 {
     FILE *f = ((struct dump_state *)ctx)->out;
@@ -180,7 +187,7 @@ int cmd_dump(int argc, char **argv)
         struct culeak_sink sink = {
             .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
             .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
-            .pyframe = dump_pyframe,
+            .pyframe = dump_pyframe, .lost = dump_lost,
         };
         char err[512];
         int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);

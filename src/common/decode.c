@@ -224,6 +224,12 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
             return fail(d, at, "truncated PYFRAME record");
         return d->sink.pyframe ? d->sink.pyframe(d->sink.ctx, &f) : 0;
     }
+    case CULEAK_REC_LOST: {
+        uint64_t count = culeak_get_u(&c), first = culeak_get_u(&c), last = culeak_get_u(&c);
+        if (c.bad)
+            return fail(d, at, "truncated LOST record");
+        return d->sink.lost ? d->sink.lost(d->sink.ctx, count, first, last) : 0;
+    }
     default:
         if (type >= CULEAK_CMD_WATCH && d->sink.command)
             return d->sink.command(d->sink.ctx, type, p, n);

@@ -76,6 +76,8 @@ struct culeak_sink {
     int (*pyframe)(void *ctx, const struct culeak_pyframe *f);
     /* console side: commands (types >= 64) arrive here raw; NULL skips them */
     int (*command)(void *ctx, uint8_t type, const uint8_t *payload, size_t len);
+    /* events the process dropped while its reader was stopped (a gap in the stream) */
+    int (*lost)(void *ctx, uint64_t count, uint64_t first_seq, uint64_t last_seq);
 };
 
 struct culeak_decoder {

@@ -77,3 +77,39 @@ int culeak_output_dir_writable(const char *path)
     }
     return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
 }
+
+/* A recording holds the program's arguments and environment: mode 0600, never through a
+ * symbolic link (one planted at the path would have its target overwritten). Created
+ * fresh; with replace, an existing regular file of this user is truncated instead. */
+int culeak_create_private(const char *path, int replace)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST || !replace)
+        return fd;
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int culeak_create_recording(const char *path, int shared, long pid, char *made, size_t cap)
+{
+    snprintf(made, cap, "%s", path);
+    if (!shared)
+        return culeak_create_private(path, 1);
+    int fd = culeak_create_private(path, 0);
+    if (fd >= 0 || errno != EEXIST)
+        return fd;
+    snprintf(made, cap, "%s.%ld", path, pid);
+    return culeak_create_private(made, 1);
+}

@@ -20,4 +20,14 @@ int culeak_expand_path(const char *tmpl, long pid, const char *host, const char 
  * create files in it? 0, or -1 with errno (ENOENT, ENOTDIR, EACCES, EROFS). */
 int culeak_output_dir_writable(const char *path);
 
+/* A recording holds the program's arguments and environment: created 0600, never
+ * through a symbolic link (one planted at the path would have its target overwritten),
+ * fresh; with replace, an existing regular file of this user is truncated instead. The
+ * descriptor (close-on-exec), or -1 with errno. */
+int culeak_create_private(const char *path, int replace);
+/* The recording of process pid at path; shared: path is the job's one name, which the
+ * first process takes while each other one writes path.PID. The name used goes to
+ * made[cap]. The descriptor, or -1 with errno. */
+int culeak_create_recording(const char *path, int shared, long pid, char *made, size_t cap);
+
 #endif

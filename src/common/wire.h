@@ -67,6 +67,8 @@ enum culeak_record {
     CULEAK_REC_EXIT = 6,
     CULEAK_REC_NOTE = 7,
     CULEAK_REC_PYFRAME = 8,
+    /* 9: PAD, in a ring only (ring.h) */
+    CULEAK_REC_LOST = 10, /* events dropped while the reader was stopped */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

@@ -506,6 +506,11 @@ void console_leak_report(struct console *c)
     struct report_summary sum;
     char *text = NULL;
     size_t len = 0;
+    if (model_process_count(c->u.m) == 0) { /* not "no leaks": nothing was seen */
+        outbuf_add_line(&c->u.out, "[culeak] ==== no leak report: no process of the job connected (it made no "
+                                   "CUDA call culeak saw) ====");
+        return;
+    }
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return;
@@ -746,12 +751,16 @@ static void check_job(struct console *c)
 
 static void accept_all(struct console *c)
 {
+    static int said_turned_away; /* once per console */
     for (;;) {
         int refused = 0;
         struct conn *k = server_accept(&c->srv, c->u.m, &refused);
         if (!k) {
-            if (refused)
+            if (refused == 1)
                 outbuf_add_line(&c->u.out, "[culeak] refused a connection from another user");
+            else if (refused == 2 && !said_turned_away++)
+                outbuf_add_line(&c->u.out, "[culeak] turned a process away: too many connections (descriptor "
+                                           "limit); it runs untraced");
             if (!refused)
                 return;
             continue;
@@ -845,7 +854,8 @@ static int run_loop(struct console *c)
             if (c->conns[i]->fd < 0)
                 continue;
             map[nf - conn0] = i;
-            fds[nf++] = (struct pollfd){.fd = c->conns[i]->fd, .events = POLLIN};
+            /* commands the process has not taken yet go when it can take them */
+            fds[nf++] = (struct pollfd){.fd = c->conns[i]->fd, .events = POLLIN | (c->conns[i]->outq_len ? POLLOUT : 0)};
         }
         double now = console_clock();
         int timeout = (int)((next_tick - now) * 1000);
@@ -879,6 +889,8 @@ static int run_loop(struct console *c)
             for (size_t i = conn0; i < nf; i++) {
                 if (!fds[i].revents)
                     continue;
+                if (fds[i].revents & POLLOUT)
+                    conn_flush_out(c->conns[map[i - conn0]]);
                 console_read_conn(c, map[i - conn0]);
             }
         }

@@ -3,6 +3,7 @@
 #include "pty.h"
 #include "launch.h"
 #include "inject.h"
+#include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,7 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        server_job_limits(); /* the console's own limit is not the job's */
         if (culeak_setenv_for_child(NULL, socket_path, depth) != 0) {
             dprintf(errpipe[1], "cannot find libculeak.so");
             _exit(127);

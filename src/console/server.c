@@ -9,10 +9,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#define MAX_PEERS 4096u /* processes connected at once */
+
+static struct rlimit job_nofile; /* the limit before server_open raised it: the job's */
+static int nofile_raised;
+
+void server_job_limits(void)
+{
+    if (nofile_raised)
+        setrlimit(RLIMIT_NOFILE, &job_nofile);
+}
 
 static int private_dir(const char *dir, char *err, size_t errlen)
 {
@@ -107,7 +119,7 @@ static uint64_t copy_limit(void)
 int server_open(struct server *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->lfd = -1;
+    s->lfd = s->reserve_fd = -1;
     const char *rt = getenv("XDG_RUNTIME_DIR");
     struct stat st;
     if (rt && *rt && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) && access(rt, W_OK) == 0)
@@ -142,13 +154,57 @@ int server_open(struct server *s, char *err, size_t errlen)
         return -1;
     }
     chmod(s->path, 0600);
+    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    /* each peer holds two descriptors (its socket, its copy), and some stay for the rest:
+     * the soft limit is raised as far as the hard one lets, for MAX_PEERS peers */
+    struct rlimit rl;
+    rlim_t want = 2 * MAX_PEERS + 64, lim = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+            struct rlimit up = {rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max, rl.rlim_max};
+            if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+                job_nofile = rl;
+                nofile_raised = 1;
+                rl.rlim_cur = up.rlim_cur;
+            }
+        }
+        lim = rl.rlim_cur;
+    }
+    s->max_peers = lim == RLIM_INFINITY || lim >= want ? MAX_PEERS : lim > 64 + 2 ? (unsigned)(lim - 64) / 2 : 1;
     return 0;
+}
+
+/* Takes the pending connection and closes it: too many peers, or no descriptor left
+ * (the reserved one is given up for the moment). */
+static void turn_away(struct server *s)
+{
+    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
+        close(s->reserve_fd);
+        fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0)
+            close(fd);
+        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        return;
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 struct conn *server_accept(struct server *s, struct model *m, int *refused)
 {
     *refused = 0;
+    if (s->nlive >= s->max_peers) {
+        turn_away(s);
+        *refused = 2;
+        return NULL;
+    }
     int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        turn_away(s);
+        *refused = 2;
+        return NULL;
+    }
     if (fd < 0)
         return NULL;
     struct ucred cred;
@@ -178,6 +234,7 @@ struct conn *server_accept(struct server *s, struct model *m, int *refused)
     if (c->tee_fd < 0)
         snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be created: %s", strerror(errno));
     c->srv = s;
+    s->nlive++;
     return c;
 }
 
@@ -218,40 +275,51 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
     return model_stream_feed(c->ms, buf, (size_t)n) == MODEL_FEED_CORRUPT ? -3 : n;
 }
 
+int conn_flush_out(struct conn *c)
+{
+    if (c->fd < 0)
+        return -1;
+    size_t off = 0;
+    while (off < c->outq_len) {
+        ssize_t w = send(c->fd, c->outq + off, c->outq_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    memmove(c->outq, c->outq + off, c->outq_len - off);
+    c->outq_len -= off;
+    return 0;
+}
+
 int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
 {
     if (c->fd < 0)
         return -1;
     size_t cap = CULEAK_REC_HEADROOM + (nvals + 1) * CULEAK_UVARINT_MAX;
-    uint8_t stackbuf[256];
-    uint8_t *rec = cap <= sizeof stackbuf ? stackbuf : malloc(cap);
-    if (!rec)
+    if (c->outq_len + cap > CONN_OUTQ_MAX) {
+        shutdown(c->fd, SHUT_RDWR); /* it never reads: its next read ends it */
         return -1;
+    }
+    if (c->outq_cap - c->outq_len < cap) {
+        size_t ncap = c->outq_cap ? c->outq_cap : 4096;
+        while (ncap - c->outq_len < cap)
+            ncap *= 2;
+        uint8_t *q = realloc(c->outq, ncap);
+        if (!q)
+            return -1;
+        c->outq = q;
+        c->outq_cap = ncap;
+    }
+    uint8_t *rec = c->outq + c->outq_len, *p = rec + CULEAK_REC_HEADROOM;
     size_t n = 0;
-    uint8_t *p = rec + CULEAK_REC_HEADROOM;
     for (size_t i = 0; i < nvals; i++)
         n += culeak_put_u(p + n, vals[i]);
-    size_t total = culeak_rec_finish(rec, type, n);
-    uint8_t *start = rec; /* culeak_rec_finish made the record contiguous at rec */
-    int rc = 0;
-    size_t off = 0;
-    while (off < total) {
-        ssize_t w = send(c->fd, start + off, total - off, MSG_NOSIGNAL);
-        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
-            if (errno == EAGAIN) {
-                usleep(1000);
-            }
-            continue;
-        }
-        if (w <= 0) {
-            rc = -1;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (rec != stackbuf)
-        free(rec);
-    return rc;
+    c->outq_len += culeak_rec_finish(rec, type, n);
+    return conn_flush_out(c);
 }
 
 void conn_close(struct conn *c)
@@ -262,7 +330,10 @@ void conn_close(struct conn *c)
         close(c->fd);
     if (c->tee_fd >= 0)
         close(c->tee_fd);
+    if (c->srv && c->srv->nlive)
+        c->srv->nlive--;
     model_stream_close(c->ms);
+    free(c->outq);
     free(c);
 }
 
@@ -271,6 +342,9 @@ void server_close(struct server *s)
     if (s->lfd >= 0)
         close(s->lfd);
     s->lfd = -1;
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
+    s->reserve_fd = -1;
     if (s->path[0])
         unlink(s->path);
     if (s->copies[0] && strcmp(s->copies, s->session) != 0)

@@ -20,6 +20,8 @@ struct conn {
     int tee_lost_said;      /* the console said so in the output pane */
     struct server *srv;
     void *owner;
+    uint8_t *outq;          /* commands not sent yet (the peer does not read them now) */
+    size_t outq_len, outq_cap;
 };
 
 struct server {
@@ -32,22 +34,35 @@ struct server {
     unsigned nconn_total;
     uint64_t copy_total;    /* bytes in every copy of this session */
     uint64_t copy_limit;    /* CULEAK_COPY_LIMIT (default 4 GiB): copies stop there */
+    int reserve_fd;         /* kept for EMFILE: closed to accept (and close) a peer */
+    unsigned nlive;         /* connections open now */
+    unsigned max_peers;     /* at most this many at once (from RLIMIT_NOFILE) */
 };
 
 /* Creates the private directory (checked: owned by us, mode 0700), the socket and the
  * session directories, after removing those of consoles of this user that died (killed
  * before they could clean up). 0, or -1 with err. */
 int server_open(struct server *s, char *err, size_t errlen);
+/* In the job's process before exec: the descriptor limit server_open raised for the
+ * console goes back to what it was. */
+void server_job_limits(void);
 /* Accepts one pending connection, with a stream into m; NULL when none or refused
- * (another user: *refused set). */
+ * (*refused: 1 another user, 2 too many peers or no descriptor left; the connection is
+ * closed, so a pending one never keeps the listening socket readable). */
 struct conn *server_accept(struct server *s, struct model *m, int *refused);
 /* Reads what is available: >0 bytes fed, 0 on end of stream, -1 on error, -2 would block.
  * Bytes go to the copy and the model (corrupt stream: -3, model_stream_error says why).
  * A copy that cannot be written, or would pass the session's limit, stops: tee_lost says
  * why, and `save` reports it. */
 long conn_pump(struct conn *c, uint8_t *buf, size_t cap);
-/* Sends a command record (wire.h). 0, or -1 when the connection is gone. */
+/* Sends a command record (wire.h), never waiting: what the peer does not take now is
+ * queued and sent by conn_flush_out. 0, or -1 when the connection is gone or its queue
+ * passed CONN_OUTQ_MAX (a peer that never reads: it is shut down, and its next read
+ * ends it). */
 int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals);
+#define CONN_OUTQ_MAX (1u << 20)
+/* Sends what is queued, as much as the peer takes now. -1 when the connection is gone. */
+int conn_flush_out(struct conn *c);
 void conn_close(struct conn *c); /* closes the fd and frees; the tee file stays */
 /* Removes the socket and the session directories (with the copies). */
 void server_close(struct server *s);

@@ -1,5 +1,6 @@
 /* Starting a program under the shim: finding libculeak.so and setting the environment. */
 #include "launch.h"
+#include "collect.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int exists(const char *p) { return access(p, R_OK) == 0; }
@@ -315,27 +317,48 @@ int culeak_exit_code(int wstatus)
     return 1;
 }
 
+/* How often the rings are read while the job runs: soon again while events come (a
+ * ring holds a few milliseconds of them), less often while none do. */
+#define POLL_BUSY_MS 1
+#define POLL_IDLE_MS 10
+
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
+    /* the job's processes write rings this process reads (culeak-stream(5), The ring);
+     * without one they write their recordings themselves */
+    struct culeak_collector *c = culeak_collector_new();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "culeak: fork: %s\n", strerror(errno));
+        culeak_collector_free(c);
         return -1;
     }
     if (pid == 0) {
-        if (culeak_setenv_for_child(output_file, NULL, depth) != 0)
+        if (culeak_setenv_for_child(output_file, NULL, depth) != 0 || (c && culeak_collector_child_env(c) != 0))
             _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "culeak: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    if (c)
+        culeak_collector_started(c);
     /* The program owns the terminal's Ctrl-C: culeak waits for it to react. */
     struct sigaction ign = {.sa_handler = SIG_IGN}, oldint, oldquit;
     sigaction(SIGINT, &ign, &oldint);
     sigaction(SIGQUIT, &ign, &oldquit);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    int st = 0, reaped = 0;
+    size_t got = 0;
+    /* as strace -f: until the program and every traced process it started have ended */
+    while (!reaped || (c && culeak_collector_busy(c))) {
+        if (c)
+            got = culeak_collector_poll(c, got ? POLL_BUSY_MS : POLL_IDLE_MS);
+        pid_t w = waitpid(pid, &st, reaped ? WNOHANG : c ? WNOHANG : 0);
+        if (w == pid)
+            reaped = 1;
+        else if (w < 0 && errno != EINTR)
+            reaped = 1;
+    }
+    culeak_collector_free(c);
     sigaction(SIGINT, &oldint, NULL);
     sigaction(SIGQUIT, &oldquit, NULL);
     return st;

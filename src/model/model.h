@@ -106,6 +106,7 @@ struct model_observer {
     void (*mark)(void *ctx, int proc, const struct culeak_mark *mk);
     void (*exit)(void *ctx, int proc);
     void (*note)(void *ctx, int proc, const char *text, size_t len);
+    void (*lost)(void *ctx, int proc, uint64_t count); /* a gap: events dropped */
 };
 void model_set_observer(struct model *m, const struct model_observer *obs);
 
@@ -135,6 +136,7 @@ struct model_process {
     uint64_t bad_stacks;       /* events naming an unknown stack id: counted at stack 0 */
     uint64_t notes;
     const char *last_note;
+    uint64_t lost_events;      /* dropped while the reader was stopped (LOST records) */
 };
 
 int model_process_count(const struct model *m);

@@ -119,9 +119,10 @@ void report_json_processes(FILE *f, struct model *m, const struct report_options
             json_write_cstr(f, p->argv[a]);
         }
         fprintf(f, "],\"exited\":%s,\"truncated\":%s,\"corrupt\":%s,\"events\":%" PRIu64
-                   ",\"peak_device_bytes\":%" PRIu64 ",\"failed_allocs\":%" PRIu64 ",\"unknown_frees\":%" PRIu64 "}",
+                   ",\"peak_device_bytes\":%" PRIu64 ",\"failed_allocs\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
+                   ",\"lost_events\":%" PRIu64 "}",
                 p->exited ? "true" : "false", p->truncated ? "true" : "false", p->corrupt ? "true" : "false",
-                p->events, c.peak_bytes, p->failed_allocs, p->unknown_frees);
+                p->events, c.peak_bytes, p->failed_allocs, p->unknown_frees, p->lost_events);
     }
     putc(']', f);
 }

@@ -86,6 +86,8 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
             fprintf(f, " [%" PRIu64 " frees of unknown addresses]", p->unknown_frees);
         if (p->failed_allocs)
             fprintf(f, " [%" PRIu64 " failed allocations]", p->failed_allocs);
+        if (p->lost_events)
+            fprintf(f, " [%" PRIu64 " events lost while the reader was stopped]", p->lost_events);
         fputc('\n', f);
         if (o->what == REPORT_PEAK) {
             struct model_counter c;

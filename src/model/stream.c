@@ -188,6 +188,20 @@ static int on_note(void *ctx, struct culeak_str text)
     return 0;
 }
 
+static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
+{
+    struct model_stream *s = ctx;
+    (void)first;
+    (void)last;
+    if (s->duplicate)
+        return 0;
+    model_changed(s->m);
+    s->p->pub.lost_events += count;
+    if (s->m->obs.lost)
+        s->m->obs.lost(s->m->obs.ctx, s->p->pub.index, count);
+    return 0;
+}
+
 struct model_stream *model_stream_open(struct model *m)
 {
     struct model_stream *s = calloc(1, sizeof *s);
@@ -197,6 +211,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
         .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
+        .lost = on_lost,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;

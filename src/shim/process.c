@@ -15,19 +15,29 @@
  *   CULEAK_FREE_STACKS=1 frees carry their stack, device and context too
  *   CULEAK_UNWIND_CHECK=1 every stack is also taken by libunwind alone; a NOTE at exit
  *                        says how many differed (for tests)
- * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. */
+ *   CULEAK_RING_FD=N     (set by culeak for the program it starts) the descriptor of a
+ *                        ring shared with culeak's reader: mapped, claimed and closed
+ *                        at load, before the program runs (culeak-stream(5), The ring)
+ *   CULEAK_RING_SOCKET=PATH  where a process without such a ring (a forked child, an
+ *                        exec'd program) hands over a ring of its own, at its start
+ *   CULEAK_RING_SIZE=N   a ring's data area in bytes (a power of two; default 1 MiB)
+ * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. With a
+ * ring, the recording at CULEAK_OUTPUT is written by culeak's reader, not the shim. */
 #include "outpath.h"
+#include "ring.h"
 #include "shim.h"
 #include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +49,9 @@ int culeak_free_stacks;
 int culeak_hold_at_start;
 int culeak_attached;
 
-static const char *socket_path, *output_path;
+static const char *socket_path, *output_path, *ring_socket;
+static struct culeak_ring given; /* CULEAK_RING_FD's ring, claimed at load; h NULL: none */
+static size_t ring_size = 1u << 20; /* as culeak's own (src/launch/collect.c) */
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
 static int forked_child;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -88,30 +100,6 @@ static int expand_path(const char *tmpl, char *out, size_t cap)
     return has_pid || forked_child;
 }
 
-/* A recording holds the program's arguments and environment: mode 0600, never through a
- * symbolic link (one planted at the path would have its target overwritten). Created
- * fresh; with replace, an existing regular file of this user is truncated instead. */
-static int create_private(const char *path, int replace)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 || errno != EEXIST || !replace)
-        return fd;
-    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
-        close(fd);
-        errno = EPERM;
-        return -1;
-    }
-    if (fd >= 0 && ftruncate(fd, 0) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
 static int open_output(int *is_socket)
 {
     if (socket_path) {
@@ -144,16 +132,71 @@ static int open_output(int *is_socket)
         return fd;
     }
     *is_socket = 0;
-    char path[4096];
-    if (expand_path(output_path, path, sizeof path) || !output_exclusive)
-        return create_private(path, 1);
-    /* a path shared by the job: the first process takes it, the others add their pid */
-    int fd = create_private(path, 0);
-    if (fd >= 0 || errno != EEXIST)
-        return fd;
-    size_t n = strlen(path);
-    snprintf(path + n, sizeof path - n, ".%d", (int)getpid());
-    return create_private(path, 1);
+    char path[4096], made[4200];
+    int shared = !expand_path(output_path, path, sizeof path) && output_exclusive;
+    return culeak_create_recording(path, shared, (long)getpid(), made, sizeof made);
+}
+
+/* A ring of this process's own, handed over once to the reader listening at
+ * ring_socket (SCM_RIGHTS; the reader must be this user, SO_PEERCRED); neither
+ * descriptor stays open. 0, or -1 (no ring). */
+static int ring_handover(struct culeak_ring *r)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(ring_socket) >= sizeof a.sun_path)
+        return -1;
+    strcpy(a.sun_path, ring_socket);
+    int rfd = -1;
+    if (culeak_ring_create(ring_size, &rfd, r) != 0)
+        return -1;
+    culeak_ring_claim(r, (uint32_t)getpid());
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), ok = 0;
+    if (fd >= 0) {
+        int c;
+        while ((c = connect(fd, (struct sockaddr *)&a, sizeof a)) < 0 && errno == EINTR)
+            ;
+        struct ucred cr;
+        socklen_t crl = sizeof cr;
+        if (c == 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.uid == geteuid()) {
+            char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
+            memset(ctl, 0, sizeof ctl);
+            struct iovec iov = {&byte, 1};
+            struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+            cm->cmsg_level = SOL_SOCKET;
+            cm->cmsg_type = SCM_RIGHTS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &rfd, sizeof rfd);
+            ssize_t k;
+            while ((k = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+                ;
+            ok = k == 1;
+        }
+        close(fd);
+    }
+    close(rfd);
+    if (!ok)
+        culeak_ring_unmap(r);
+    return ok ? 0 : -1;
+}
+
+/* The ring shared with culeak's reader, when there is one: the one given at load, else
+ * one handed over now; the recording's path written in its header. 0, or -1. */
+static int shared_ring(struct culeak_ring *r)
+{
+    if (given.h) {
+        *r = given;
+        given.h = NULL;
+    } else if (!ring_socket || ring_handover(r) != 0) {
+        return -1;
+    }
+    if (output_path) {
+        char path[CULEAK_RING_PATH_MAX];
+        int own = expand_path(output_path, path, sizeof path);
+        memcpy(r->h->path, path, sizeof path);
+        r->h->path_shared = !own && output_exclusive;
+    }
+    return 0;
 }
 
 /* A growable HELLO payload: only the shim's start uses it, so plain malloc is fine. */
@@ -271,11 +314,23 @@ int culeak_ensure_started(void)
     if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_IDLE) {
         int is_socket = 0;
         uint64_t t0 = culeak_now_ns();
-        int fd = open_output(&is_socket);
+        struct culeak_ring r;
+        int shared = !socket_path && shared_ring(&r) == 0;
+        /* without culeak's reader (gone, or never there) the shim writes the file itself */
+        int fd = shared ? INT_MAX : open_output(&is_socket);
         size_t hlen = 0;
         uint8_t *hello = fd >= 0 ? hello_record(t0, !is_socket, &hlen) : NULL;
         char why[600];
-        if (fd < 0) {
+        if (shared && (!hello || !modules || culeak_stream_open_shared(&r, t0) < 0)) {
+            culeak_ring_unmap(&r);
+            culeak_stop("out of memory at start; the program runs untraced");
+        } else if (shared) {
+            __atomic_store_n(&culeak_state, CULEAK_ACTIVE, __ATOMIC_RELEASE);
+            culeak_stream_append(hello, hlen);
+            culeak_stream_append(modules, mlen);
+            culeak_stream_start_flusher();
+            culeak_abrupt_end_arm();
+        } else if (fd < 0) {
             snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
                      is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
                      strerror(errno));
@@ -285,7 +340,6 @@ int culeak_ensure_started(void)
             culeak_stop("out of memory at start; the program runs untraced");
         } else {
             __atomic_store_n(&culeak_state, CULEAK_ACTIVE, __ATOMIC_RELEASE);
-            culeak_stream_append((const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN);
             culeak_stream_append(hello, hlen);
             culeak_stream_append(modules, mlen);
             culeak_stream_start_flusher();
@@ -309,6 +363,8 @@ static void fork_child(void)
     culeak_py_fork_child();
     culeak_backward_fork_child();
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if (given.h) /* the parent's, unused: never this process's */
+        culeak_ring_unmap(&given);
     if (s == CULEAK_ACTIVE || s == CULEAK_IDLE) {
         culeak_stream_reset_child();
         forked_child = 1;
@@ -317,9 +373,39 @@ static void fork_child(void)
     }
 }
 
+/* CULEAK_RING_FD: the ring culeak made for the program it starts. Mapped, claimed (a
+ * program exec'd later must make its own) and closed before the program runs; a number
+ * that is not culeak's ring is the program's and left alone. */
+static void take_ring(void)
+{
+    const char *rs = getenv("CULEAK_RING_SIZE"), *rf = getenv("CULEAK_RING_FD"), *sock = getenv("CULEAK_RING_SOCKET");
+    unsigned long long size = rs && *rs ? strtoull(rs, NULL, 10) : 0;
+    if (size >= 4096 && size <= (1ull << 30) && !(size & (size - 1)))
+        ring_size = (size_t)size;
+    ring_socket = sock && *sock ? strdup(sock) : NULL;
+    if (!rf || !*rf)
+        return;
+    char *end;
+    long fd = strtol(rf, &end, 10);
+    unsetenv("CULEAK_RING_FD");
+    if (*end || fd < 3 || fd > INT_MAX || !culeak_ring_is_ring((int)fd))
+        return;
+    if (culeak_ring_map((int)fd, &given) == 0 && culeak_ring_claim(&given, (uint32_t)getpid()) != 0)
+        culeak_ring_unmap(&given);
+    close((int)fd);
+}
+
+/* Tracing is set up: it starts at the next traced call (culeak_ensure_started). */
+static void arm(void)
+{
+    static int armed;
+    if (!armed++)
+        pthread_atfork(NULL, NULL, fork_child);
+    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+}
+
 int culeak_attach_configure(const char *path)
 {
-    static int fork_handler;
     char *copy = strdup(path);
     if (!copy)
         return -1;
@@ -337,10 +423,7 @@ int culeak_attach_configure(const char *path)
     output_path = NULL;
     culeak_hold_at_start = 0;
     __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);
-    if (!fork_handler)
-        pthread_atfork(NULL, NULL, fork_child);
-    fork_handler = 1;
-    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+    arm();
     pthread_mutex_unlock(&start_mu);
     return 0;
 }
@@ -364,10 +447,38 @@ __attribute__((constructor)) static void culeak_init(void)
     culeak_hold_at_start = hs && strcmp(hs, "1") == 0;
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
-    if (!socket_path && !output_path)
+    take_ring();
+    if (!socket_path && !output_path) {
+        culeak_ring_unmap(&given);
         return;
-    pthread_atfork(NULL, NULL, fork_child);
-    __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
+    }
+    arm();
+}
+
+int culeak_stream_setup(const char *endpoint)
+{
+    static const char ring[] = "ring:", console[] = "console:", output[] = "output:";
+    int st = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    if ((st != CULEAK_INERT && st != CULEAK_IDLE) || !endpoint)
+        return -1;
+    const char *path = strchr(endpoint, ':');
+    if (!path || path[1] != '/')
+        return -1;
+    char *copy = strdup(path + 1);
+    if (!copy)
+        return -1;
+    if (!strncmp(endpoint, ring, sizeof ring - 1)) {
+        ring_socket = copy;
+    } else if (!strncmp(endpoint, console, sizeof console - 1)) {
+        socket_path = copy;
+    } else if (!strncmp(endpoint, output, sizeof output - 1)) {
+        output_path = copy;
+    } else {
+        free(copy);
+        return -1;
+    }
+    arm();
+    return 0;
 }
 
 __attribute__((destructor)) static void culeak_fini(void)

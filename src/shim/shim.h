@@ -40,6 +40,14 @@ extern int culeak_attached;
  * is traced), -1 when out of memory. */
 int culeak_attach_configure(const char *path);
 
+/* The stream's set-up for a shim loaded into a process that runs already (attach), where
+ * no CULEAK_* variable was read at load: endpoint is "ring:PATH" (a ring of the process's
+ * own is handed over to culeak's reader listening at PATH, culeak-stream(5) The ring),
+ * "console:PATH" (a console's socket) or "output:PATH" (the recording: written by the
+ * reader of a ring, else by the shim itself); called once for each, before the first
+ * traced call. Tracing starts at the next traced call. 0, or -1 (tracing started
+ * already, or a bad endpoint). */
+int culeak_stream_setup(const char *endpoint);
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
@@ -166,6 +174,10 @@ void culeak_self_range_init(void);
 /* Sets up the stream on fd (connected or opened); is_socket enables commands and holds.
  * t0 is HELLO's monotonic time (the base of the first dt). Returns -1 when out of memory. */
 int culeak_stream_open(int fd, int is_socket, uint64_t t0);
+struct culeak_ring;
+/* Sets up the stream on a ring shared with culeak's reader (mapped, claimed, its path
+ * written): records go there and nowhere else. -1 when out of memory. */
+int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0);
 /* Starts the flush thread (after MAGIC, HELLO and MODULES are appended). */
 void culeak_stream_start_flusher(void);
 /* Appends a complete record (not an EVENT). */

@@ -1,14 +1,25 @@
-/* The outgoing stream: a double buffer filled under one lock, written by a flush thread
- * every FLUSH_MS (so a live console stays current) or by the appending thread when the
- * buffer is full (blocking: backpressure, nothing is dropped). On a socket, the flush
- * thread also reads the console's commands, and threads whose allocation the console
- * holds wait here for RELEASE.
+/* The outgoing stream: records are encoded under one lock straight into a ring
+ * (src/common/ring.h, culeak-stream(5) "The ring"), committed with a release store: no
+ * system call per event.
+ *
+ * A shared ring (launched by culeak: record, check) is drained by the culeak process
+ * itself, which maps the same memory: what is committed survives the process, SIGKILL
+ * included, and the process keeps no descriptor for it. When it is full the writer waits
+ * for the reader at most WAIT_MS, then drops the event and counts it; the next record
+ * that fits is preceded by a LOST record. While such a gap is open it does not wait again.
+ *
+ * A private ring (a console's socket, or CULEAK_OUTPUT without culeak's reader) is
+ * drained by the process: by a flush thread every FLUSH_MS (so a live console stays
+ * current) or by the appending thread when the ring is full (blocking: backpressure,
+ * nothing is dropped). On a socket, the flush thread also reads the console's commands,
+ * and threads whose allocation the console holds wait here for RELEASE.
  *
  * Lock order: write_mu -> lk -> hold_mu. Nothing waits for I/O while holding lk. */
 #include "shim.h"
 #include "apis.h"
 #include "wire.h"
 #include "stream_lock.h"
+#include "ring.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -21,7 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_SIZE (64u << 10)
+#define PRIVATE_RING (128u << 10)
+#define WAIT_MS 50
+#define LOST_MAX (CULEAK_REC_SHORT + 3 * CULEAK_UVARINT_MAX)
 #define FLUSH_MS 15
 #define FRAME_MAX (CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX)
 #define EVENT_MAX (CULEAK_REC_HEADROOM + 14 * CULEAK_UVARINT_MAX)
@@ -35,10 +48,12 @@ struct waiter {
 
 struct stream {
     struct culeak_slock lk;   /* buffer, trace tree, seq, watch settings (stream_lock.h) */
-    pthread_mutex_t write_mu; /* one writer at a time, in buffer order */
-    uint8_t *cur, *spare;
-    size_t len, cap, spare_cap;
+    pthread_mutex_t write_mu; /* a private ring's drain: one at a time */
+    struct culeak_ring ring;
+    int shared;               /* the ring is drained by culeak's reader */
+    uint8_t *w0, *w;          /* the record being written: its start, the write position */
     int fd, is_socket;
+    int magic_out;            /* a private ring's MAGIC is written (it is no record) */
     uint64_t seq, t_last;
     struct culeak_tree *tree;
     uint64_t *watch;
@@ -51,39 +66,62 @@ struct stream {
 
 static struct stream *S;
 
-int culeak_stream_open(int fd, int is_socket, uint64_t t0)
+static struct stream *stream_new(uint64_t t0)
 {
     struct stream *s = calloc(1, sizeof *s);
     if (!s)
-        return -1;
-    s->cur = malloc(BUF_SIZE);
-    s->spare = malloc(BUF_SIZE);
+        return NULL;
     s->tree = culeak_tree_new();
-    if (!s->cur || !s->spare || !s->tree) {
-        free(s->cur);
-        free(s->spare);
+    if (!s->tree) {
         free(s);
-        return -1;
+        return NULL;
     }
-    s->cap = s->spare_cap = BUF_SIZE;
-    s->fd = culeak_sink_adopt(fd, is_socket);
-    s->is_socket = is_socket;
-    /* a console that launched the job answers HELLO with what to watch: until then, an
-     * allocation at a new stack waits (a file or a silent peer is never asked to answer) */
-    s->hold_new = is_socket && culeak_hold_at_start;
+    s->fd = -1;
     s->t_last = t0;
     culeak_slock_init(&s->lk); /* biased to this thread, which records the first event */
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
     pthread_cond_init(&s->hold_cv, NULL);
+    return s;
+}
+
+int culeak_stream_open(int fd, int is_socket, uint64_t t0)
+{
+    struct stream *s = stream_new(t0);
+    if (!s)
+        return -1;
+    if (culeak_ring_create(PRIVATE_RING, NULL, &s->ring) != 0) {
+        free(s);
+        return -1;
+    }
+    s->fd = culeak_sink_adopt(fd, is_socket);
+    s->is_socket = is_socket;
+    /* a console that launched the job answers HELLO with what to watch: until then, an
+     * allocation at a new stack waits (a file or a silent peer is never asked to answer) */
+    s->hold_new = is_socket && culeak_hold_at_start;
+    __atomic_store_n(&S, s, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0)
+{
+    struct stream *s = stream_new(t0);
+    if (!s)
+        return -1;
+    s->ring = *r;
+    s->shared = 1;
     __atomic_store_n(&S, s, __ATOMIC_RELEASE);
     return 0;
 }
 
 void culeak_stream_reset_child(void)
 {
-    /* The parent's locks may be held by threads that do not exist here: leak them. */
+    /* The parent's locks may be held by threads that do not exist here: leak them. Its
+     * shared ring is the parent's, never written here. */
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     __atomic_store_n(&S, NULL, __ATOMIC_RELEASE);
+    if (s && s->shared)
+        culeak_ring_unmap(&s->ring);
 }
 
 static int active(void) { return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_ACTIVE; }
@@ -117,31 +155,35 @@ static void write_all(struct stream *s, const uint8_t *p, size_t n)
     }
 }
 
-/* Writes out what the buffer holds; try: unless another thread holds it (then 0). */
+/* With write_mu held: writes out what a private ring holds committed. */
+static void write_out(struct stream *s)
+{
+    const uint8_t *p;
+    size_t n;
+    while ((n = culeak_ring_peek(&s->ring, &p)) > 0) {
+        if (!s->magic_out && active()) {
+            s->magic_out = 1;
+            write_all(s, (const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN);
+        }
+        if (active())
+            write_all(s, p, n);
+        culeak_ring_consume(&s->ring, n);
+    }
+}
+
+/* A private ring: writes out what is committed; try: unless another thread is at it
+ * (then 0). Needs no stream lock: the ring has one reader (under write_mu). */
 static int flush(struct stream *s, int try)
 {
-    enum culeak_held h;
+    if (s->shared)
+        return 1;
     if (try) {
         if (pthread_mutex_trylock(&s->write_mu) != 0)
             return 0;
-        if ((h = culeak_slock_trylock(&s->lk)) == CULEAK_HELD_NOT) {
-            pthread_mutex_unlock(&s->write_mu);
-            return 0;
-        }
     } else {
         pthread_mutex_lock(&s->write_mu);
-        h = culeak_slock_lock(&s->lk, 0);
     }
-    uint8_t *full = s->cur;
-    size_t n = s->len, cap = s->cap;
-    s->cur = s->spare;
-    s->cap = s->spare_cap;
-    s->len = 0;
-    s->spare = full;
-    s->spare_cap = cap;
-    culeak_slock_unlock(&s->lk, h);
-    if (n && active())
-        write_all(s, full, n);
+    write_out(s);
     pthread_mutex_unlock(&s->write_mu);
     return 1;
 }
@@ -153,31 +195,68 @@ void culeak_stream_flush(void)
         flush(s, 0);
 }
 
-/* With lk held (*h: how): makes room for `need` bytes, writing the buffer out (lk
- * dropped meanwhile) or growing it for an oversized record. -1: tracing stopped. */
+/* With lk held: a LOST record for the events dropped since the last one, at p. */
+static size_t put_lost(struct stream *s, uint8_t *p)
+{
+    uint64_t first, last, n = culeak_ring_untold(&s->ring, &first, &last);
+    uint8_t *q = p + CULEAK_REC_SHORT;
+    size_t k = culeak_put_u(q, n);
+    k += culeak_put_u(q + k, first);
+    k += culeak_put_u(q + k, last);
+    culeak_ring_told(&s->ring);
+    return culeak_rec_finish_short(p, CULEAK_REC_LOST, k);
+}
+
+/* With lk held (*h: how): room for a record of at most `need` bytes, s->w0 and s->w at
+ * its start (after a LOST record when a gap is open). -1: no room (the caller drops the
+ * record, counted by dropped()) or tracing stopped. A private ring is written out to
+ * make room (lk dropped meanwhile); a shared one is waited for, WAIT_MS at most, unless
+ * a gap is open already. */
 static int room_slow(struct stream *s, size_t need, enum culeak_held *h, int records)
 {
-    while (s->cap - s->len < need) {
-        if (s->len == 0) {
-            uint8_t *p = realloc(s->cur, need);
+    int gap = s->ring.h->lost != s->ring.h->lost_told;
+    if (gap)
+        need += LOST_MAX;
+    uint8_t *p;
+    while (!(p = culeak_ring_reserve(&s->ring, need, 0))) {
+        if (need >= s->ring.size || !active())
+            return -1;
+        if (s->shared) {
+            p = gap ? NULL : culeak_ring_reserve(&s->ring, need, WAIT_MS);
             if (!p)
                 return -1;
-            s->cur = p;
-            s->cap = need;
             break;
         }
         culeak_slock_unlock(&s->lk, *h);
         culeak_stream_flush();
         *h = culeak_slock_lock(&s->lk, records);
     }
-    return active() ? 0 : -1;
+    if (!active())
+        return -1;
+    s->w0 = s->w = p;
+    if (gap)
+        s->w += put_lost(s, p);
+    return 0;
 }
 
 static inline int room(struct stream *s, size_t need, enum culeak_held *h, int records)
 {
-    if (s->cap - s->len >= need && active())
+    uint8_t *p;
+    if (s->ring.h->lost == s->ring.h->lost_told && (p = culeak_ring_reserve_fast(&s->ring, need)) && active()) {
+        s->w0 = s->w = p;
         return 0;
+    }
     return room_slow(s, need, h, records);
+}
+
+/* With lk held, after room: the record written from s->w0 to s->w is complete. */
+static inline void commit(struct stream *s) { culeak_ring_commit(&s->ring, (size_t)(s->w - s->w0)); }
+
+/* With lk held: a record found no room; its seq is counted as lost (shared rings). */
+static void dropped(struct stream *s, uint64_t seq)
+{
+    if (s->shared && active())
+        culeak_ring_drop(&s->ring, seq);
 }
 
 void culeak_stream_append(const uint8_t *rec, size_t len)
@@ -187,8 +266,11 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
         return;
     enum culeak_held h = culeak_slock_lock(&s->lk, 0);
     if (room(s, len, &h, 0) == 0) {
-        memcpy(s->cur + s->len, rec, len);
-        s->len += len;
+        memcpy(s->w, rec, len);
+        s->w += len;
+        commit(s);
+    } else {
+        dropped(s, s->seq);
     }
     culeak_slock_unlock(&s->lk, h);
 }
@@ -196,11 +278,11 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
 {
     struct stream *s = arg;
-    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = culeak_put_u(p, id);
     k += culeak_put_u(p + k, parent);
     k += culeak_put_u(p + k, ip);
-    s->len += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
 }
 
 /* With lk held: the next seq and the time since the previous timed record, for a
@@ -248,13 +330,14 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     uint64_t now = culeak_now_ns();
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
     if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
+        dropped(s, ++s->seq); /* its stack is not interned: no FRAME goes missing */
         culeak_slock_unlock(&s->lk, h);
         return;
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
     held = s->is_socket && e->op == CULEAK_OP_ALLOC &&
            (s->hold_all || (s->hold_new && fresh) || watched(s, leaf));
-    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_SHORT;
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_seq_dt_at(s, p, now);
     k += culeak_put_u(p + k, culeak_tid());
     k += culeak_put_u(p + k, e->op);
@@ -268,7 +351,8 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     k += culeak_put_u(p + k, e->result);
     k += culeak_put_u(p + k, leaf);
     k += culeak_put_u(p + k, held ? CULEAK_EVENT_HELD : 0);
-    s->len += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
+    commit(s);
     if (held) {
         /* Registered before the event can reach the console, so no RELEASE is missed. */
         w.seq = s->seq;
@@ -297,7 +381,7 @@ void culeak_stream_mark(const char *label, unsigned flags)
     int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
     if (room(s, EVENT_MAX + n, &h, 1) == 0) {
-        uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
+        uint8_t *rec = s->w, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, culeak_tid());
         k += culeak_put_s(p + k, label ? label : "", n);
@@ -307,22 +391,27 @@ void culeak_stream_mark(const char *label, unsigned flags)
             k += culeak_put_u(p + k, mem_free);
             k += culeak_put_u(p + k, mem_total);
         }
-        s->len += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
+        s->w += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
+        commit(s);
+    } else {
+        dropped(s, ++s->seq);
     }
     culeak_slock_unlock(&s->lk, h);
 }
 
-/* With lk held: appends the EXIT record (written out first when there is no room). */
-static void put_exit(struct stream *s, unsigned reason)
+/* With lk held (*h: how): the EXIT record; a shared ring is then ended (its reader
+ * stops waiting for the process). A full private ring is written out first. */
+static void put_exit(struct stream *s, unsigned reason, enum culeak_held *h)
 {
-    if (s->cap - s->len < EVENT_MAX) {
-        write_all(s, s->cur, s->len);
-        s->len = 0;
+    if (room(s, EVENT_MAX, h, 0) == 0) {
+        uint8_t *rec = s->w, *p = rec + CULEAK_REC_HEADROOM;
+        size_t k = put_seq_dt(s, p);
+        k += culeak_put_u(p + k, reason);
+        s->w += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
+        commit(s);
     }
-    uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
-    size_t k = put_seq_dt(s, p);
-    k += culeak_put_u(p + k, reason);
-    s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
+    if (s->shared)
+        culeak_ring_end(&s->ring);
 }
 
 void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
@@ -335,18 +424,20 @@ void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
     until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     until.tv_sec += timeout_ms / 1000 + until.tv_nsec / 1000000000L;
     until.tv_nsec %= 1000000000L;
-    if (pthread_mutex_timedlock(&s->write_mu, &until) != 0)
-        return;
     enum culeak_held h = culeak_slock_lock_until(&s->lk, &until);
-    if (h != CULEAK_HELD_NOT) {
-        /* the buffer holds whole records only: len grows after a record is complete */
-        if (exit_reason)
-            put_exit(s, exit_reason);
-        write_all(s, s->cur, s->len);
-        s->len = 0;
-        culeak_slock_unlock(&s->lk, h);
+    if (h == CULEAK_HELD_NOT)
+        return;
+    /* a record is committed whole: what the ring holds ends at a record's end */
+    if (exit_reason) {
+        /* no room without writing out, which needs the drain's lock: then no EXIT */
+        if (culeak_ring_reserve(&s->ring, EVENT_MAX, 0) || s->shared)
+            put_exit(s, exit_reason, &h);
     }
-    pthread_mutex_unlock(&s->write_mu);
+    culeak_slock_unlock(&s->lk, h);
+    if (!s->shared && pthread_mutex_timedlock(&s->write_mu, &until) == 0) {
+        write_out(s);
+        pthread_mutex_unlock(&s->write_mu);
+    }
 }
 
 void culeak_stream_exit(void)
@@ -355,12 +446,7 @@ void culeak_stream_exit(void)
     if (!s)
         return;
     enum culeak_held h = culeak_slock_lock(&s->lk, 0);
-    if (room(s, EVENT_MAX, &h, 0) == 0) {
-        uint8_t *rec = s->cur + s->len, *p = rec + CULEAK_REC_HEADROOM;
-        size_t k = put_seq_dt(s, p);
-        k += culeak_put_u(p + k, 0);
-        s->len += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
-    }
+    put_exit(s, CULEAK_EXIT_NORMAL, &h);
     culeak_slock_unlock(&s->lk, h);
     culeak_stream_flush();
 }

@@ -14,6 +14,11 @@
  *   abort|segv|exit|Exit|exec   1 allocation, then abort(), a SIGSEGV, _exit(3), _Exit(4)
  *                    or exec of /bin/true
  *   kill9            1 allocation, 100 ms (the shim writes it), then SIGKILL
+ *   fds              1 allocation, then prints each descriptor open above 2 as "fd N -> TARGET"
+ *   churn N          N allocations, each freed at once, then 1 kept; exits 0
+ *   killnow N SIG    N allocations at once followed by signal SIG (a number), whose
+ *                    default action ends the process; with "reraise" after SIG: a crash
+ *                    reporter's handler catches it, restores the default and raises again
  *   threadgate N     1 allocation, then waits for a byte on stdin; then N threads make one
  *                    allocation each at the same line, at once (a breakpoint there holds
  *                    one and queues the others)
@@ -23,6 +28,7 @@
 #include "scenarios.h"
 
 #include "culeak_cuda.h"
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -146,6 +152,53 @@ static int dup2all(const char *file, int n)
     return 0;
 }
 
+static int list_fds(void)
+{
+    alloc_n(1);
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        die("opendir");
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int fd = atoi(e->d_name);
+        char link[64], target[4096] = "";
+        if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+            continue;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = 0;
+        printf("fd %d -> %s\n", fd, target);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int churn(int n)
+{
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        if (cuMemAlloc(&d, HOSTILE_ALLOC) != CUDA_SUCCESS || cuMemFree(d) != CUDA_SUCCESS)
+            die("churn");
+    }
+    alloc_n(1);
+    return 0;
+}
+
+static void reraise(int sig)
+{
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static int killnow(int n, int sig, int catch_it)
+{
+    if (catch_it)
+        signal(sig, reraise);
+    alloc_n(n);
+    raise(sig);
+    return 0; /* a signal whose default does not end the process: the test sees status 0 */
+}
+
 static void *one_alloc(void *arg)
 {
     (void)arg;
@@ -181,6 +234,12 @@ int main(int argc, char **argv)
         return closepipe(argv[2], atoi(argv[3]));
     if (!strcmp(s, "dup2all") && argc > 3)
         return dup2all(argv[2], atoi(argv[3]));
+    if (!strcmp(s, "churn") && argc > 2)
+        return churn(atoi(argv[2]));
+    if (!strcmp(s, "fds"))
+        return list_fds();
+    if (!strcmp(s, "killnow") && argc > 3)
+        return killnow(atoi(argv[2]), atoi(argv[3]), argc > 4 && !strcmp(argv[4], "reraise"));
     if (!strcmp(s, "threadgate") && argc > 2)
         return threadgate(atoi(argv[2]));
     if (!strcmp(s, "forkexit")) {
@@ -217,6 +276,6 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N|killnow N SIG [reraise]|fds|churn N\n", argv[0]);
     return 2;
 }

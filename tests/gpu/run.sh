@@ -6,7 +6,7 @@
 # culeak is installed from the wheel as a user installs it: pip, with no index, into a
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
-# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean console jobs attach
+# SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -384,6 +384,34 @@ if want clean; then
         say "$name --no-default-suppressions (information): exit $? $(grep -E '^LEAK SUMMARY' "$W/$name-nodefault.txt")"
         grep -E '^LEAKED' "$W/$name-nodefault.txt" | head -n 6 | tee -a "$SUMMARY"
     done
+fi
+if want kill; then
+    say "== a PyTorch job killed by SIGKILL mid-run: its recording holds every allocation made"
+    "$CULEAK" record --no-pool -o "$W/kill.culeak" -- python3 tests/gpu/kill_mid_run.py \
+        >"$W/kill.out" 2>"$W/kill.err" &
+    rec_pid=$!
+    job=""
+    for _ in $(seq 600); do # the job's pid, then 30 allocations, within 60 s
+        job=$(awk '$1 == "pid" {print $2}' "$W/kill.out")
+        [ -n "$job" ] && [ "$(grep -c '^allocated' "$W/kill.out")" -ge 30 ] && break
+        sleep 0.1
+    done
+    [ -n "$job" ] && kill -KILL "$job"
+    wait "$rec_pid"
+    kill_rc=$?
+    made=$(awk '$1 == "allocated" {k = $2} END {print k + 0}' "$W/kill.out")
+    "$CULEAK" dump "$W/kill.culeak" >"$W/kill.jsonl" 2>"$W/kill.dump.err"
+    dump_rc=$?
+    seen=$(grep -c '"type":"alloc".*"size":4194304,' "$W/kill.jsonl")
+    exits=$(grep -c '"type":"exit"' "$W/kill.jsonl")
+    lost=$(grep -c '"type":"lost"' "$W/kill.jsonl")
+    say "kill: record exit $kill_rc (137 wanted), dump exit $dump_rc (3: ends before its process), $made tensors made before the kill, $seen in the recording, $exits EXIT and $lost LOST records (0 wanted)"
+    # the tensor after the last one printed may have been made too before the kill
+    if [ "$kill_rc" -ne 137 ] || [ "$dump_rc" -ne 3 ] || [ "$made" -lt 30 ] || [ "$seen" -lt "$made" ] ||
+        [ "$seen" -gt $((made + 1)) ] || [ "$exits" -ne 0 ] || [ "$lost" -ne 0 ]; then
+        tail -n 5 "$W/kill.err" "$W/kill.dump.err" | tee -a "$SUMMARY" >&3
+        fails=$((fails + 1))
+    fi
 fi
 if want console; then
     say "== console on a real demo"

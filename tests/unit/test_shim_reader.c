@@ -61,7 +61,7 @@ static void test_reader_dies(void **s)
     char buf[256];
     size_t got = 0;
     while (got < 64) {
-        ssize_t r = read(cfd, buf, sizeof buf);
+        ssize_t r = read(cfd, buf + got, sizeof buf - got);
         if (r <= 0)
             break;
         got += (size_t)r;

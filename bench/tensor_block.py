@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The tensor (block) path's cost: one allocation and free of a 16 KiB CUDA tensor from a
+Python stack 6 deep, caching allocator on (so no cudaMalloc: a block of the pool each
+time). Untraced, under `culeak record` (tensor tracking: a block event per allocation and
+free, with the Python stack) and under PyTorch's memory history with Python stacks, each
+in its own process, REPS processes per configuration, interleaved (a different order each
+repetition). Each process times BATCHES batches of PAIRS pairs after a warm-up and reports
+the median batch's ns per pair. Prints, per configuration, the median of the processes'
+figures and their spread, what each adds to untraced, and culeak's addition over the
+memory history's. Needs a GPU and torch: a benchmark, not a test.
+
+    bench/tensor_block.py [--reps 15] [--pairs 20000] [--culeak build/culeak]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+DEPTH = 6
+BATCHES = 7
+
+
+def child(mode, pairs):
+    import torch
+
+    if mode == "history":
+        torch.cuda.memory._record_memory_history(stacks="python", max_entries=10000000)
+    torch.empty(1, device="cuda")  # the context and the pool's first segment
+
+    def batch(n):
+        for _ in range(n):
+            t = torch.empty(4096, dtype=torch.float32, device="cuda")  # 16 KiB
+            del t
+
+    def at(d, n):  # the Python stack: at() DEPTH-1 times, then batch()
+        if d > 1:
+            return at(d - 1, n)
+        batch(n)
+
+    at(DEPTH - 1, pairs // 4)  # warm-up: the pool's block, culeak's stack nodes
+    times = []
+    for _ in range(BATCHES):
+        t = time.perf_counter()
+        at(DEPTH - 1, pairs)
+        times.append((time.perf_counter() - t) / pairs * 1e9)
+    print("ns_per_pair %.1f" % statistics.median(times))
+
+
+def run(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("ns_per_pair"):
+            return float(line.split()[1])
+    raise SystemExit("no timing from %s:\n%s" % (" ".join(cmd), out.stderr[-2000:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--pairs", type=int, default=20000)
+    ap.add_argument("--culeak", default=os.path.join(os.path.dirname(__file__), "..", "build", "culeak"))
+    a = ap.parse_args()
+    if a.child:
+        return child(a.child, a.pairs)
+    me = [sys.executable, os.path.abspath(__file__), "--pairs", str(a.pairs), "--child"]
+    rec = os.path.join(tempfile.mkdtemp(), "bench.culeak")
+    configs = {
+        "untraced": me + ["plain"],
+        "culeak (tensor tracking)": [a.culeak, "record", "-o", rec, "--"] + me + ["plain"],
+        "torch memory history, stacks='python'": me + ["history"],
+    }
+    res = {k: [] for k in configs}
+    names = list(configs)
+    for r in range(a.reps):
+        for k in names[r % 3:] + names[:r % 3]:
+            res[k].append(run(configs[k]))
+            print("repetition %d: %-40s %8.1f ns" % (r + 1, k, res[k][-1]), flush=True)
+    base = statistics.median(res["untraced"])
+    print("one alloc+free of a 16 KiB tensor, Python stack %d deep: %d processes per configuration, "
+          "median of %d batches of %d pairs each" % (DEPTH, a.reps, BATCHES, a.pairs))
+    added = {}
+    for k in names:
+        m = statistics.median(res[k])
+        added[k] = m - base
+        print("%-40s median %8.1f ns  (min %.1f, max %.1f)  adds %+8.1f ns"
+              % (k, m, min(res[k]), max(res[k]), added[k]))
+    hist = added["torch memory history, stacks='python'"]
+    if hist > 0:
+        print("culeak adds %.2f of what the memory history adds" % (added["culeak (tensor tracking)"] / hist))
+    if os.path.exists(rec):
+        # the figure means something only if the tensors were tracked: count their events
+        dump = subprocess.run([a.culeak, "dump", rec], capture_output=True, text=True).stdout
+        blocks = sum(1 for line in dump.splitlines() if '"kind":"block"' in line)
+        lost = sum(1 for line in dump.splitlines() if '"type":"lost"' in line)
+        print("culeak recording of the last run: %d bytes, %d block events, %d LOST records%s"
+              % (os.path.getsize(rec), blocks, lost, "" if blocks else " (tensor tracking was off)"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+/* The ring a traced process writes its stream into, shared with its reader (a memfd mapped
+ * MAP_SHARED by both): culeak-stream(5), "The ring", is its normative description.
+ *
+ * One writer at a time (the shim's stream lock) and one reader. The writer reserves room
+ * at head, writes a record there and commits it with a release store of commit; the
+ * reader takes the bytes from tail to commit and stores tail. No system call on either
+ * path: only a writer that finds the ring full waits (FUTEX_WAIT, bounded), and then
+ * drops what it was writing, counted in the header's lost words. */
+#ifndef CULEAK_RING_H
+#define CULEAK_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CULEAK_RING_MAGIC "CULEAKR1"
+#define CULEAK_RING_HEADER 8192u
+#define CULEAK_RING_PATH_MAX 4096u
+#define CULEAK_REC_PAD 9   /* one byte: the rest of the data area is filler */
+
+/* The header: each word the writer or reader stores on a line of its own. */
+struct culeak_ring_header {
+    char magic[8];
+    uint64_t size;               /* of the data area: a power of two */
+    uint8_t pad0[48];
+    uint64_t head;               /* writer: bytes reserved since the start */
+    uint8_t pad1[56];
+    uint64_t commit;             /* writer, release: bytes whose records are complete */
+    uint8_t pad2[56];
+    uint64_t tail;               /* reader, release: bytes taken */
+    uint32_t tail_gen;           /* reader: bumped after each store of tail (futex word) */
+    uint32_t waiting;            /* writer: 1 while it waits on tail_gen */
+    uint8_t pad3[48];
+    uint64_t lost, lost_first, lost_last; /* writer: events dropped, their seqs */
+    uint64_t lost_told;          /* writer: how many of them a LOST record said */
+    uint64_t pad_at;             /* writer: where its last PAD is (~0: none yet) */
+    uint8_t pad4[24];
+    uint32_t pid, ended;         /* writer: its process, and 1 once it ended */
+    uint32_t path_shared;        /* writer: 1 when path is the job's shared name (the first
+                                  * process takes it, the others add .PID) */
+    uint8_t pad5[3764];
+    char path[CULEAK_RING_PATH_MAX]; /* writer, before its first commit: the recording's
+                                      * path for a reader that writes one ("": none) */
+};
+_Static_assert(sizeof(struct culeak_ring_header) == CULEAK_RING_HEADER, "the header is 8192 bytes");
+
+struct culeak_ring {
+    struct culeak_ring_header *h;
+    uint8_t *data;
+    uint64_t size;
+};
+
+/* A new ring of data_size bytes (a power of two, at least 4096): its memfd (close-on-
+ * exec) in *fd, mapped into r; fd NULL: anonymous memory of this process alone. 0, or -1
+ * with errno. */
+int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r);
+/* Maps the ring of fd (a reader, or a process given its ring): 0, or -1 with errno
+ * (EINVAL: not a ring). fd may be closed after. */
+int culeak_ring_map(int fd, struct culeak_ring *r);
+/* 1 when fd is a ring culeak_ring_create made (a memfd of that name with the magic). */
+int culeak_ring_is_ring(int fd);
+/* The writer claims a ring it was given: 0 when no process claimed it before (its pid
+ * is stored), -1 otherwise. */
+int culeak_ring_claim(struct culeak_ring *r, uint32_t pid);
+void culeak_ring_unmap(struct culeak_ring *r);
+
+/* ---- the writer ---- */
+/* Room for len contiguous bytes at head (a PAD record fills the area's end when they
+ * would not fit before it), waiting for the reader at most wait_ms when the ring is
+ * full; NULL when there is none: the caller then drops what it was writing
+ * (culeak_ring_drop). */
+uint8_t *culeak_ring_reserve(struct culeak_ring *r, size_t len, int wait_ms);
+/* culeak_ring_reserve's common case, inline: room at head with no wait and no PAD;
+ * NULL sends the caller to culeak_ring_reserve. */
+static inline uint8_t *culeak_ring_reserve_fast(struct culeak_ring *r, size_t len)
+{
+    uint64_t head = r->h->head, off = head & (r->size - 1);
+    if (len >= r->size - off || head + len - __atomic_load_n(&r->h->tail, __ATOMIC_ACQUIRE) > r->size)
+        return NULL;
+    return r->data + off;
+}
+/* The len bytes written at the last reservation are complete. */
+void culeak_ring_commit(struct culeak_ring *r, size_t len);
+/* An event (sequence number seq) was dropped for want of room. */
+void culeak_ring_drop(struct culeak_ring *r, uint64_t seq);
+/* Events dropped that no LOST record has said yet: their count, first and last seq. */
+uint64_t culeak_ring_untold(const struct culeak_ring *r, uint64_t *first, uint64_t *last);
+/* A LOST record was written for them. */
+void culeak_ring_told(struct culeak_ring *r);
+/* The writer's process ended (its last record is committed). */
+void culeak_ring_end(struct culeak_ring *r);
+
+/* ---- the reader ---- */
+/* The committed bytes from tail that lie together (PAD records skipped): *p and the
+ * count; 0 when there are none. */
+size_t culeak_ring_peek(struct culeak_ring *r, const uint8_t **p);
+/* n of them taken: tail moves on, and a waiting writer is woken. */
+void culeak_ring_consume(struct culeak_ring *r, size_t n);
+
+#endif

@@ -1,0 +1,28 @@
+/* The reader of a launched job's rings (culeak-stream(5), The ring): every traced process
+ * of the job writes its stream into a ring it shares with this process, which drains the
+ * rings into the recordings. What a process committed is read even after it was killed:
+ * this process holds the memory. */
+#ifndef CULEAK_COLLECT_H
+#define CULEAK_COLLECT_H
+
+#include <stddef.h>
+
+struct culeak_collector;
+
+/* A hand-over socket in a private directory and the ring for the program about to be
+ * started. NULL (message on stderr) when they cannot be made. */
+struct culeak_collector *culeak_collector_new(void);
+/* In the child about to exec: the ring's descriptor made inheritable, CULEAK_RING_FD and
+ * CULEAK_RING_SOCKET set. 0, or -1. */
+int culeak_collector_child_env(struct culeak_collector *c);
+/* In the parent once the child is started: its copy of the child's descriptor closed. */
+void culeak_collector_started(struct culeak_collector *c);
+/* Waits up to timeout_ms for a hand-over, takes those that came, and writes what the
+ * rings hold into their recordings: the bytes written. */
+size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms);
+/* 1 while a process that writes one of the rings lives and has not ended its stream. */
+int culeak_collector_busy(struct culeak_collector *c);
+/* Takes the last hand-overs and records, closes the recordings, removes the socket. */
+void culeak_collector_free(struct culeak_collector *c);
+
+#endif
