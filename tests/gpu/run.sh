@@ -262,20 +262,23 @@ if want blocks; then
     diff_names torch-blocks 'iteration 5' 'iteration 15' tests/gpu/keep_tensor.py 20
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True diff_names torch-blocks-expandable 'iteration 5' 'iteration 15' \
         tests/gpu/keep_tensor.py 20
-    # two runs compared (report --baseline): 10 iterations against the 20 above, at the
-    # peak (a pool's tensors are not leaks): the KEEP line's blocks grew; the page draws both
-    keep_line=$(grep -n '# KEEP$' tests/gpu/keep_tensor.py | cut -d: -f1)
-    "$CULEAK" record -o "$W/torch-blocks-10.culeak" -- python3 tests/gpu/keep_tensor.py 10 >/dev/null 2>&1
-    "$CULEAK" report --peak --baseline "$W/torch-blocks-10.culeak" "$W/torch-blocks.culeak" \
-        >"$W/torch-blocks-baseline.txt" 2>&1
-    "$CULEAK" report --peak --baseline "$W/torch-blocks-10.culeak" "$W/torch-blocks.culeak" --format html \
-        -o "$W/torch-blocks-baseline.html" 2>/dev/null
-    if grep -qE "^GROWN \+.* from .*keep_tensor.py:$keep_line\b" "$W/torch-blocks-baseline.txt" &&
-        grep -q '"baseline":{"name":' "$W/torch-blocks-baseline.html"; then
-        say "torch-blocks-baseline: ok: $(grep -m1 '^COMPARE SUMMARY' "$W/torch-blocks-baseline.txt")"
+    # two runs compared (report --baseline): the loop-leak demo on the real driver, 5
+    # iterations against 12, each run's cudart loaded where ASLR put it: its leaking line
+    # GROWN by 7 blocks, the exit status --error-exitcode asks for, and the page draws both
+    leak_line=$(grep -n 'the previous block is still allocated' demo/loop_leak.cu | cut -d: -f1)
+    "$CULEAK" record -o "$W/loop-5.culeak" -- "$W/loop_leak" -n 5 >/dev/null 2>&1
+    "$CULEAK" record -o "$W/loop-12.culeak" -- "$W/loop_leak" -n 12 >/dev/null 2>&1
+    "$CULEAK" report --baseline "$W/loop-5.culeak" "$W/loop-12.culeak" --error-exitcode 3 \
+        >"$W/loop-baseline.txt" 2>&1
+    cmp_rc=$?
+    "$CULEAK" report --baseline "$W/loop-5.culeak" "$W/loop-12.culeak" --format html \
+        -o "$W/loop-baseline.html" 2>/dev/null
+    if [ $cmp_rc -eq 3 ] && grep -qE "^GROWN \+28.0 MiB \(29360128 bytes\) .* from .*loop_leak.cu:$leak_line\b" "$W/loop-baseline.txt" &&
+        grep -q '"baseline":{"name":' "$W/loop-baseline.html"; then
+        say "loop-leak-baseline: ok (exit 3): $(grep -m1 '^COMPARE SUMMARY' "$W/loop-baseline.txt")"
     else
-        say "torch-blocks-baseline: FAIL: keep_tensor.py:$keep_line is not GROWN, or the page has no baseline:"
-        head -n 12 "$W/torch-blocks-baseline.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
+        say "loop-leak-baseline: FAIL: exit $cmp_rc (3 wanted), loop_leak.cu:$leak_line not GROWN by 28 MiB, or the page has no baseline:"
+        head -n 14 "$W/loop-baseline.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
     fi
     diff_names hf-logits 'iteration 3' 'iteration 9' tests/gpu/hf_logits.py
     grep -q ', via transformers/' "$W/hf-logits-diff.txt" && say "hf-logits: via a transformers line" ||
@@ -447,7 +450,7 @@ if want attach; then
     # the job allows any tracer itself (prctl PR_SET_PTRACER_ANY): the attach needs neither
     # kernel.yama.ptrace_scope=0 nor CAP_SYS_PTRACE
     rm -f "$W"/attach.*
-    "$VENV/bin/python" tests/gpu/attach_job.py "$W/attach" >"$W/attach-job.out" 2>"$W/attach-job.err" &
+    python3 tests/gpu/attach_job.py "$W/attach" >"$W/attach-job.out" 2>"$W/attach-job.err" &
     ajob=$!
     for _ in $(seq 1200); do [ -e "$W/attach.ready" ] || ! kill -0 $ajob 2>/dev/null && break; sleep 0.1; done
     start=$(date +%s.%N)
