@@ -311,14 +311,38 @@ static void test_processes_apart(void **state)
     model_free(m);
 }
 
-/* The page: the data is in, nothing can end its script element early, nothing is fetched. */
-static void test_page(void **state)
+/* job()'s stream on `devices` devices (stack 2's allocations on the last one), then a
+ * failed allocation of 7 MiB 1 us after the last mark, then the EXIT. */
+static struct sb *job_failing(uint64_t pid, int iterations, int devices)
 {
-    (void)state;
-    struct model *m = model_new(NULL);
-    model_keep_moments(m, 64, 0);
-    struct sb *b = job(10, 3);
-    feed(m, b);
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200);
+    sb_frame(b, 3, 1, 0x400300);
+    sb_frame(b, 4, 1, 0x400400);
+    uint64_t seq = 1;
+    sb_alloc(b, seq++, 4, 0x900000, 5 * MIB);
+    for (int i = 1; i <= iterations; i++) {
+        sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                                   .kind = CULEAK_KIND_DEVICE, .size = MIB, .addr = 0x100000 + (uint64_t)i * 0x1000,
+                                   .stack = 2, .device = devices - 1});
+        sb_alloc(b, seq++, 3, 0x800000, 3 * MIB);
+        sb_free_dev(b, seq++, 3, 0x800000);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        sb_mark(b, seq++, label);
+    }
+    sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                               .kind = CULEAK_KIND_DEVICE, .size = 7 * MIB, .result = 2, .stack = 3});
+    sb_exit(b, seq);
+    return b;
+}
+
+/* The page of model m: its embedded data (a copy, NUL-terminated) in *data. */
+static char *page_of(struct model *m, char **data)
+{
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -326,19 +350,74 @@ static void test_page(void **state)
     report_options_init(&o);
     assert_int_equal(report_html(f, m, &o), 0);
     fclose(f);
-    assert_non_null(strstr(buf, "<!DOCTYPE html>"));
-    const char *data = strstr(buf, "id=\"culeak-data\">");
-    assert_non_null(data);
-    const char *end = strstr(data, "</script>");
+    const char *d = strstr(buf, "id=\"culeak-data\">");
+    assert_non_null(d);
+    d += strlen("id=\"culeak-data\">");
+    const char *end = strstr(d, "</script>");
     assert_non_null(end);
-    assert_non_null(strstr(data, "\"version\":1"));
-    assert_non_null(strstr(data, "\"label\":\"iteration 3\""));
-    for (const char *c = data + strlen("id=\"culeak-data\">"); c < end; c++)
+    *data = strndup(d, (size_t)(end - d));
+    return buf;
+}
+
+static void has(const char *data, const char *want)
+{
+    if (!strstr(data, want))
+        fail_msg("the page's data has no %s in:\n%s", want, data);
+}
+
+/* The page: the data is in, with its numbers (times from the process's start in ms, bytes
+ * at the marks and the moments, the peak, the failed allocation); nothing can end its
+ * script element early, nothing is fetched. One device: one series, the total's. */
+static void test_page(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job_failing(10, 3, 1));
+    char *data, *buf = page_of(m, &data);
+    assert_non_null(strstr(buf, "<!DOCTYPE html>"));
+    has(data, "\"version\":1");
+    /* each event 1 us after the one before, from the start (the HELLO's time): mark i at
+     * 0.001 + 0.004 i ms, its live bytes 5 MiB and i MiB */
+    has(data, "\"marks\":[{\"proc\":0,\"t\":0.005,\"bytes\":6291456,\"label\":\"iteration 1\"},");
+    has(data, "{\"proc\":0,\"t\":0.013,\"bytes\":8388608,\"label\":\"iteration 3\"}]");
+    /* the moments: each mark's bytes and, by stack, 5 MiB at stack 4 and i MiB in i blocks
+     * at stack 2; the peak at iteration 3's 3 MiB allocation: 5 + 3 + 3 MiB */
+    has(data, "{\"proc\":0,\"kind\":\"mark\",\"t\":0.013,\"bytes\":8388608,\"pool_bytes\":0,"
+              "\"held_bytes\":0,\"reserved_bytes\":0,\"label\":\"iteration 3\",\"v\":[0,5242880,1,1,3145728,3]");
+    has(data, "{\"proc\":0,\"kind\":\"peak\",\"t\":0.011,\"bytes\":11534336,");
+    has(data, "{\"proc\":0,\"kind\":\"leaks\",\"t\":0.015,\"bytes\":8388608,");
+    /* the failed allocation, 1 us after the last mark */
+    has(data, "\"failures\":[{\"proc\":0,\"t\":0.014,\"size\":7340032,\"device\":0,\"api\":\"cudaMalloc\"}]");
+    /* one device: the total's series only */
+    has(data, "\"series\":[{\"proc\":0,\"device\":-1,\"t\":[");
+    assert_null(strstr(data, "\"device\":0,\"t\""));
+    for (const char *c = data; *c; c++)
         assert_int_not_equal(*c, '<');
     assert_null(strstr(buf, "src="));
     assert_null(strstr(buf, "href="));
     assert_null(strstr(buf, "url("));
     assert_null(strstr(buf, "@import"));
+    free(data);
+    free(buf);
+    model_free(m);
+}
+
+/* Two devices: the total's series, then one per device, each with its own bytes. */
+static void test_page_series_per_device(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job_failing(10, 3, 2));
+    char *data, *buf = page_of(m, &data);
+    has(data, "\"series\":[{\"proc\":0,\"device\":-1,\"t\":[");
+    has(data, "{\"proc\":0,\"device\":0,\"t\":[");
+    has(data, "{\"proc\":0,\"device\":1,\"t\":[");
+    has(data, "\"bytes\":[3145728],"); /* device 1: stack 2's 3 MiB at the end */
+    has(data, "\"bytes\":[5242880],"); /* device 0: stack 4's 5 MiB */
+    assert_null(strstr(data, "\"device\":2,"));
+    free(data);
     free(buf);
     model_free(m);
 }
@@ -356,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_page_series_per_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
