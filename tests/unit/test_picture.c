@@ -311,6 +311,40 @@ static void test_processes_apart(void **state)
     model_free(m);
 }
 
+/* One stack with two kinds of memory (device and managed: two units) is one value of
+ * each moment, their sum, the first value of the moment as the others. */
+static void test_values_of_a_stack_summed(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 10, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200);
+    sb_frame(b, 3, 1, 0x400300);
+    sb_alloc(b, 1, 3, 0x900000, 5 * MIB);
+    sb_event(b, (struct sb_ev){.seq = 2, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC_MANAGED,
+                               .kind = CULEAK_KIND_MANAGED, .size = MIB, .addr = 0xa00000, .stack = 3});
+    sb_alloc(b, 3, 2, 0xb00000, 2 * MIB);
+    sb_mark(b, 4, "m");
+    sb_exit(b, 5);
+    feed(m, b);
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    const struct picture_moment *mo = find_moment(&p, 0, PICTURE_MARK, "m");
+    assert_non_null(mo);
+    assert_int_equal(mo->n, 2); /* stacks 3 and 2 */
+    const struct picture_value *v = value_of(&p, mo, 3);
+    assert_non_null(v);
+    assert_int_equal(v->bytes, 6 * MIB);
+    assert_int_equal(v->count, 2);
+    assert_int_equal(value_of(&p, mo, 2)->bytes, 2 * MIB);
+    picture_free(&p);
+    model_free(m);
+}
+
 /* job()'s stream on `devices` devices (stack 2's allocations on the last one), then a
  * failed allocation of 7 MiB 1 us after the last mark, then the EXIT. */
 static struct sb *job_failing(uint64_t pid, int iterations, int devices)
@@ -434,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_pool_blocks_apart),
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
+        cmocka_unit_test(test_values_of_a_stack_summed),
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_page_series_per_device),
     };
