@@ -185,31 +185,39 @@ def run_suite(tree, timeout, log):
 
 
 class Baseline:
-    """Whether a test passes on the unmutated tree (asked once per test, lazily): a test
-    that fails there kills nothing."""
+    """Whether a test passes on the unmutated tree (asked once per test, lazily): one that
+    never passes kills nothing; one that fails once and then passes is flaky, and kills
+    only when it fails three times in a row on a mutant."""
 
     def __init__(self, tree, timeout, log):
-        self.tree, self.timeout, self.log, self.known = tree, timeout, log, {}
+        self.tree, self.timeout, self.log, self.known, self.flaky = tree, timeout, log, {}, set()
 
     def passes(self, test):
         if test not in self.known:
-            self.known[test] = run_test(self.tree, test, self.timeout, self.log) == "pass"
+            ok = run_test(self.tree, test, self.timeout, self.log) == "pass"
+            if not ok and run_test(self.tree, test, self.timeout, self.log) == "pass":
+                ok = True
+                self.flaky.add(test)
+            self.known[test] = ok
         return self.known[test]
 
 
-def confirm(tree, test, timeout, log):
-    """A failure counts when the test fails again, run alone."""
-    return run_test(tree, test, timeout, log) == "fail"
+def confirm(tree, test, timeout, log, base):
+    """A failure counts when the test fails again, run alone (twice more if it is flaky)."""
+    for _ in range(2 if base and test in base.flaky else 1):
+        if run_test(tree, test, timeout, log) != "fail":
+            return False
+    return True
 
 
-def try_mutant(tree, m, tests, timeout, log, quick):
+def try_mutant(tree, m, tests, timeout, log, quick, base):
     """('killed', test), ('survived', why) or ('build', None)."""
     if not build(tree, tests, log):
         return "build", None
     notes = []
     for t in tests:
         s = run_test(tree, t, timeout, log)
-        if s == "fail" and confirm(tree, t, timeout, log):
+        if s == "fail" and confirm(tree, t, timeout, log, base):
             return "killed", t
         if s != "pass":
             notes.append("%s %s" % (t, "hung" if s == "hang" else "failed once (a flake)"))
@@ -219,7 +227,7 @@ def try_mutant(tree, m, tests, timeout, log, quick):
         return "build", None
     status, failed, hung = run_suite(tree, timeout, log)
     for t in failed:
-        if confirm(tree, t, timeout, log):
+        if confirm(tree, t, timeout, log, base):
             return "killed", t + " (the whole suite)"
         notes.append("%s failed once (a flake)" % t)
     notes += ["%s hung" % t for t in hung]
@@ -281,7 +289,8 @@ def main():
     if bad:
         print("the unmutated copy fails %s; see %s/baseline.log" % (" ".join(bad), logs))
         return 2
-    print("baseline: the groups' tests pass (%.0f s)" % (time.time() - t0), flush=True)
+    print("baseline: the groups' tests pass (%.0f s)%s" % (time.time() - t0, "; flaky: " + " ".join(
+        sorted(base.flaky)) if base.flaky else ""), flush=True)
     killed, survived = [], []
     for i, m in enumerate(live, 1):
         path = os.path.join(tree, m["file"])
@@ -290,7 +299,7 @@ def main():
         t = time.time()
         log = os.path.join(logs, "%03d.log" % i)
         try:
-            status, what = try_mutant(tree, m, group_of(groups, m["file"]), a.timeout, log, a.quick)
+            status, what = try_mutant(tree, m, group_of(groups, m["file"]), a.timeout, log, a.quick, base)
             if status == "killed" and what.endswith("(the whole suite)") and \
                     not base.passes(what.split()[0]):
                 status, what = "survived", "only %s failed, which fails unmutated too" % what.split()[0]

@@ -135,6 +135,8 @@ static void finish_with(struct job *j, const char *want_out)
     ssize_t r;
     while (j->cfd >= 0 && (r = read(j->cfd, buf, sizeof buf)) > 0)
         assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
+    if (j->cfd >= 0) /* the stream ended on a record's end */
+        assert_int_equal(culeak_decoder_finish(&j->dec), 0);
     int status;
     assert_int_equal(waitpid(j->pid, &status, 0), j->pid);
     char out[1024];
