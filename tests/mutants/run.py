@@ -18,10 +18,12 @@ usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--list FILE] [NAME
   --timeout S   a test running longer than S seconds is stopped (a hang, not a kill)
   --min-killed  the least share of mutations killed for exit status 0 (default 95)
   --quick       the groups' tests only, never the whole suite (while writing a test)
+  --start N     from the Nth mutation of the list on (a run cut short, resumed)
   NAME-PART     run only the mutations whose name contains one of these
 
 The copy is the working tree as it is (committed or not, untracked files included, build
-outputs excluded); it is built once, and each mutant rebuilds what its file touches."""
+outputs excluded); it is built once, and each mutant rebuilds what its file touches. The
+test that killed a mutation is kept in build/mutants-killers.txt and runs first next time."""
 import argparse
 import fnmatch
 import os
@@ -33,6 +35,26 @@ import time
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 HERE = os.path.join(ROOT, "tests", "mutants")
+# The test that killed each mutation last time (lines "TEST<tab>NAME"), tried first the
+# next time: most mutants then cost one build and one test.
+KILLERS = os.path.join(ROOT, "build", "mutants-killers.txt")
+
+
+def load_killers():
+    killers = {}
+    if os.path.exists(KILLERS):
+        for line in open(KILLERS):
+            test, sep, name = line.rstrip("\n").partition("\t")
+            if sep:
+                killers[name] = test
+    return killers
+
+
+def save_killers(killers):
+    os.makedirs(os.path.dirname(KILLERS), exist_ok=True)
+    with open(KILLERS + ".tmp", "w") as f:
+        f.writelines("%s\t%s\n" % (t, n) for n, t in sorted(killers.items()))
+    os.replace(KILLERS + ".tmp", KILLERS)
 
 
 def parse(path):
@@ -144,10 +166,20 @@ def all_units(tree):
                   if f.startswith("test_") and f.endswith(".c"))
 
 
+# What a unit test needs besides its binary: the shim and the fake driver it starts.
+UNIT_NEEDS = ["build/libculeak.so", "build/libculeak_unwind.so", "build/libculeak_torch.so", "fakecuda"]
+
+
 def build(tree, tests, log):
-    """Builds the programs and the unit tests named (every one when tests is None)."""
-    units = all_units(tree) if tests is None else ["build/tests/" + t for t in tests if t.startswith("test_")]
-    r = subprocess.run(["make", "-j2", "all"] + units, cwd=tree, env=env(), stdout=subprocess.PIPE,
+    """Builds what the tests named need (every program and unit test when tests is None):
+    a unit test its binary, the shim and the fake driver; an e2e script everything."""
+    if tests is None:
+        targets = ["all"] + all_units(tree)
+    elif any(not t.startswith("test_") for t in tests):
+        targets = ["all"] + ["build/tests/" + t for t in tests if t.startswith("test_")]
+    else:
+        targets = UNIT_NEEDS + ["build/tests/" + t for t in tests]
+    r = subprocess.run(["make", "-j2"] + targets, cwd=tree, env=env(), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT)
     if r.returncode:
         open(log, "ab").write(r.stdout)
@@ -212,10 +244,10 @@ def confirm(tree, test, timeout, log, base):
 
 def try_mutant(tree, m, tests, timeout, log, quick, base):
     """('killed', test), ('survived', why) or ('build', None)."""
-    if not build(tree, tests, log):
-        return "build", None
     notes = []
-    for t in tests:
+    for t in tests:  # each built just before it runs: the first often kills
+        if not build(tree, [t], log):
+            return "build", None
         s = run_test(tree, t, timeout, log)
         if s == "fail" and confirm(tree, t, timeout, log, base):
             return "killed", t
@@ -241,6 +273,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--min-killed", type=float, default=95.0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--start", type=int, default=1)
     ap.add_argument("--list", default=os.path.join(HERE, "mutations.txt"))
     ap.add_argument("--groups", default=os.path.join(HERE, "groups.txt"))
     ap.add_argument("--survivors", default=os.path.join(HERE, "survivors.txt"))
@@ -249,6 +282,7 @@ def main():
     muts = parse(a.list)
     groups = parse_groups(a.groups)
     known = parse_survivors(a.survivors)
+    muts = muts[a.start - 1:]
     if a.names:
         muts = [m for m in muts if any(p in m["name"] for p in a.names)]
     errors = []
@@ -285,7 +319,13 @@ def main():
         print("the unmutated copy does not build; see %s/baseline.log" % logs)
         return 2
     base = Baseline(tree, a.timeout, os.path.join(logs, "baseline.log"))
-    bad = [t for t in sorted({t for m in live for t in group_of(groups, m["file"])}) if not base.passes(t)]
+    killers = load_killers()
+
+    def tests_of(m):  # the last killer first, then the group
+        first = [killers[m["name"]]] if m["name"] in killers else []
+        return first + [t for t in group_of(groups, m["file"]) if t not in first]
+    bad = [t for t in sorted({t for m in live for t in tests_of(m)[:1 if m["name"] in killers else None]})
+           if not base.passes(t)]
     if bad:
         print("the unmutated copy fails %s; see %s/baseline.log" % (" ".join(bad), logs))
         return 2
@@ -299,12 +339,13 @@ def main():
         t = time.time()
         log = os.path.join(logs, "%03d.log" % i)
         try:
-            status, what = try_mutant(tree, m, group_of(groups, m["file"]), a.timeout, log, a.quick, base)
-            if status == "killed" and what.endswith("(the whole suite)") and \
-                    not base.passes(what.split()[0]):
-                status, what = "survived", "only %s failed, which fails unmutated too" % what.split()[0]
+            status, what = try_mutant(tree, m, tests_of(m), a.timeout, log, a.quick, base)
         finally:
             open(path, "w").write(orig)  # a fresh mtime: make rebuilds what the mutant touched
+        killer = what.split()[0] if status == "killed" else None
+        if killer and killer not in base.known:  # not asked yet: does it pass unmutated?
+            if not build(tree, [killer], log) or not base.passes(killer):
+                status, what = "survived", "only %s failed, which fails unmutated too" % killer
         took = time.time() - t
         if status == "survived":
             survived.append(m)
@@ -316,6 +357,8 @@ def main():
         else:
             killed.append(m)
             print("killed   %s by %s (%.0f s)" % (m["name"], what, took), flush=True)
+            killers[m["name"]] = what.split()[0]
+            save_killers(killers)
     n = len(muts)
     share = 100.0 * len(killed) / n if n else 100.0
     print("%d mutations: %d killed (%.1f%%), %d survived, %d stale or in error (%.1f min)"
