@@ -315,8 +315,8 @@ int cmd_check(int argc, char **argv)
      * never hides the program's own failure (its status, 128+N for a signal) */
     if (program_status != 0)
         return program_status;
-    if (sum.allocations)
-        return (int)a.error_exit; /* 0: off, the program's status */
+    if (sum.allocations && a.error_exit) /* 0: off, then as if none were found */
+        return (int)a.error_exit;
     if (incomplete) {
         cli_fail(&cli_check, "%d recording%s incomplete: the report above may miss leaks", incomplete,
                  incomplete == 1 ? " is" : "s are");

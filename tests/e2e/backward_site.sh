@@ -38,8 +38,11 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 marker = [e["ip"] for e in ev if e["type"] == "pyframe" and e.get("autograd_backward")]
 assert len(marker) == 1, marker
-b = [e for e in ev if e.get("api") == "torch.alloc"]
+b = [e for e in ev if e.get("api") == "torch.alloc" and e["size"] != 8192]
 assert len(b) == 8, b
+# the block a thread makes after the last backward() returned carries no marker
+after = [e for e in ev if e.get("api") == "torch.alloc" and e["size"] == 8192]
+assert len(after) == 1 and marker[0] not in after[0]["stack"], after
 for e in b:
     at = e["stack"].index(marker[0])
     assert 1 <= at <= 6 and not any(int(ip, 16) >> 63 for ip in e["stack"][:at]), e["stack"]
@@ -86,8 +89,10 @@ page = open(sys.argv[1]).read()
 start = page.index('id="culeak-data">') + len('id="culeak-data">')
 d = json.loads(page[start:page.index("</script>", start)])
 rows = [s for s in d["sites"] if s.get("autograd_backward")]  # the blocks'; the segment is the pool's line
-assert [s["pool"] for s in rows] == [1] and len(d["sites"]) == 2, d["sites"]
+assert [s["pool"] for s in rows] == [1] and len(d["sites"]) == 3, d["sites"]
 assert any(s["text"] == "pytorch caching allocator: reserved" for s in d["sites"]), d["sites"]
+# the block made after backward() returned is at its own native line
+assert any(s["text"].startswith("nested_malloc at ") and not s.get("autograd_backward") for s in d["sites"]), d["sites"]
 assert all(s["line"] == int(sys.argv[2]) and s["text"].endswith(":%s (autograd backward)" % sys.argv[2]) for s in rows), rows
 assert "[autograd backward]" in d["names"], d["names"]
 assert not any(a in n for n in d["names"] for a in ("record_trace", "empty_generic")), d["names"]

@@ -185,6 +185,15 @@ FAKE_C10=$tmp/shifted/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/shifted.culea
 ! grep -q 'tensor tracking off' "$tmp/shifted.err" || { cat "$tmp/shifted.err"; fail "tracking off with a shifted vtable"; }
 "$CULEAK" dump "$tmp/shifted.culeak" >"$tmp/shifted.dump"
 grep -q '"api":"torch.alloc","kind":"block"' "$tmp/shifted.dump" || fail "no blocks with a shifted vtable and its symbols"
+# ... whose device_ field is elsewhere too (a byte before it): the table's offset is not
+# trusted for it, blocks on device 1 are recorded on their context's device
+FAKE_C10=$tmp/shifted/lib/libc10_cuda.so FAKE_C10_BLOCK_DEVICE=1 "$CULEAK" record -o "$tmp/shifted1.culeak" -- \
+    "$PY" "$src" 3 >"$tmp/shifted1.out" 2>"$tmp/shifted1.err" || { cat "$tmp/shifted1.err"; fail "the job failed"; }
+"$CULEAK" dump "$tmp/shifted1.culeak" >"$tmp/shifted1.dump"
+devices=$(grep '"api":"torch.alloc","kind":"block"' "$tmp/shifted1.dump" | grep -o '"device":[-0-9]*' | sort | uniq -c)
+# (the block of the thread without Python has no context: device -1)
+[ "$(echo $devices)" = '1 "device":-1 6 "device":0' ] ||
+    fail "a shifted vtable's blocks are not on their context's device: $devices"
 # without symbols: the table for its exact versions only, not for a 2.11.0a0 (NGC, source builds)
 mkdir -p "$tmp/stripped211/lib" "$tmp/ngc/lib"
 strip --strip-all -o "$tmp/stripped211/lib/libc10_cuda.so" "$FAKE/torch/lib/libc10_cuda.so"
@@ -222,6 +231,14 @@ for mode in FAKE_C10_EXPANDABLE FAKE_C10_OTHER_DEVICE_FIRST; do
 done
 grep -q '"api":"cuMemMap","kind":"vmm-mapped","size":2097152' "$tmp/FAKE_C10_EXPANDABLE.dump" ||
     fail "the expandable segment was not mapped page by page"
+# blocks of another device than the current context's (the pool's entries say device 1,
+# the context is device 0's): each block is recorded on the device its entry names
+FAKE_C10_BLOCK_DEVICE=1 "$CULEAK" record -o "$tmp/dev1.culeak" -- "$PY" "$src" 3 >"$tmp/dev1.out" 2>"$tmp/dev1.err" ||
+    { cat "$tmp/dev1.err"; fail "the job failed with its blocks on device 1"; }
+"$CULEAK" dump "$tmp/dev1.culeak" >"$tmp/dev1.dump"
+[ "$(grep '"api":"torch.alloc","kind":"block"' "$tmp/dev1.dump" | grep -c '"device":1,')" = 7 ] ||
+    fail "not 7 blocks on device 1: $(grep -m2 '"kind":"block"' "$tmp/dev1.dump")"
+grep '"api":"cudaMalloc"' "$tmp/dev1.dump" | grep -q '"device":0,' || fail "the segment is not device 0's"
 
 # CuPy's pool through culeak's sitecustomize (nothing imported by the job), which then
 # runs the sitecustomize it hides

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The console's manners, at 80x24 and 120x40: delete (all) asks (y or n) as gdb does;
+# The console's manners, at 80x24 and 120x40: delete (all) asks (y or n) as gdb does,
+# and takes its answers as gdb does (n, y; N, Y and words after blanks at the second size);
 # info processes says paused while the job is; Up/Down recall history once the prompt
 # holds text; Ctrl-Z says why it does nothing; export says why it cannot write; counts
 # of one are singular.
@@ -15,6 +16,7 @@ wait_prompt() {
     done
 }
 for size in "80 24" "120 40"; do
+    if [ "$size" = "80 24" ]; then no=n yes=y; else no=N yes="  Yes"; fi
     start_sized $size -- "$FAKE/client_static" until "$T/stop" 100000   # runs while the test does
     wait_for "RUNNING"
     type_line "break run_until"
@@ -24,13 +26,13 @@ for size in "80 24" "120 40"; do
     screen | grep -qE "^  pid [0-9]+ +ppid [0-9]+ +paused " || fail "info processes does not say paused ($size)"
     type_line "delete"
     wait_for "Delete all breakpoints? (y or n)"
-    type_line "n"
+    type_line "$no"
     wait_for "Not confirmed."
     type_line "info breakpoints"
     wait_for "1 breakpoint listed in the output pane"
     type_line "delete"
     wait_for "Delete all breakpoints? (y or n)"
-    type_line "y"
+    type_line "$yes"
     wait_for "deleted every breakpoint"
     type_line "continue"
     wait_for "continuing"

@@ -101,8 +101,22 @@ env LD_LIBRARY_PATH="$FAKE" FAKE_LIBCUDA="$FAKE/libcuda.so.1" FAKE_C10="$FAKE/to
 "$B/culeak" report --format html -o "$T/blocks.html" "$T/blocks.culeak" || fail "blocks: report --format html failed"
 render "$T/blocks.html" >"$T/blocks.dom" || fail "blocks: the browser could not render the page"
 grep -q '<label id="layer-pick">' "$T/blocks.dom" || fail "blocks: no choice between blocks and memory"
-grep -q '<option value="1" selected="">' "$T/blocks.dom" ||
-    grep -qE 'id="layer"[^>]*>' "$T/blocks.dom" || fail "blocks: the layer menu is missing"
+# it opens on the pools' blocks: the menu's value as the page's script left it, and the
+# flame graph's note says which layer it draws
+cat >"$T/layer.js" <<'JS'
+<script>
+document.body.setAttribute("data-layer", document.getElementById("layer").value);
+document.body.setAttribute("data-pick", document.getElementById("layer-pick").hidden ? "hidden" : "shown");
+</script>
+JS
+python3 - "$T/blocks.html" "$T/layer.js" "$T/blocks.layer.html" <<'PY'
+import sys
+page, play = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+open(sys.argv[3], "w").write(page.replace("</body>", play + "</body>"))
+PY
+render "$T/blocks.layer.html" >"$T/blocks.layer.dom" || fail "blocks: the browser could not render the page"
+grep -q '<body[^>]*data-layer="1"' "$T/blocks.layer.dom" && grep -q '<body[^>]*data-pick="shown"' "$T/blocks.layer.dom" ||
+    fail "blocks: the page does not open on the pools' blocks: $(grep -o '<body[^>]*>' "$T/blocks.layer.dom")"
 grep -qE "<td class=\"site\">[^<]*blocks_train.py:$keep" "$T/blocks.dom" ||
     fail "blocks: the kept tensor's line (blocks_train.py:$keep) is not a row of the page"
 # the header in PyTorch's words: allocated (blocks) and reserved (the pool's segment)

@@ -22,6 +22,9 @@
  *   threadgate N     1 allocation, then waits for a byte on stdin; then N threads make one
  *                    allocation each at the same line, at once (a breakpoint there holds
  *                    one and queues the others)
+ *   gateclose N      1 allocation, waits for a byte on stdin, closes every descriptor above 2,
+ *                    N more allocations, exits 0 (the recording's path may change meanwhile)
+ *   hup              1 allocation, raise(SIGHUP) (the job ignores it: nohup), 1 more, exits 0
  *   oomabort         a failed allocation (out of memory), then abort() (goto oom's event)
  *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0 */
 #include "fakecuda.h"
@@ -208,6 +211,17 @@ static void *one_alloc(void *arg)
     return NULL;
 }
 
+static int gateclose(int n)
+{
+    char c;
+    alloc_n(1);
+    if (read(0, &c, 1) < 0)
+        die("gateclose");
+    closefrom(3);
+    alloc_n(n);
+    return 0;
+}
+
 static int threadgate(int n)
 {
     pthread_t t[64];
@@ -240,6 +254,14 @@ int main(int argc, char **argv)
         return list_fds();
     if (!strcmp(s, "killnow") && argc > 3)
         return killnow(atoi(argv[2]), atoi(argv[3]), argc > 4 && !strcmp(argv[4], "reraise"));
+    if (!strcmp(s, "gateclose") && argc > 2)
+        return gateclose(atoi(argv[2]));
+    if (!strcmp(s, "hup")) {
+        alloc_n(1);
+        raise(SIGHUP);
+        alloc_n(1);
+        return 0;
+    }
     if (!strcmp(s, "threadgate") && argc > 2)
         return threadgate(atoi(argv[2]));
     if (!strcmp(s, "forkexit")) {
@@ -276,6 +298,6 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N|killnow N SIG [reraise]|fds|churn N\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N|killnow N SIG [reraise]|fds|churn N|gateclose N|hup\n", argv[0]);
     return 2;
 }

@@ -391,6 +391,73 @@ static void test_diff_of_processes_says_pools(void **state)
     model_free(m);
 }
 
+static void feed_stream(struct model *m, struct sb *b)
+{
+    struct model_stream *s = model_stream_open(m);
+    assert_non_null(s);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
+    assert_int_equal(model_stream_finish(s), 0);
+    model_stream_close(s);
+    sb_free(b);
+}
+
+/* Beside load_pool's process (its pool tracked): process 200 allocates at an address in
+ * no module (JIT code), process 300 registers host memory from libtorch_cuda through the
+ * CUDA runtime. The pools' figures of all processes are the tracked process's; the pool's
+ * row is its own by module too, apart from the memory in no module; the host memory
+ * libtorch_cuda registers through the runtime is its host cache at exit, not a leak. */
+static void test_pool_rows_beside_other_processes(void **state)
+{
+    (void)state;
+    struct model *m = load_pool(1, 4, 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 200, "/usr/bin/jit", NULL);
+    sb_frame(b, 1, 0, 0x1234); /* in no module */
+    ev(b, 1, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x900000, 1 << 20, 1);
+    sb_exit(b, 2);
+    feed_stream(m, b);
+    b = sb_new();
+    sb_hello(b, 300, "/usr/bin/python3", NULL);
+    sb_module(b, "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", 0x7e0000000000ull, 0, 0x10000);
+    sb_module(b, "/opt/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.13", 0x7d0000000000ull,
+              0, 0x10000);
+    sb_frame(b, 1, 0, 0x7e0000000100ull);    /* libtorch_cuda */
+    sb_frame(b, 2, 1, 0x7d0000000200ull);    /* libcudart, which asked the driver */
+    sb_event(b, (struct sb_ev){.seq = 1, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CU_MEM_HOST_REGISTER,
+                               .kind = CULEAK_KIND_HOST_REGISTERED, .size = 65536, .addr = 0xa00000, .stack = 2});
+    sb_exit(b, 2);
+    feed_stream(m, b);
+    struct model_memory now;
+    model_memory_now(m, MODEL_ALL, &now);
+    assert_int_equal(now.pools, 1u << MODEL_CACHE_PYTORCH);
+    assert_int_equal(now.allocated_bytes, 4 * 4096);
+    assert_int_equal(now.reserved_bytes, 2 << 20);
+    struct model_query q;
+    model_query_init(&q);
+    q.group = MODEL_GROUP_MODULE;
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    int pool_rows = 0, jit_bytes = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        pool_rows += t.rows[i].pool == MODEL_CACHE_PYTORCH;
+        if (t.rows[i].pool == MODEL_CACHE_PYTORCH)
+            assert_int_equal(t.rows[i].live_bytes, 2 << 20);
+        else if (t.rows[i].live_bytes == 1 << 20)
+            jit_bytes++;
+    }
+    assert_int_equal(pool_rows, 1);
+    assert_int_equal(jit_bytes, 1);
+    model_table_free(&t);
+    q.group = MODEL_GROUP_SITE;
+    q.source = MODEL_SOURCE_LEAKS;
+    q.proc = 2;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.rows[0].cache, MODEL_CACHE_PYTORCH);
+    model_table_free(&t);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_blocks_are_not_leaks),
         cmocka_unit_test(test_diff_counts_blocks_apart),
         cmocka_unit_test(test_pool_segments_are_the_pools_row),
+        cmocka_unit_test(test_pool_rows_beside_other_processes),
         cmocka_unit_test(test_untracked_segments_stay_sites),
         cmocka_unit_test(test_pool_segments_are_no_second_suspect),
     };

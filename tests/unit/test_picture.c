@@ -311,8 +311,96 @@ static void test_processes_apart(void **state)
     model_free(m);
 }
 
+/* One stack with two kinds of memory (device and managed: two units) is one value of
+ * each moment, their sum, the first value of the moment as the others. */
+static void test_values_of_a_stack_summed(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 10, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200);
+    sb_frame(b, 3, 1, 0x400300);
+    sb_alloc(b, 1, 3, 0x900000, 5 * MIB);
+    sb_event(b, (struct sb_ev){.seq = 2, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC_MANAGED,
+                               .kind = CULEAK_KIND_MANAGED, .size = MIB, .addr = 0xa00000, .stack = 3});
+    sb_alloc(b, 3, 2, 0xb00000, 2 * MIB);
+    sb_mark(b, 4, "m");
+    sb_exit(b, 5);
+    feed(m, b);
+    struct picture p;
+    assert_int_equal(picture_build(m, NULL, &p), 0);
+    const struct picture_moment *mo = find_moment(&p, 0, PICTURE_MARK, "m");
+    assert_non_null(mo);
+    assert_int_equal(mo->n, 2); /* stacks 3 and 2 */
+    const struct picture_value *v = value_of(&p, mo, 3);
+    assert_non_null(v);
+    assert_int_equal(v->bytes, 6 * MIB);
+    assert_int_equal(v->count, 2);
+    assert_int_equal(value_of(&p, mo, 2)->bytes, 2 * MIB);
+    picture_free(&p);
+    model_free(m);
+}
+
+/* job()'s stream on `devices` devices (stack 2's allocations on the last one), then a
+ * failed allocation of 7 MiB 1 us after the last mark, then the EXIT. */
+static struct sb *job_failing(uint64_t pid, int iterations, int devices)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    sb_frame(b, 2, 1, 0x400200);
+    sb_frame(b, 3, 1, 0x400300);
+    sb_frame(b, 4, 1, 0x400400);
+    uint64_t seq = 1;
+    sb_alloc(b, seq++, 4, 0x900000, 5 * MIB);
+    for (int i = 1; i <= iterations; i++) {
+        sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                                   .kind = CULEAK_KIND_DEVICE, .size = MIB, .addr = 0x100000 + (uint64_t)i * 0x1000,
+                                   .stack = 2, .device = devices - 1});
+        sb_alloc(b, seq++, 3, 0x800000, 3 * MIB);
+        sb_free_dev(b, seq++, 3, 0x800000);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        sb_mark(b, seq++, label);
+    }
+    sb_event(b, (struct sb_ev){.seq = seq++, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                               .kind = CULEAK_KIND_DEVICE, .size = 7 * MIB, .result = 2, .stack = 3});
+    sb_exit(b, seq);
+    return b;
+}
+
+/* The page of model m: its embedded data (a copy, NUL-terminated) in *data. */
+static char *page_of(struct model *m, char **data)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct report_options o;
+    report_options_init(&o);
+    assert_int_equal(report_html(f, m, &o), 0);
+    fclose(f);
+    const char *d = strstr(buf, "id=\"culeak-data\">");
+    assert_non_null(d);
+    d += strlen("id=\"culeak-data\">");
+    const char *end = strstr(d, "</script>");
+    assert_non_null(end);
+    *data = strndup(d, (size_t)(end - d));
+    return buf;
+}
+
+static void has(const char *data, const char *want)
+{
+    if (!strstr(data, want))
+        fail_msg("the page's data has no %s in:\n%s", want, data);
+}
+
 /* The page of m (report_html with o, NULL: the leak report), as a string to free. */
-static char *page_of(struct model *m, const struct report_options *o)
+static char *page_with(struct model *m, const struct report_options *o)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -371,7 +459,7 @@ static void test_short_run_timeline_exact(void **state)
         sb_alloc(b, seq++, 2, 0x1000000 + (uint64_t)i * 0x100000, 512 * 1024);
     sb_exit(b, seq);
     feed(m, b);
-    char *page = page_of(m, NULL);
+    char *page = page_with(m, NULL);
     static double t[4096], bytes[4096], mx[4096], mn[4096];
     size_t n = series_numbers(page, 0, "t", t, 4096);
     assert_int_equal(n, 402);
@@ -405,7 +493,7 @@ static void test_diff_marks_never_thinned(void **state)
     o.what = REPORT_DIFF;
     o.diff_a = "iteration 3";
     o.diff_b = "iteration 50";
-    char *page = page_of(m, &o);
+    char *page = page_with(m, &o);
     const char *moments = strstr(page, "\"moments\":[");
     assert_non_null(moments);
     const char *a = strstr(moments, "\"label\":\"iteration 3\",\"v\":[");
@@ -439,7 +527,7 @@ static void test_processes_added_up(void **state)
         sb_exit(b, 3);
         feed(m, b);
     }
-    char *page = page_of(m, NULL);
+    char *page = page_with(m, NULL);
     char want[128];
     snprintf(want, sizeof want, "\"all\":{\"processes\":2,\"leaked\":%u,", 3 * MIB);
     assert_non_null(strstr(page, want));
@@ -448,34 +536,59 @@ static void test_processes_added_up(void **state)
     model_free(m);
 }
 
-/* The page: the data is in, nothing can end its script element early, nothing is fetched. */
+/* The page: the data is in, with its numbers (times from the process's start in ms, bytes
+ * at the marks and the moments, the peak, the failed allocation); nothing can end its
+ * script element early, nothing is fetched. One device: one series, the total's. */
 static void test_page(void **state)
 {
     (void)state;
     struct model *m = model_new(NULL);
     model_keep_moments(m, 64, 0);
-    struct sb *b = job(10, 3);
-    feed(m, b);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    struct report_options o;
-    report_options_init(&o);
-    assert_int_equal(report_html(f, m, &o), 0);
-    fclose(f);
+    feed(m, job_failing(10, 3, 1));
+    char *data, *buf = page_of(m, &data);
     assert_non_null(strstr(buf, "<!DOCTYPE html>"));
-    const char *data = strstr(buf, "id=\"culeak-data\">");
-    assert_non_null(data);
-    const char *end = strstr(data, "</script>");
-    assert_non_null(end);
-    assert_non_null(strstr(data, "\"version\":1"));
-    assert_non_null(strstr(data, "\"label\":\"iteration 3\""));
-    for (const char *c = data + strlen("id=\"culeak-data\">"); c < end; c++)
+    has(data, "\"version\":1");
+    /* each event 1 us after the one before, from the start (the HELLO's time): mark i at
+     * 0.001 + 0.004 i ms, its live bytes 5 MiB and i MiB */
+    has(data, "\"marks\":[{\"proc\":0,\"t\":0.005,\"bytes\":6291456,\"label\":\"iteration 1\"},");
+    has(data, "{\"proc\":0,\"t\":0.013,\"bytes\":8388608,\"label\":\"iteration 3\"}]");
+    /* the moments: each mark's bytes and, by stack, 5 MiB at stack 4 and i MiB in i blocks
+     * at stack 2; the peak at iteration 3's 3 MiB allocation: 5 + 3 + 3 MiB */
+    has(data, "{\"proc\":0,\"kind\":\"mark\",\"t\":0.013,\"bytes\":8388608,\"pool_bytes\":0,"
+              "\"held_bytes\":0,\"reserved_bytes\":0,\"label\":\"iteration 3\",\"v\":[0,5242880,1,1,3145728,3]");
+    has(data, "{\"proc\":0,\"kind\":\"peak\",\"t\":0.011,\"bytes\":11534336,");
+    has(data, "{\"proc\":0,\"kind\":\"leaks\",\"t\":0.015,\"bytes\":8388608,");
+    /* the failed allocation, 1 us after the last mark */
+    has(data, "\"failures\":[{\"proc\":0,\"t\":0.014,\"size\":7340032,\"device\":0,\"api\":\"cudaMalloc\"}]");
+    /* one device: the total's series only */
+    has(data, "\"series\":[{\"proc\":0,\"device\":-1,\"t\":[");
+    assert_null(strstr(data, "\"device\":0,\"t\""));
+    for (const char *c = data; *c; c++)
         assert_int_not_equal(*c, '<');
     assert_null(strstr(buf, "src="));
     assert_null(strstr(buf, "href="));
     assert_null(strstr(buf, "url("));
     assert_null(strstr(buf, "@import"));
+    free(data);
+    free(buf);
+    model_free(m);
+}
+
+/* Two devices: the total's series, then one per device, each with its own bytes. */
+static void test_page_series_per_device(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 0);
+    feed(m, job_failing(10, 3, 2));
+    char *data, *buf = page_of(m, &data);
+    has(data, "\"series\":[{\"proc\":0,\"device\":-1,\"t\":[");
+    has(data, "{\"proc\":0,\"device\":0,\"t\":[");
+    has(data, "{\"proc\":0,\"device\":1,\"t\":[");
+    has(data, "\"bytes\":[3145728],"); /* device 1: stack 2's 3 MiB at the end */
+    has(data, "\"bytes\":[5242880],"); /* device 0: stack 4's 5 MiB */
+    assert_null(strstr(data, "\"device\":2,"));
+    free(data);
     free(buf);
     model_free(m);
 }
@@ -492,7 +605,9 @@ int main(void)
         cmocka_unit_test(test_pool_blocks_apart),
         cmocka_unit_test(test_small_stacks_merged),
         cmocka_unit_test(test_processes_apart),
+        cmocka_unit_test(test_values_of_a_stack_summed),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_page_series_per_device),
         cmocka_unit_test(test_short_run_timeline_exact),
         cmocka_unit_test(test_diff_marks_never_thinned),
         cmocka_unit_test(test_processes_added_up),

@@ -124,10 +124,24 @@ static void test_expand_path(void **state)
     assert_string_equal(out, "100% %x %");
     assert_int_equal(culeak_expand_path("a%pb", 4242, "h", "0", out, 5), -1); /* cut, not overrun */
     assert_string_equal(out, "a424");
+    /* the boundary: a name of cap - 1 characters fits whole, one more is cut */
+    assert_int_equal(culeak_expand_path("a%pb", 4242, "h", "0", out, 7), 1);
+    assert_string_equal(out, "a4242b");
+    assert_int_equal(culeak_expand_path("a%pb", 4242, "h", "0", out, 6), -1);
+    assert_string_equal(out, "a4242");
+    assert_int_equal(culeak_expand_path("%h", 1, "node1", "0", out, 6), 0);
+    assert_string_equal(out, "node1");
+    /* the job's global rank comes before the rank on this node */
+    setenv("LOCAL_RANK", "1", 1);
     setenv("RANK", "5", 1);
     assert_int_equal(culeak_expand_path("r%r", 1, "h", NULL, out, sizeof out), 0);
     assert_string_equal(out, "r5");
     unsetenv("RANK");
+    assert_int_equal(culeak_expand_path("r%r", 1, "h", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "r1");
+    unsetenv("LOCAL_RANK");
+    assert_int_equal(culeak_expand_path("r%r", 1, "h", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "r0");
     assert_int_equal(culeak_output_dir_writable("plain-name"), 0);
     assert_int_equal(culeak_output_dir_writable("/tmp/x.json"), 0);
     assert_int_equal(culeak_output_dir_writable("/no/such/dir/x.json"), -1);

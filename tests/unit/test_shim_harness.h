@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,6 +121,40 @@ static inline int th_run_client(struct th_run *r, const char *client, const char
 
 static inline int th_exited_ok(const struct th_run *r) { return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0; }
 
+/* The system call thread tid of process pid is in (/proc/PID/task/TID/syscall): its number,
+ * and its first argument in *arg0; -1 when it runs (not in one), -2 when the thread is gone. */
+static inline long th_syscall_of(pid_t pid, pid_t tid, unsigned long *arg0)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -2;
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n <= 0)
+        return -2;
+    line[n] = 0;
+    long nr;
+    if (sscanf(line, "%ld %lx", &nr, arg0) != 2)
+        return -1; /* "running", or a number alone */
+    return nr;
+}
+
+/* Waits until thread tid of the child pid sits in system call nr with first argument
+ * arg0 (~0ul: any): 0, or -1 when the child ended first (reaped: its status in *status). */
+static inline int th_wait_in_syscall(pid_t pid, pid_t tid, long nr, unsigned long arg0, int *status)
+{
+    for (;;) {
+        unsigned long a = 0;
+        if (th_syscall_of(pid, tid, &a) == nr && (arg0 == ~0ul || a == arg0))
+            return 0;
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return -1;
+        usleep(500);
+    }
+}
+
 /* A unique scratch directory under /tmp (removed with th_rmdir). */
 static inline char *th_mkdtemp(char *buf, size_t cap)
 {
@@ -168,7 +203,7 @@ struct th_rec {
     size_t nmark;
     struct th_mark mark[64];
     int exits;
-    uint64_t exit_seq;
+    uint64_t exit_seq, exit_reason; /* of the last EXIT record */
     int notes;
     uint64_t records;            /* every record delivered to a callback */
 };
@@ -246,6 +281,7 @@ static inline int th_on_exit(void *c, const struct culeak_exit *x)
     r->records++;
     r->exits++;
     r->exit_seq = x->seq;
+    r->exit_reason = x->reason;
     return 0;
 }
 

@@ -1,7 +1,9 @@
 /* CULEAK_HOLD_AT_START=1 (the console's launch sets it): on a socket, the program's first
  * allocation at a new stack waits until the reader answers (RELEASE) or goes away; without
- * the variable, or writing a file, nothing ever waits. A gated client makes one allocation,
- * reads one byte of stdin, makes another. */
+ * the variable, or writing a file, nothing ever waits. A RELEASE lets exactly the thread of
+ * its event go. A gated client makes one allocation, reads one byte of stdin, makes another.
+ * A thread waits in the shim in pthread_cond_wait: the tests see it in futex(2) in
+ * /proc/PID/task/TID/syscall, never by waiting some time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,12 +20,20 @@
 struct seen {
     int allocs;
     uint64_t first_seq, first_flags;
+    uint64_t seq[8], tid[8], flags[8]; /* of the first 8 allocations */
 };
 
 static int on_event(void *ctx, const struct culeak_event *e)
 {
     struct seen *s = ctx;
-    if (e->op == CULEAK_OP_ALLOC && s->allocs++ == 0) {
+    if (e->op != CULEAK_OP_ALLOC)
+        return 0;
+    if (s->allocs < 8) {
+        s->seq[s->allocs] = e->seq;
+        s->tid[s->allocs] = e->tid;
+        s->flags[s->allocs] = e->flags;
+    }
+    if (s->allocs++ == 0) {
         s->first_seq = e->seq;
         s->first_flags = e->flags;
     }
@@ -32,15 +42,27 @@ static int on_event(void *ctx, const struct culeak_event *e)
 
 struct job {
     char dir[64];
-    int lfd, cfd, gate, out, err;
+    int lfd, cfd, gate, gate_open, out, err;
     pid_t pid;
     struct culeak_decoder dec;
     struct seen seen;
 };
 
-/* Starts client_static gated 2 on a listening socket (hold: with CULEAK_HOLD_AT_START=1)
- * and reads its stream until its first allocation has arrived. */
-static void start(struct job *j, int hold)
+/* Reads the stream until `allocs` allocations have arrived. */
+static void read_allocs(struct job *j, int allocs)
+{
+    char buf[4096];
+    while (j->seen.allocs < allocs) {
+        ssize_t r = read(j->cfd, buf, sizeof buf);
+        if (r <= 0)
+            fail_msg("the stream ended after %d of %d allocations", j->seen.allocs, allocs);
+        assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
+    }
+}
+
+/* Starts client ARGS on a listening socket (hold: with CULEAK_HOLD_AT_START=1) and reads
+ * its stream until its first allocation has arrived. */
+static void start_client(struct job *j, int hold, const char *client, const char *const *args)
 {
     char sock_path[96], sock_env[160];
     struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -56,12 +78,12 @@ static void start(struct job *j, int hold)
     assert_int_equal(pipe(gate), 0);
     j->out = th_tmpfd();
     j->err = th_tmpfd();
-    const char *args[] = {"gated", "2", NULL};
     const char *env[] = {sock_env, hold ? "CULEAK_HOLD_AT_START=1" : NULL, NULL};
-    j->pid = th_spawn("client_static", args, env, 1, gate[0], j->out, j->err);
+    j->pid = th_spawn(client, args, env, 1, gate[0], j->out, j->err);
     assert_true(j->pid > 0);
     close(gate[0]);
     j->gate = gate[1];
+    j->gate_open = 0;
     int status;
     struct pollfd pl = {j->lfd, POLLIN, 0};
     while (poll(&pl, 1, 100) == 0)
@@ -72,13 +94,29 @@ static void start(struct job *j, int hold)
     memset(&j->seen, 0, sizeof j->seen);
     struct culeak_sink sink = {.ctx = &j->seen, .event = on_event};
     culeak_decoder_init(&j->dec, &sink, 1);
-    char buf[4096];
-    while (!j->seen.allocs) {
-        ssize_t r = read(j->cfd, buf, sizeof buf);
-        if (r <= 0)
-            fail_msg("the stream ended before the first allocation");
-        assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
-    }
+    read_allocs(j, 1);
+}
+
+/* client_static gated 2 */
+static void start(struct job *j, int hold)
+{
+    const char *args[] = {"gated", "2", NULL};
+    start_client(j, hold, "client_static", args);
+}
+
+static void open_gate(struct job *j)
+{
+    assert_int_equal(write(j->gate, "g", 1), 1);
+    close(j->gate);
+    j->gate_open = 1;
+}
+
+/* Thread tid of the job waits in the shim (in futex(2)); fails when the job ended first. */
+static void waits_in_shim(struct job *j, pid_t tid, const char *what)
+{
+    int status;
+    if (th_wait_in_syscall(j->pid, tid, SYS_futex, ~0ul, &status) != 0)
+        fail_msg("%s: the program went on and ended (status %#x) without its RELEASE", what, status);
 }
 
 static void send_cmd(int fd, uint8_t type, uint64_t v)
@@ -89,21 +127,23 @@ static void send_cmd(int fd, uint8_t type, uint64_t v)
 }
 
 /* Lets the client go on past its gate, reads the stream to its end, checks the exit. */
-static void finish(struct job *j)
+static void finish_with(struct job *j, const char *want_out)
 {
-    assert_int_equal(write(j->gate, "g", 1), 1);
-    close(j->gate);
+    if (!j->gate_open)
+        open_gate(j);
     char buf[4096];
     ssize_t r;
     while (j->cfd >= 0 && (r = read(j->cfd, buf, sizeof buf)) > 0)
-        culeak_decoder_feed(&j->dec, buf, (size_t)r);
+        assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
+    if (j->cfd >= 0) /* the stream ended on a record's end */
+        assert_int_equal(culeak_decoder_finish(&j->dec), 0);
     int status;
     assert_int_equal(waitpid(j->pid, &status, 0), j->pid);
     char out[1024];
     th_slurp(j->out, out, sizeof out);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("status %#x", status);
-    assert_string_equal(out, "client_static gated ok allocs=2 frees=2 live_bytes=0\n");
+    assert_string_equal(out, want_out);
     culeak_decoder_free(&j->dec);
     if (j->cfd >= 0)
         close(j->cfd);
@@ -113,13 +153,18 @@ static void finish(struct job *j)
     th_rmdir(j->dir);
 }
 
-/* Held (the event says so: the allocating thread waits for its RELEASE), then released. */
+static void finish(struct job *j) { finish_with(j, "client_static gated ok allocs=2 frees=2 live_bytes=0\n"); }
+
+/* Held (the event says so), and the allocating thread waits in the shim for its RELEASE:
+ * the program's own gate is opened first, so that nothing else holds it; then released. */
 static void test_first_allocation_waits_for_release(void **state)
 {
     (void)state;
     struct job j;
     start(&j, 1);
     assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
+    open_gate(&j);
+    waits_in_shim(&j, j.pid, "the first allocation");
     send_cmd(j.cfd, CULEAK_CMD_HOLD_NEW, 0);
     send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.first_seq);
     finish(&j);
@@ -135,6 +180,38 @@ static void test_reader_gone_releases(void **state)
     close(j.cfd); /* never answered: the program must still finish */
     j.cfd = -1;
     finish(&j);
+}
+
+/* Two threads held at once (hold all): a RELEASE of one's event lets exactly that one go;
+ * the other waits on until its own. client_hostile threadgate 2: one allocation (held at
+ * start, released once hold-all is on), then two threads allocate at one line. */
+static void test_release_is_for_its_thread_only(void **state)
+{
+    (void)state;
+    struct job j;
+    const char *args[] = {"threadgate", "2", NULL};
+    start_client(&j, 1, "client_hostile", args);
+    assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
+    send_cmd(j.cfd, CULEAK_CMD_HOLD_ALL, 1); /* read before the RELEASE that follows it */
+    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.first_seq);
+    open_gate(&j);
+    read_allocs(&j, 3);
+    for (int i = 1; i < 3; i++) {
+        assert_true(j.seen.flags[i] & CULEAK_EVENT_HELD);
+        waits_in_shim(&j, (pid_t)j.seen.tid[i], "a thread's allocation");
+    }
+    assert_true(j.seen.tid[1] != j.seen.tid[2]);
+    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.seq[1]);
+    unsigned long a;
+    int status;
+    while (th_syscall_of(j.pid, (pid_t)j.seen.tid[1], &a) != -2) /* the released thread ends */
+        if (waitpid(j.pid, &status, WNOHANG) == j.pid)
+            fail_msg("the program ended (status %#x) with a thread still held", status);
+    waits_in_shim(&j, (pid_t)j.seen.tid[2], "the other thread, after a RELEASE not its own");
+    send_cmd(j.cfd, CULEAK_CMD_HOLD_ALL, 0);
+    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.seq[2]);
+    finish_with(&j, "threadgate ok\n");
+    assert_int_equal(j.seen.allocs, 3);
 }
 
 /* A reader that never answers (nor closes) is never waited for without the variable. */
@@ -169,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_allocation_waits_for_release),
         cmocka_unit_test(test_reader_gone_releases),
+        cmocka_unit_test(test_release_is_for_its_thread_only),
         cmocka_unit_test(test_not_held_without_the_variable),
         cmocka_unit_test(test_file_recording_never_holds),
     };

@@ -3,7 +3,8 @@
  * stream byte in its files and every event recorded; one that ends without destructors
  * (abort, a fatal signal, _exit, _Exit, exec, a forked child's _exit, abort after out of
  * memory) has every event it made in the recording, and its exit status unchanged. A
- * symbolic link planted at the recording's path is not followed. */
+ * symbolic link planted at the recording's path is not followed; a file put at that path
+ * while the job runs is never written to; a signal the job ignores stays ignored. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include "test_shim_harness.h"
 
 #include "culeak_cuda.h"
+#include "wire.h"
 
 #define HOSTILE_ALLOC 4096 /* client_hostile.c */
 
@@ -73,6 +75,7 @@ static void test_closeall_then_open(void **s)
     assert_int_equal(rec.rc, 0);
     assert_int_equal(allocs(&rec), 101);
     assert_int_equal(rec.exits, 1);
+    assert_int_equal(rec.exit_reason, CULEAK_EXIT_NORMAL);
     th_rec_free(&rec);
     th_rmdir(dir);
 }
@@ -116,9 +119,10 @@ static void test_dup2_over_every_descriptor(void **s)
     th_rmdir(dir);
 }
 
-/* One allocation, then an end without destructors: the allocation is recorded and the
- * program ends as it would untraced. */
-static void abrupt(const char *how, int signal, int code)
+/* One allocation, then an end without destructors: the allocation is recorded, the
+ * recording says how the process ended (reason: CULEAK_EXIT_*), and the program ends as
+ * it would untraced. */
+static void abrupt(const char *how, int signal, int code, uint64_t reason)
 {
     char dir[64];
     struct th_run r;
@@ -138,15 +142,16 @@ static void abrupt(const char *how, int signal, int code)
         fail_msg("%s: %zu of 1 allocation recorded (%s)", how, allocs(&rec), rec.err);
     assert_int_equal(rec.rc, 0);
     assert_int_equal(rec.exits, 1); /* the recording says the process ended */
+    assert_int_equal(rec.exit_reason, reason); /* ... and how */
     th_rec_free(&rec);
     th_rmdir(dir);
 }
 
-static void test_abort(void **s) { abrupt("abort", SIGABRT, 0); }
-static void test_segv(void **s) { abrupt("segv", SIGSEGV, 0); }
-static void test_exit(void **s) { abrupt("exit", 0, 3); }
-static void test_Exit(void **s) { abrupt("Exit", 0, 4); }
-static void test_exec(void **s) { abrupt("exec", 0, 0); }
+static void test_abort(void **s) { abrupt("abort", SIGABRT, 0, CULEAK_EXIT_SIGNAL); }
+static void test_segv(void **s) { abrupt("segv", SIGSEGV, 0, CULEAK_EXIT_SIGNAL); }
+static void test_exit(void **s) { abrupt("exit", 0, 3, CULEAK_EXIT_QUICK); }
+static void test_Exit(void **s) { abrupt("Exit", 0, 4, CULEAK_EXIT_QUICK); }
+static void test_exec(void **s) { abrupt("exec", 0, 0, CULEAK_EXIT_EXEC); }
 
 static void test_oom_then_abort(void **s)
 {
@@ -162,6 +167,69 @@ static void test_oom_then_abort(void **s)
         failed += rec.ev[i].op == CULEAK_OP_ALLOC && rec.ev[i].result == CUDA_ERROR_OUT_OF_MEMORY;
     assert_int_equal(failed, 1);
     th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
+/* SIGHUP ignored by the job's parent (nohup): the job raises it and goes on, as untraced;
+ * its recording ends normally, both allocations in. */
+static void test_ignored_signal_stays_ignored(void **s)
+{
+    char dir[64];
+    struct th_run r;
+    struct th_rec rec;
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    const char *args[] = {"hup", NULL};
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    assert_int_equal(sigaction(SIGHUP, &ign, &old), 0); /* inherited through fork and exec */
+    run(&rec, &r, dir, args, NULL);
+    sigaction(SIGHUP, &old, NULL);
+    if (!th_exited_ok(&r))
+        fail_msg("the job that ignores SIGHUP ended with status %#x", r.status);
+    assert_int_equal(allocs(&rec), 2);
+    assert_int_equal(rec.exits, 1);
+    assert_int_equal(rec.exit_reason, CULEAK_EXIT_NORMAL);
+    th_rec_free(&rec);
+    th_rmdir(dir);
+}
+
+/* The recording is renamed and another file put at its path while the job runs; then the
+ * job closes every descriptor, the shim's too. The shim may reopen only the file it made:
+ * the new one keeps exactly its own bytes, and the job is unharmed. */
+static void test_replaced_recording_never_written(void **s)
+{
+    char dir[64], path[128], moved[160], out_env[160];
+    assert_non_null(th_mkdtemp(dir, sizeof dir));
+    snprintf(path, sizeof path, "%s/rec.culeak", dir);
+    snprintf(moved, sizeof moved, "%s.moved", path);
+    snprintf(out_env, sizeof out_env, "CULEAK_OUTPUT=%s", path);
+    int gate[2];
+    assert_int_equal(pipe(gate), 0);
+    int out = th_tmpfd(), err = th_tmpfd();
+    const char *args[] = {"gateclose", "50", NULL};
+    const char *env[] = {out_env, NULL};
+    pid_t pid = th_spawn("client_hostile", args, env, 1, gate[0], out, err);
+    assert_true(pid > 0);
+    close(gate[0]);
+    int status; /* at the gate (reading stdin): the shim has opened its recording */
+    if (th_wait_in_syscall(pid, pid, SYS_read, 0, &status) != 0)
+        fail_msg("the job ended (status %#x) before its gate", status);
+    assert_int_equal(rename(path, moved), 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "precious\n", 9), 9);
+    close(fd);
+    assert_int_equal(write(gate[1], "g", 1), 1);
+    close(gate[1]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    char errs[4096];
+    th_slurp(err, errs, sizeof errs);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("status %#x: %s", status, errs);
+    file_is(path, "precious\n");
+    assert_non_null(strstr(errs, "cannot be reopened")); /* it says that it stopped */
+    close(out);
+    close(err);
     th_rmdir(dir);
 }
 
@@ -190,6 +258,7 @@ static void test_forked_child_exit(void **s)
         th_rec_load(&rec, path);
         assert_int_equal(allocs(&rec), 1);
         assert_int_equal(rec.exits, 1);
+        assert_int_equal(rec.exit_reason, CULEAK_EXIT_QUICK); /* the child's _exit */
         th_rec_free(&rec);
         children++;
     }
@@ -245,6 +314,8 @@ int main(void)
         cmocka_unit_test(test_exec),
         cmocka_unit_test(test_oom_then_abort),
         cmocka_unit_test(test_forked_child_exit),
+        cmocka_unit_test(test_ignored_signal_stays_ignored),
+        cmocka_unit_test(test_replaced_recording_never_written),
         cmocka_unit_test(test_planted_symlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,17 @@ static void test_frame_lines(void **state)
     assert_true(matches("fun:Buffers::grow(unsigned long)", dev));
     assert_true(matches("fun:Buffers::*\nfun:train_?tep", dev));
     assert_false(matches("fun:Buffers::shrink", dev));
+    /* '*' at either end matches no character too; several in a row are one */
+    assert_true(matches("fun:*Buffers::grow\nfun:*train_step", dev));
+    assert_true(matches("fun:Buffers::grow*\nfun:train_step*", dev));
+    assert_true(matches("fun:Buffers::grow\nfun:train_step**", dev));
+    assert_true(matches("fun:Buffers::grow\nfun:*train*step*", dev));
+    assert_false(matches("fun:Buffers::grow\nfun:train_step?*", dev));
+    /* the names valgrind users write for shared libraries: any libfoo.so, versioned or not */
+    assert_true(matches("fun:Buffers::grow\nobj:*lib*.so*", dev));
+    assert_true(matches("obj:*lib*.so*\nobj:*lib*.so*", dev)); /* libcuda.so.1, libcudart.so.12 */
+    assert_true(matches("obj:lib*.so*\nobj:libcudart.so*", dev));
+    assert_false(matches("obj:*lib*.so.2*", dev));
     /* obj: the path or its file name; src: FILE[:LINE] */
     assert_true(matches("obj:*/libfoo.so\nobj:libfoo.so", dev));
     assert_true(matches("src:foo.cc:57", dev));

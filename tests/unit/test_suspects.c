@@ -331,6 +331,87 @@ static void test_forecast(void **state)
     assert_string_equal(buf, "at +4.00 KiB per iteration (0.30 s each); the device's free memory is unknown");
 }
 
+/* The forecast's edges, 12 iterations: GROW keeps 3,000 bytes of device memory each (the
+ * device's free memory, 1 GiB + 1 at the latest mark, is not a multiple of it); CHURN
+ * registers 4 KiB of host memory each (host memory: no forecast for the device); UPDOWN
+ * rises at 9 of the last 10 intervals and comes back exactly to where the window began.
+ * One interval (4 to 5) is 1 s, the others 0.3 s; the first marks said 2 GiB free. */
+static void test_forecast_edges(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    uint64_t seq = 0, addr = 0x7000000000ull, up[16];
+    int nup = 0;
+    for (int i = 0; i < 12; i++) {
+        sb_alloc(b, ++seq, GROW, addr += 0x10000, 3000);
+        sb_event(b, (struct sb_ev){.seq = ++seq, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CU_MEM_HOST_REGISTER,
+                                   .kind = CULEAK_KIND_HOST_REGISTERED, .size = 4096, .addr = addr += 0x10000,
+                                   .stack = CHURN});
+        if (i >= 2 && i <= 10)
+            sb_alloc(b, ++seq, UPDOWN, up[nup++] = addr += 0x10000, 4096);
+        while (i == 11 && nup > 0)
+            sb_free_dev(b, ++seq, UPDOWN, up[--nup]);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, i == 5 ? 1000000000ull : 300000000ull, label, i < 11 ? 2ull << 30 : (1ull << 30) + 1,
+                80ull << 30);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 2); /* GROW and CHURN; UPDOWN ends where its window began */
+    const struct model_suspect *x = &s.v[0], *host = &s.v[1];
+    assert_non_null(strstr(x->text, "app+0x200"));
+    assert_int_equal(x->per_mark, 3000);
+    assert_int_equal(x->forecast, 1);
+    assert_int_equal(x->free_bytes, (1ull << 30) + 1); /* the latest mark's */
+    /* 1 GiB + 1 at 3,000 bytes an iteration: 357,913.94... rounds up, to when it is full */
+    assert_true(x->fill_marks == 357914.0);
+    assert_true(x->interval_s > 0.2999 && x->interval_s < 0.3001); /* the median interval */
+    assert_true(x->fill_s > 357914.0 * 0.2999 && x->fill_s < 357914.0 * 0.3001);
+    assert_non_null(strstr(host->text, "app+0x300"));
+    assert_int_equal(host->per_mark, 4096);
+    assert_int_equal(host->forecast, 0);
+    assert_int_equal(host->device, -1);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
+/* Fewer marks than the window (7: 6 intervals): a site must rise at ceil(0.8 * 6) = 5 of
+ * them; one that rises at 4 and falls a little at 2 (higher at the end) is not a suspect,
+ * one that rises at 5 is. */
+static void test_share_of_rises_rounds_up(void **state)
+{
+    (void)state;
+    for (int rises = 4; rises <= 5; rises++) {
+        struct model *m = new_model();
+        struct sb *b = prefix(100);
+        uint64_t seq = 0, addr = 0x7000000000ull, small[2];
+        for (int k = 0; k < 2; k++)
+            sb_alloc(b, ++seq, GROW, small[k] = addr += 0x10000, 1024);
+        int nsmall = 2;
+        for (int i = 0; i < 7; i++) {
+            if (i >= 1 && i <= rises)
+                sb_alloc(b, ++seq, GROW, addr += 0x10000, 4096);
+            else if (i > rises && nsmall > 0)
+                sb_free_dev(b, ++seq, GROW, small[--nsmall]);
+            char label[32];
+            snprintf(label, sizeof label, "iteration %d", i);
+            mark_at(b, ++seq, 300000000ull, label, 0, 0);
+        }
+        assert_int_equal(load(m, b), 0);
+        struct model_suspects s;
+        assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
+        if (s.n != (size_t)(rises == 5))
+            fail_msg("rises at %d of 6 intervals: %zu suspects", rises, s.n);
+        model_suspects_free(&s);
+        sb_free(b);
+        model_free(m);
+    }
+}
+
 static void test_processes_kept_apart(void **state)
 {
     (void)state;
@@ -516,6 +597,8 @@ int main(void)
         cmocka_unit_test(test_since_is_the_last_low_mark),
         cmocka_unit_test(test_fewer_marks_than_window),
         cmocka_unit_test(test_forecast),
+        cmocka_unit_test(test_forecast_edges),
+        cmocka_unit_test(test_share_of_rises_rounds_up),
         cmocka_unit_test(test_processes_kept_apart),
         cmocka_unit_test(test_soonest_to_fill_first),
         cmocka_unit_test(test_other_marks_and_pops_left_out),

@@ -5,7 +5,8 @@
 // FAKE_C10_EXPANDABLE=1 takes segments as torch's expandable_segments does: a reserved
 // range mapped 2 MiB page by page (cuMemCreate, cuMemMap), one SEGMENT_MAP entry for them
 // all. FAKE_C10_OTHER_DEVICE_FIRST=1 traces another device's segment (another thread's)
-// just before the first one of its own.
+// just before the first one of its own. FAKE_C10_BLOCK_DEVICE=N says its blocks are
+// device N's while the segments are the current context's (device 0's).
 // Like torch, it exports no attach function: only the allocator object, whose vtable has
 // attachAllocatorTraceTracker where torch 2.11 has it, after slots that point into
 // libc10.so as torch's do; its .symtab names the method like torch's, and a tracker
@@ -35,6 +36,9 @@ namespace CUDACachingAllocator {
 struct TraceEntry { // torch 2.11's field order and sizes, up to size_
     enum Action { ALLOC, FREE_REQUESTED, FREE_COMPLETED, SEGMENT_ALLOC, SEGMENT_FREE, SEGMENT_MAP, SEGMENT_UNMAP };
     Action action_;
+#ifdef FAKE_C10_SHIFTED // ... and a byte before device_: its offset is not the table's either
+    int8_t other_;
+#endif
     int8_t device_;
     size_t addr_;
     std::shared_ptr<void> context_;
@@ -83,7 +87,14 @@ struct NativeCachingAllocator : CUDAAllocator {
         if (trackers.empty())
             return;
         static const bool skewed = std::getenv("FAKE_C10_SKEWED_TRACE") != nullptr; // a layout culeak misreads
-        TraceEntry e{a, device, reinterpret_cast<size_t>(addr), nullptr, nullptr, size + (skewed ? 8 : 0)};
+        TraceEntry e{};
+        e.action_ = a;
+#ifdef FAKE_C10_SHIFTED
+        e.other_ = 0x55;
+#endif
+        e.device_ = device;
+        e.addr_ = reinterpret_cast<size_t>(addr);
+        e.size_ = size + (skewed ? 8 : 0);
         for (auto &t : trackers[0])
             t(e);
     }
@@ -142,10 +153,16 @@ struct NativeCachingAllocator : CUDAAllocator {
         return reinterpret_cast<void *>(va);
     }
 
+    static int8_t block_device()
+    {
+        static const char *d = std::getenv("FAKE_C10_BLOCK_DEVICE");
+        return static_cast<int8_t>(d ? std::atoi(d) : 0);
+    }
+
     void *hand_out(void *p, size_t size)
     {
         live.push_back({p, size});
-        trace(TraceEntry::ALLOC, p, size);
+        trace(TraceEntry::ALLOC, p, size, block_device());
         return p;
     }
 
@@ -156,8 +173,8 @@ struct NativeCachingAllocator : CUDAAllocator {
             if (live[i].first == p) {
                 size_t size = live[i].second;
                 live.erase(live.begin() + static_cast<long>(i));
-                trace(TraceEntry::FREE_REQUESTED, p, size);
-                trace(TraceEntry::FREE_COMPLETED, p, size);
+                trace(TraceEntry::FREE_REQUESTED, p, size, block_device());
+                trace(TraceEntry::FREE_COMPLETED, p, size, block_device());
                 free_blocks.push_back({p, size});
                 return;
             }
