@@ -585,8 +585,10 @@ static void test_page_series_per_device(void **state)
     has(data, "\"series\":[{\"proc\":0,\"device\":-1,\"t\":[");
     has(data, "{\"proc\":0,\"device\":0,\"t\":[");
     has(data, "{\"proc\":0,\"device\":1,\"t\":[");
-    has(data, "\"bytes\":[3145728],"); /* device 1: stack 2's 3 MiB at the end */
-    has(data, "\"bytes\":[5242880],"); /* device 0: stack 4's 5 MiB */
+    /* device 1: stack 2's 1 MiB each iteration; device 0: stack 4's 5 MiB, with stack 3's
+     * 3 MiB up and down each iteration (every change kept: a short run) */
+    has(data, "\"device\":1,\"t\":[0.002,0.006,0.010],\"bytes\":[1048576,2097152,3145728],");
+    has(data, "\"bytes\":[5242880,8388608,5242880,8388608,5242880,8388608,5242880],");
     assert_null(strstr(data, "\"device\":2,"));
     free(data);
     free(buf);
