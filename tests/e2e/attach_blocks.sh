@@ -8,7 +8,9 @@
 # memory_snapshot, and the pool's totals are the allocator's; backward() is wrapped, so a
 # gradient made on autograd's thread is charged to its line; culeak.mark finds the
 # attached shim; the diff between two iterations names the loop's SITE-KEEP line; the
-# job's output and stderr are its own.
+# job's output and stderr are its own. Then, with a snapshot that raises in the job, the
+# Python side says so in a NOTE and goes on; the job's output, stderr and status are its
+# own.
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -74,4 +76,27 @@ grep -Eq "block\) from <module> at .*attach_train.py:$bwd \(autograd backward\)"
 top=$(grep -m1 -E '^  \+[0-9]+ bytes' "$T/diff")
 echo "$top" | grep -q "attach_train.py:$line\b" || fail "the diff's first row is not attach_train.py:$line: $(cat "$T/diff")"
 echo "$top" | grep -q "blocks" || fail "the diff's first row is not of blocks: $top"
+
+rm -f "$T"/ready "$T"/go "$T"/leaked "$T"/end
+FAKE_TORCH_SNAPSHOT_FAILS=1 python3 "$ROOT/$src" "$T" >"$T/out" 2>"$T/err" &
+job=$!
+wait_file_exists "$T/ready"
+"$B/culeak" record --pid "$job" -o "$T/fails.culeak" 2>"$T/rec.err" &
+rec=$!
+end=$((SECONDS + 60))
+until grep -aqs "caching allocator tracked from now on" "$T/fails.culeak"; do
+    [ "$SECONDS" -lt "$end" ] || fail "culeak's Python side never ran in the job: $(cat "$T/rec.err")"
+    sleep 0.05
+done
+finish_job "$T"
+[ "$job_rc" -eq 0 ] || fail "with a failing snapshot the job exited $job_rc: $(cat "$T/err")"
+job=
+wait "$rec" || fail "record exited $?: $(cat "$T/rec.err")"
+grep -qx "attach_train: 8 tensors kept" "$T/out" || fail "with a failing snapshot, the job's output: $(cat "$T/out")"
+[ ! -s "$T/err" ] || fail "with a failing snapshot, the job's stderr got: $(cat "$T/err")"
+"$B/culeak" dump "$T/fails.culeak" >"$T/dump"
+grep -q '"text":"attached: the caching allocator.s snapshot could not be read: the snapshot failed"' "$T/dump" ||
+    fail "no NOTE of the failed snapshot: $(grep note "$T/dump")"
+allocs=$(grep -c '"api":"torch.alloc","kind":"block"' "$T/dump")
+[ "$allocs" -eq 13 ] || fail "with a failing snapshot, $allocs block allocations after the attach, want 13"
 echo "attach_blocks: ok"
