@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char code[2 * PATH_MAX + 256];
+static char code[3 * PATH_MAX + 256]; /* the file's path twice, the shim's once */
 
 CULEAK_EXPORT void culeak_attach_note(const char *text)
 {
@@ -84,10 +84,12 @@ int culeak_attach_python(void)
         return -1;
     }
     /* One expression: no name is left in __main__. */
-    snprintf(code, sizeof code,
+    int n = snprintf(code, sizeof code,
              "exec(compile(__import__('pathlib').Path('%s').read_bytes(), '%s', 'exec'), "
              "{'__name__': '_culeak_attach', '__builtins__': __import__('builtins'), 'SHIM': '%s'})\n",
              file, file, self.dli_fname);
+    if (n < 0 || (size_t)n >= sizeof code)
+        return -1; /* a path longer than PATH_MAX: never a cut line of Python */
     if (add(run_attach_file, NULL) != 0) {
         culeak_attach_note("attached: Python's queue of pending calls is full: no tensor tracking until the "
                            "allocator's next segment, no backward() attribution");
