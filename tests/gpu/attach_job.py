@@ -46,7 +46,7 @@ time.sleep(1.1)  # culeak.mark looks for the shim at most once a second
 torch.cuda.synchronize()
 culeak.mark("attached")
 segments = torch.cuda.memory_snapshot()
-blocks = [b["size"] for s in segments for b in s["blocks"] if b["state"] == "active_allocated"]
+blocks = [b["size"] for s in segments for b in s["blocks"] if b["state"] in ("active_allocated", "active_pending_free")]
 with open(prefix + ".pool", "w") as f:
     f.write("allocated %d bytes in %d blocks, reserved %d bytes in %d segments\n"
             % (sum(blocks), len(blocks), sum(s["total_size"] for s in segments), len(segments)))
