@@ -24,7 +24,8 @@
  *           address of the call instruction (return address - 1).
  *   EVENT   u seq, u dt_ns (since previous EVENT/MARK time in this stream, first: since
  *           HELLO's monotonic_ns), u tid, u op, u api, u kind, z device, u ctx,
- *           u size, u addr, u aux (stream / handle / pool, 0 if none), u result,
+ *           u size, u addr, u aux (stream / handle / pool, 0 if none; a before-attach
+ *           segment's caching allocator, CULEAK_POOL_*), u result,
  *           u stack (leaf FRAME id), u flags (bit0 HELD: the shim waits for RELEASE)
  *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
  *           [z device, u free bytes, u total bytes]  -- the current device's memory
@@ -57,6 +58,8 @@
 #define CULEAK_FORMAT_VERSION 1
 /* A record longer than this is corrupt (the largest, MODULES, stays far below). */
 #define CULEAK_MAX_RECORD (16u << 20)
+/* A before-attach segment's auxiliary value: the caching allocator whose it is. */
+#define CULEAK_POOL_TORCH 1
 
 enum culeak_record {
     CULEAK_REC_HELLO = 1,

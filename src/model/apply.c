@@ -290,9 +290,12 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     int before = e->api == CULEAK_API_BEFORE_ATTACH;
     unsigned space = space_of(kind);
     struct live_entry *old = live_table_find(&m->live, p->pub.index, space, e->addr);
-    if (before && old)
-        return; /* seen by the attach's inventory after its own event: counted once */
-    struct unit *u = before ? unit_before_attach(m, p, kind) : unit_get(m, p, stack, kind);
+    unsigned pool = before && e->aux < MODEL_POOLS ? (unsigned)e->aux : MODEL_CACHE_NONE; /* culeak-stream(5) */
+    if (before && old) { /* seen by the attach's inventory after its own event: counted once */
+        before_attach_claim(m, p, old, pool);
+        return;
+    }
+    struct unit *u = before ? unit_before_attach(m, p, kind, pool) : unit_get(m, p, stack, kind);
     if (!u)
         return;
     if (e->result != 0) {

@@ -1,10 +1,16 @@
 /* What was live when culeak attached to a running process: the shim's inventory sends it
  * as allocations of the API "before-attach" with no stack (size, kind, device). They are
  * one row of their own, "(before attach)", under every grouping, so the totals are right
- * from the first screen and no call site is charged with memory it may not have made. */
+ * from the first screen and no call site is charged with memory it may not have made.
+ * A caching allocator's own account (its blocks, and its segments with the pool in the
+ * auxiliary value) makes its segments reserved memory of that pool, also where the
+ * inventory found them first. */
 #include "model_internal.h"
+#include "wire.h"
 
 #include <string.h>
+
+_Static_assert(CULEAK_POOL_TORCH == MODEL_CACHE_PYTORCH, "a before-attach segment's pool is a model_cache");
 
 /* An address of no module (above user space, below the pools' sites). */
 #define BEFORE_ATTACH_SITE_KEY 0x7ffffffffffffe00ull
@@ -36,7 +42,35 @@ static uint32_t before_attach_site(struct model *m)
     return id;
 }
 
-struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind)
+struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind, unsigned pool)
 {
-    return unit_keyed(p, BEFORE_ATTACH_UNIT_KEY | kind, 0, kind, before_attach_site(m));
+    if (pool >= MODEL_POOLS)
+        pool = MODEL_CACHE_NONE;
+    struct unit *u = unit_keyed(p, BEFORE_ATTACH_UNIT_KEY | (uint64_t)pool << 8 | kind, 0, kind, before_attach_site(m));
+    if (u && pool != MODEL_CACHE_NONE) {
+        u->cache = (uint8_t)(pool + 1);
+        p->pools_tracked |= 1u << pool;
+    }
+    return u;
+}
+
+void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool)
+{
+    if (pool == MODEL_CACHE_NONE || pool >= MODEL_POOLS || !m->before_attach_site)
+        return;
+    uint32_t from = le->unit;
+    if (p->units[from].site != m->before_attach_site - 1 || p->units[from].cache == pool + 1)
+        return; /* made after the attach, or the pool's already */
+    struct unit *to = unit_before_attach(m, p, p->units[from].kind, pool);
+    if (!to)
+        return;
+    /* the same site and kind: only the two units' live sums change */
+    p->units[from].live_bytes -= le->size;
+    p->units[from].live_count--;
+    to->live_bytes += le->size;
+    to->live_count++;
+    to->allocs++;
+    p->units[from].allocs--;
+    le->unit = (uint32_t)(to - p->units);
+    model_changed(m);
 }

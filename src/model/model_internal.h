@@ -260,7 +260,10 @@ void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk
 struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsigned kind);
 /* The unit of a kind's allocations made before culeak attached (no stack; their own site,
  * "(before attach)"): before_attach.c. */
-struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind);
+struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind, unsigned pool);
+/* A pool's before-attach event for what is live already (the inventory found it): it moves
+ * to that pool's before-attach unit. */
+void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool);
 /* The unit behind key (stack << 5 | kind, or a before-attach key) with its site: apply.c. */
 struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site);
 

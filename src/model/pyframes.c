@@ -13,7 +13,7 @@ static const char *const default_skips[] = {
     "*/site-packages/torch/*", "*/dist-packages/torch/*", "*/site-packages/cupy/*",
     "*/dist-packages/cupy/*", "*/site-packages/cupy_backends/*", "*/site-packages/jax/*",
     "*/dist-packages/jax/*", "*/site-packages/jaxlib/*", "*/site-packages/flax/*",
-    "*/site-packages/triton/*", "<frozen *>", "*/sitecustomize.py",
+    "*/site-packages/triton/*", "<frozen *>", "*/sitecustomize.py", "*/culeak_attach.py",
 };
 
 struct pyloc {

@@ -6,7 +6,9 @@
  *   2. starts the stream to the endpoint as a launched process does at its first traced
  *      call (HELLO, marked attached; MODULES);
  *   3. says in a NOTE what it routed and what it cannot see;
- *   4. sends what was live before the attach (inventory.c).
+ *   4. sends what was live before the attach (inventory.c);
+ *   5. in a Python process, has culeak's Python side run on the main thread
+ *      (attach_python.c).
  * From then on every call through a rewritten slot is traced like a launched job's. */
 #include "shim.h"
 #include "wire.h"
@@ -77,6 +79,7 @@ static void *attach_main(void *arg)
              ic.found, ic.found == 1 ? "" : "s", (unsigned long long)ic.bytes,
              ic.incomplete ? "; the search ran out of time, some may be missing" : "");
     note(text);
+    culeak_attach_python();
     culeak_stream_flush();
     return NULL;
 }

@@ -39,6 +39,9 @@ extern int culeak_attached;
  * process it was loaded into while running. 0, 1 when a stream is on already (the process
  * is traced), -1 when out of memory. */
 int culeak_attach_configure(const char *path);
+/* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
+ * 0, or -1 with a NOTE saying why not. */
+int culeak_attach_python(void);
 
 /* The stream's set-up for a shim loaded into a process that runs already (attach), where
  * no CULEAK_* variable was read at load: endpoint is "ring:PATH" (a ring of the process's

@@ -14,6 +14,8 @@
  * saw mapped), or tensor tracking is turned off with one line on stderr and the rest
  * goes on. */
 #include "shim.h"
+#include "hooks.h"
+#include "cuda_api.h"
 #include "apis.h"
 #include "wire.h"
 
@@ -35,7 +37,7 @@ enum { TE_ALLOC = 0, TE_FREE_REQUESTED = 1, TE_FREE_COMPLETED = 2, TE_SEGMENT_AL
 typedef void (*culeak_torch_entry_fn)(int action, int device, uint64_t addr, uint64_t size, uint64_t stream);
 typedef int (*culeak_torch_attach_fn)(const char *c10_path, culeak_torch_entry_fn fn, char *why, size_t len);
 
-enum { WAITING, VALIDATING, TRACKING, OFF };
+enum { WAITING, VALIDATING, VALIDATING_NOW, TRACKING, OFF };
 
 int culeak_torch_waiting = 1;
 static int state = WAITING;           /* atomic */
@@ -122,13 +124,54 @@ static void attach(const struct culeak_ev *e, uintptr_t c10_text)
         turn_off(why[0] ? why : "the bridge library has no culeak_torch_attach");
         return;
     }
-    expect_addr = e->addr;
-    expect_size = e->size;
-    expect_kind = e->kind;
-    expect_device = e->device;
-    __atomic_store_n(&state, VALIDATING, __ATOMIC_RELEASE);
+    if (e) {
+        expect_addr = e->addr;
+        expect_size = e->size;
+        expect_kind = e->kind;
+        expect_device = e->device;
+    }
+    __atomic_store_n(&state, e ? VALIDATING : VALIDATING_NOW, __ATOMIC_RELEASE);
     if (attach_fn(c10.dli_fname, on_entry, why, sizeof why) != 0)
         turn_off(why);
+}
+
+/* In a process culeak attached to: attaches the tracker at once, from the main thread of
+ * a Python process (python/culeak_attach.py, through ctypes), rather than at the
+ * allocator's next segment, which a job in its steady state may not make for hours. No
+ * segment is expected then: the first block entry is checked against the driver (its
+ * range must lie inside one device allocation), or tracking is turned off. 0 when the
+ * tracker is attached (or was already), -1 when not (a NOTE says why). */
+CULEAK_EXPORT int culeak_torch_attach_now(void)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s != WAITING)
+        return s == OFF ? -1 : 0;
+    struct c10_text t = {0, 0};
+    dl_iterate_phdr(find_c10, &t);
+    if (!t.lo)
+        return -1;
+    static int once;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+        return 0;
+    const char *no = getenv("CULEAK_NO_TENSORS");
+    if (no && *no && strcmp(no, "0") != 0) {
+        __atomic_store_n(&state, OFF, __ATOMIC_RELEASE);
+        __atomic_store_n(&culeak_torch_waiting, 0, __ATOMIC_RELEASE);
+        return -1;
+    }
+    attach(NULL, t.lo);
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == OFF ? -1 : 0;
+}
+
+/* A block entry read right: [addr, addr + size) lies inside one allocation of the driver. */
+static int block_in_device_memory(uint64_t addr, uint64_t size)
+{
+    __typeof__(&cuMemGetAddressRange_v2) range = CULEAK_REAL(cuMemGetAddressRange_v2);
+    CUdeviceptr base = 0;
+    size_t len = 0;
+    if (!range || !addr || range(&base, &len, (CUdeviceptr)addr) != CUDA_SUCCESS)
+        return 0;
+    return addr >= base && size <= len && addr - base <= len - size;
 }
 
 void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n)
@@ -180,6 +223,22 @@ void culeak_torch_segment(const struct culeak_ev *e, const uintptr_t *ips, int n
 static void on_entry(int action, int device, uint64_t addr, uint64_t size, uint64_t stream)
 {
     int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s == VALIDATING_NOW) {
+        if (action != TE_ALLOC && action != TE_FREE_REQUESTED)
+            return; /* a segment: its CUDA call is seen by the shim */
+        if (!block_in_device_memory(addr, size)) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "this torch's trace entries do not read as expected (block 0x%llx+%llu is in no device "
+                     "allocation)",
+                     (unsigned long long)addr, (unsigned long long)size);
+            turn_off(why);
+            return;
+        }
+        __atomic_store_n(&state, TRACKING, __ATOMIC_RELEASE);
+        __atomic_store_n(&culeak_torch_waiting, 0, __ATOMIC_RELEASE);
+        s = TRACKING;
+    }
     if (s == VALIDATING) {
         if (action != TE_SEGMENT_ALLOC && action != TE_SEGMENT_MAP)
             return; /* not one we can check: wait for the segment */

@@ -458,6 +458,9 @@ if want attach; then
     arec=$!
     for _ in $(seq 1200); do grep -q "attached to pid" "$W/attach-rec.err" || ! kill -0 $arec 2>/dev/null && break; sleep 0.1; done
     say "attach: record --pid took $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s to attach"
+    # culeak's Python side runs on the job's main thread (a pending call) once the stream is up
+    for _ in $(seq 600); do grep -aq "caching allocator tracked from now on\|Python side failed" "$W/attach.culeak" && break; sleep 0.1; done
+    say "attach: the Python side ran $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s after the attach began"
     touch "$W/attach.go"
     wait $ajob; ajob_rc=$?
     wait $arec; arec_rc=$?
@@ -477,6 +480,24 @@ if want attach; then
     else
         say "attach: FAIL: expected attach_job.py:$line first in the diff; got: ${top:-no growth}"
         head -n 12 "$W/attach-diff.txt" | tee -a "$SUMMARY"; fails=$((fails + 1))
+    fi
+    # tensors are blocks from the first iteration after the attach, no new segment needed
+    "$CULEAK" report --diff 'iteration 0' 'iteration 1' "$W/attach.culeak" >"$W/attach-diff01.txt" 2>&1
+    if grep -Eq "^  \+[0-9]+ bytes \(.* blocks\) .*attach_job.py:$line\b" "$W/attach-diff01.txt"; then
+        say "attach: ok: tensors tracked from the first iteration: $(grep -m1 "attach_job.py:$line" "$W/attach-diff01.txt")"
+    else
+        say "attach: FAIL no KEEP blocks between iterations 0 and 1"; head -n 12 "$W/attach-diff01.txt" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
+    # the pool's rows at the attach are the allocator's own (its memory_snapshot then)
+    "$CULEAK" report --at attached "$W/attach.culeak" >"$W/attach-at.txt" 2>&1
+    cp "$W/attach-diff01.txt" "$W/attach-at.txt" "$OUT/" 2>/dev/null
+    pool=$(cat "$W/attach.pool" 2>/dev/null)
+    got=$(grep -m1 '^MEMORY SUMMARY' "$W/attach-at.txt")
+    if [ -n "$pool" ] && [ "${got#MEMORY SUMMARY: "${pool% segments} segments by the pools"}" != "$got" ]; then
+        say "attach: ok: pool at the attach: $got"
+    else
+        say "attach: FAIL pool at the attach: culeak '$got', the allocator '$pool'"; fails=$((fails + 1))
     fi
     # what was live at the attach is its own row
     grep -m1 -E '\(before attach\)' "$W/attach-report.txt" | tee -a "$SUMMARY" | grep -q . ||

@@ -121,6 +121,7 @@ static inline void sb_frame(struct sb *b, uint64_t id, uint64_t parent, uint64_t
 
 struct sb_ev {
     uint64_t seq, dt, op, api, kind, ctx, size, addr, result, stack, flags;
+    uint64_t aux;
     int64_t device;
     uint64_t tid; /* 0: thread 7 */
 };
@@ -137,7 +138,7 @@ static inline void sb_event(struct sb *b, struct sb_ev e)
     sb_u(b, e.ctx);
     sb_u(b, e.size);
     sb_u(b, e.addr);
-    sb_u(b, 0); /* aux */
+    sb_u(b, e.aux);
     sb_u(b, e.result);
     sb_u(b, e.stack);
     sb_u(b, e.flags);

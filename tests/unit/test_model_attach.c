@@ -3,7 +3,9 @@
  * row, "(before attach)", apart from the call sites, under every grouping; they count in
  * the live totals; a free ends them like any allocation; an address the stream already
  * holds live (an allocation made after the attach, seen again by the inventory) is not
- * counted twice. */
+ * counted twice. PyTorch's caching allocator's own account (its blocks; its segments,
+ * with the pool in the auxiliary value) makes a segment the inventory found first that
+ * pool's reserved memory, and the blocks its allocated memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,10 +81,46 @@ static void test_before_attach_is_one_row(void **state)
     model_free(m);
 }
 
+static void test_before_attach_pool_account(void **state)
+{
+    (void)state;
+    struct model_options o = {0};
+    struct model *m = model_new(&o);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    before(b, 1, 0x200000, 2 << 20);  /* the inventory: the allocator's segment */
+    before(b, 2, 0x900000, 8192);     /* and memory of no pool */
+    sb_event(b, (struct sb_ev){.seq = 3, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
+                               .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
+    sb_event(b, (struct sb_ev){.seq = 4, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
+                               .kind = CULEAK_KIND_DEVICE, .size = 4 << 20, .addr = 0x800000000, .aux = CULEAK_POOL_TORCH});
+    for (int i = 0; i < 3; i++)
+        sb_event(b, (struct sb_ev){.seq = 5 + (uint64_t)i, .dt = 1000, .op = CULEAK_OP_ALLOC,
+                                   .api = CULEAK_API_BEFORE_ATTACH, .kind = CULEAK_KIND_BLOCK, .size = 65536,
+                                   .addr = 0x200000 + (uint64_t)i * 65536});
+    struct model_stream *s = model_stream_open(m);
+    assert_non_null(s);
+    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
+    model_stream_close(s);
+    sb_free(b);
+    struct model_memory mm;
+    model_memory_now(m, MODEL_ALL, &mm);
+    assert_int_equal(mm.pools, 1u << MODEL_CACHE_PYTORCH);
+    assert_int_equal(mm.allocated_bytes, 3 * 65536);
+    assert_int_equal(mm.allocated_blocks, 3);
+    assert_int_equal(mm.reserved_bytes, (2 << 20) + (4 << 20)); /* the one found first counted once */
+    assert_int_equal(mm.reserved_segments, 2);
+    assert_int_equal(mm.other_bytes, 8192);
+    assert_int_equal(mm.other_count, 1);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_before_attach_is_one_row),
+        cmocka_unit_test(test_before_attach_pool_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

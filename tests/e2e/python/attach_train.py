@@ -1,7 +1,11 @@
-# A training loop on the fake caching allocator, started without culeak: it keeps two
-# tensors before the attach, writes DIR/ready, waits for DIR/go, then keeps one 3 MiB
-# tensor per step (each a segment of its own, as PyTorch's large pool takes them) and
-# churns a small one, marking "iteration N" with culeak.mark, which finds the attached shim.
+# A training loop on the fake caching allocator, started without culeak (torch imported,
+# the stand-in): it keeps two tensors (1 MiB and 512 KiB, in one 2 MiB segment) before
+# the attach, writes DIR/ready, waits for DIR/go, then per step churns a small tensor
+# (carved from that segment: no new one) and keeps one 3 MiB tensor (a segment of its own,
+# as PyTorch's large pool takes them), marking "iteration N" and "scratch N" (the small
+# tensor live) with culeak.mark, which finds the attached shim; at "scratch 0" it writes
+# the allocator's totals (torch.cuda.memory_snapshot) to DIR/pool0. Then one backward()
+# (its gradient made on an engine thread without Python frames), marked "after backward".
 # Writes DIR/leaked, waits for DIR/end. tests/e2e/attach_blocks.sh looks for SITE-KEEP.
 import ctypes
 import os
@@ -11,6 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 import culeak  # noqa: E402
 import tensorlib  # noqa: E402
+import torch  # noqa: E402,F401 (culeak's Python side acts where torch is imported)
 
 c10 = ctypes.CDLL(os.environ["FAKE_C10"])
 cudart = ctypes.CDLL("libcudart.so.13")
@@ -24,14 +29,25 @@ def wait_for(name):
 
 cudart.cudaFree(None)  # the context, as torch makes it first
 c10.fake_c10_init(1)
-kept = [tensorlib.forward(1 << 20), tensorlib.forward(1 << 20)]
+kept = [tensorlib.forward(1 << 20), tensorlib.forward(512 << 10)]
 open(os.path.join(d, "ready"), "w").close()
 wait_for("go")
 for i in range(6):
     culeak.mark("iteration %d" % i)
-    kept.append(tensorlib.forward(3 << 20))  # SITE-KEEP
-    scratch = tensorlib.forward(65536)
+    scratch = tensorlib.forward(65536)  # SITE-SCRATCH
+    culeak.mark("scratch %d" % i)
+    if i == 0:  # the allocator's own totals at that mark, for the test to compare
+        segs = torch.cuda.memory_snapshot()
+        blocks = [b["size"] for s in segs for b in s["blocks"]]
+        with open(os.path.join(d, "pool0"), "w") as f:
+            f.write("allocated %d bytes in %d blocks, reserved %d bytes in %d segments\n"
+                    % (sum(blocks), len(blocks), sum(s["total_size"] for s in segs), len(segs)))
     del scratch
+    kept.append(tensorlib.forward(3 << 20))  # SITE-KEEP
+loss = torch.Tensor()
+loss.nbytes = 4096
+loss.backward()  # SITE-BACKWARD
+culeak.mark("after backward")
 print("attach_train: %d tensors kept" % len(kept))
 sys.stdout.flush()
 open(os.path.join(d, "leaked"), "w").close()

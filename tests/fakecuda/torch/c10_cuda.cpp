@@ -220,3 +220,30 @@ extern "C" EXPORT void *fake_c10_malloc_in_thread(size_t size)
     std::thread([&] { p = nested_malloc(size, 10); }).join();
     return p;
 }
+
+// torch.cuda.memory_snapshot()'s facts, one row per segment and per block in use:
+// kind 0 a segment (addr, size), 1 a block handed out (addr, size). Returns the number of
+// rows (up to max written).
+extern "C" EXPORT int fake_c10_snapshot(int *kind, uint64_t *addr, uint64_t *size, int max)
+{
+    std::lock_guard<std::recursive_mutex> lock(pool.mu);
+    int n = 0;
+    for (auto &s : pool.segments) {
+        if (n < max) {
+            kind[n] = 0;
+            addr[n] = reinterpret_cast<uint64_t>(s.base);
+            size[n] = s.size;
+        }
+        n++;
+        for (auto &b : pool.live)
+            if (static_cast<char *>(b.first) >= s.base && static_cast<char *>(b.first) < s.base + s.size) {
+                if (n < max) {
+                    kind[n] = 1;
+                    addr[n] = reinterpret_cast<uint64_t>(b.first);
+                    size[n] = b.second;
+                }
+                n++;
+            }
+    }
+    return n;
+}
