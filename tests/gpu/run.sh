@@ -450,7 +450,11 @@ if want attach; then
     # the job allows any tracer itself (prctl PR_SET_PTRACER_ANY): the attach needs neither
     # kernel.yama.ptrace_scope=0 nor CAP_SYS_PTRACE
     rm -f "$W"/attach.*
-    python3 tests/gpu/attach_job.py "$W/attach" >"$W/attach-job.out" 2>"$W/attach-job.err" &
+    # the machine's python3 sees torch (in the user's site-packages, which a venv leaves
+    # out); the wheel's culeak module, for the job's marks, from the venv
+    venv_site=$("$VENV/bin/python" -c 'import culeak, os; print(os.path.dirname(os.path.dirname(culeak.__file__)))')
+    PYTHONPATH=$venv_site${PYTHONPATH:+:$PYTHONPATH} python3 tests/gpu/attach_job.py "$W/attach" \
+        >"$W/attach-job.out" 2>"$W/attach-job.err" &
     ajob=$!
     for _ in $(seq 1200); do [ -e "$W/attach.ready" ] || ! kill -0 $ajob 2>/dev/null && break; sleep 0.1; done
     start=$(date +%s.%N)
