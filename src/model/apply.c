@@ -285,6 +285,17 @@ static void record_failure(struct model *m, struct process *p, const struct cule
     m->failures_pub[m->nfailures++] = f->pub;
 }
 
+/* The threads that allocated at u: the first, and whether there were others. */
+static void note_thread(struct unit *u, uint64_t tid)
+{
+    if (!u->threads) {
+        u->tid = tid;
+        u->threads = 1;
+    } else if (u->tid != tid) {
+        u->threads = 2;
+    }
+}
+
 static void do_alloc(struct model *m, struct process *p, const struct culeak_event *e, uint64_t stack, unsigned kind)
 {
     int before = e->api == CULEAK_API_BEFORE_ATTACH;
@@ -329,12 +340,8 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     live_count_add(p, dev, le.ctx, 1);
     if (kind == CULEAK_KIND_BLOCK)
         pools_on_block(p, e->api);
-    if (!u->threads) {
-        u->tid = e->tid;
-        u->threads = 1;
-    } else if (u->tid != e->tid) {
-        u->threads = 2;
-    }
+    if (!before) /* the thread that sent an attach's inventory made none of those */
+        note_thread(u, e->tid);
     account_alloc(m, p, u, ds < 0 ? 0 : ds, e->size, e->t_ns, e->seq);
 }
 

@@ -75,6 +75,8 @@ static void test_before_attach_is_one_row(void **state)
             assert_int_equal(r->live_count, 1);
             assert_int_equal(r->allocs, 2);
             assert_int_equal(r->frees, 1);
+            /* the inventory's thread (7, not the process's 100) made none of them */
+            assert_int_equal(r->threads, 0);
         }
         model_table_free(&t);
     }
