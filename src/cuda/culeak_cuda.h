@@ -103,6 +103,19 @@ enum CUdriverProcAddressQueryResult_enum {
     CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
 };
 
+enum CUpointer_attribute_enum {
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+};
+
+enum CUmemorytype_enum {
+    CU_MEMORYTYPE_HOST = 1,
+    CU_MEMORYTYPE_DEVICE = 2,
+    CU_MEMORYTYPE_ARRAY = 3,
+    CU_MEMORYTYPE_UNIFIED = 4,
+};
+
 enum CUmemAllocationType_enum {
     CU_MEM_ALLOCATION_TYPE_INVALID = 0,
     CU_MEM_ALLOCATION_TYPE_PINNED = 1,
@@ -245,6 +258,8 @@ typedef enum CUmemLocationType_enum CUmemLocationType;
 typedef enum CUmemAccess_flags_enum CUmemAccess_flags;
 typedef enum CUmemAllocationGranularity_flags_enum CUmemAllocationGranularity_flags;
 typedef enum CUexternalMemoryHandleType_enum CUexternalMemoryHandleType;
+typedef enum CUpointer_attribute_enum CUpointer_attribute;
+typedef enum CUmemorytype_enum CUmemorytype;
 
 typedef struct CUDA_ARRAY_DESCRIPTOR_st CUDA_ARRAY_DESCRIPTOR;
 typedef struct CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR;
@@ -308,6 +323,7 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
                                     unsigned int ElementSizeBytes);
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr);
 CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize);
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);

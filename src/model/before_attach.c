@@ -54,6 +54,11 @@ struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kin
     return u;
 }
 
+int unit_before_attach_unjudged(const struct model *m, const struct unit *u)
+{
+    return m->before_attach_site && u->site == m->before_attach_site - 1 && u->cache <= MODEL_CACHE_NONE + 1;
+}
+
 void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool)
 {
     if (pool == MODEL_CACHE_NONE || pool >= MODEL_POOLS || !m->before_attach_site)

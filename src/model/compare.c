@@ -120,7 +120,7 @@ int compare_runs(struct model *a, struct model *b, const struct report_options *
     for (int run = 0; run < 2; run++)
         for (size_t i = 0; i < t[run].n; i++) {
             const struct model_row *r = &t[run].rows[i];
-            if (r->cache != MODEL_CACHE_NONE || r->pool) /* as the leak summary: a pool's or cache's */
+            if (r->cache != MODEL_CACHE_NONE || r->pool || r->before_attach) /* as the leak summary */
                 continue;
             if (!(e[ne].key = site_key(r)))
                 goto out;

@@ -351,6 +351,10 @@ struct model_row {
                               blocks (kind block) and its other kinds are rows apart */
     uint32_t nstacks;      /* member stacks */
     enum model_cache cache;/* LEAKS source: the memory is a caching allocator's */
+    /* LEAKS source: memory live since before culeak attached, outside any pool ("(before
+     * attach)"): culeak saw neither where nor why it was made, so it is never judged a
+     * leak; reports count it apart (report_summary.before_*) */
+    int before_attach;
     int proc;              /* STACK rows: the process; otherwise -1 */
     uint64_t stack;        /* STACK rows: the stack; otherwise the member with most bytes */
     int stack_proc;        /* ... and its process */

@@ -263,6 +263,8 @@ struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsign
 struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kind, unsigned pool);
 /* A pool's before-attach event for what is live already (the inventory found it): it moves
  * to that pool's before-attach unit. */
+/* 1 when u is what was live at an attach, outside the pools: no stack, never a leak. */
+int unit_before_attach_unjudged(const struct model *m, const struct unit *u);
 void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool);
 /* The unit behind key (stack << 5 | kind, or a before-attach key) with its site: apply.c. */
 struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site);

@@ -197,9 +197,11 @@ static int add_source(struct builder *b, struct process *pr, enum picture_moment
             struct unit *u = &pr->units[i]; /* unit_cache classifies it once */
             if (!culeak_kind_is_memory(u->kind))
                 continue;
-            /* a pool's blocks go with the pool, and what a caching allocator holds at the
-             * end is its cache (reports list it apart): neither is a leak */
-            if (src == MODEL_SOURCE_LEAKS && (kind_is_pool(u->kind) || unit_cache(b->m, pr->pub.index, u)))
+            /* a pool's blocks go with the pool, what a caching allocator holds at the end
+             * is its cache, and what was live before an attach is not judged (reports list
+             * both apart): none is a leak */
+            if (src == MODEL_SOURCE_LEAKS && (kind_is_pool(u->kind) || unit_cache(b->m, pr->pub.index, u) ||
+                                              unit_before_attach_unjudged(b->m, u)))
                 continue;
             uint64_t bytes, count;
             unit_value(pr, u, i, src, NULL, &bytes, &count);

@@ -175,6 +175,9 @@ void summarize_table(const struct model_table *t, struct report_summary *s)
             s->cache_bytes += r->live_bytes;
             s->cache_allocations += r->live_count;
             s->cache_sites++;
+        } else if (r->before_attach) {
+            s->before_bytes += r->live_bytes;
+            s->before_allocations += r->live_count;
         } else {
             s->bytes += r->live_bytes;
             s->allocations += r->live_count;
@@ -313,6 +316,8 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
         t->allocations += pt->s.allocations;
         t->cache_bytes += pt->s.cache_bytes;
         t->cache_allocations += pt->s.cache_allocations;
+        t->before_bytes += pt->s.before_bytes;
+        t->before_allocations += pt->s.before_allocations;
         t->reset_bytes += pt->s.reset_bytes;
         t->reset_allocations += pt->s.reset_allocations;
         memory_sum(&t->memory, &pt->s.memory);
@@ -334,7 +339,7 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
                 continue; /* a pool's segments: no call site */
             if (row->cache != MODEL_CACHE_NONE)
                 cids[nc++] = row->id;
-            else
+            else if (!row->before_attach)
                 ids[n++] = row->id;
         }
     ps->total.sites = count_distinct(ids, n);

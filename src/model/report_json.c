@@ -288,11 +288,14 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
     return 0;
 }
 
+/* The rows of one list: 0 "leaks"/"sites", 1 "cache", 2 "before_attach". */
 static void json_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t,
-                      int cache, int *first)
+                      int list, int *first)
 {
     for (size_t i = 0; i < t->n; i++) {
-        if ((t->rows[i].cache != MODEL_CACHE_NONE) != cache || t->rows[i].pool)
+        const struct model_row *r = &t->rows[i];
+        int in = r->cache != MODEL_CACHE_NONE ? 1 : r->before_attach ? 2 : 0;
+        if (in != list || r->pool)
             continue; /* a pool's segments are in "pools" */
         if (!*first)
             putc(',', f);
@@ -326,6 +329,9 @@ static void json_summary(FILE *f, const struct report_summary *s)
                ",\"reset_allocations\":%" PRIu64 ",\"cache_bytes\":%" PRIu64 ",\"cache_allocations\":%" PRIu64,
             s->bytes, s->allocations, s->sites, s->reset_bytes, s->reset_allocations, s->cache_bytes,
             s->cache_allocations);
+    if (s->before_allocations)
+        fprintf(f, ",\"before_attach_bytes\":%" PRIu64 ",\"before_attach_allocations\":%" PRIu64, s->before_bytes,
+                s->before_allocations);
     if (s->memory.pools)
         json_memory(f, "memory", &s->memory);
 }
@@ -411,15 +417,15 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
             model_group_name(o->group));
     report_json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");
-    for (int cache = 0; cache < 2; cache++) {
-        if (cache)
-            fputs("],\"cache\":[", f);
+    static const char *const lists[] = {"", "],\"cache\":[", "],\"before_attach\":["};
+    for (int list = 0; list < 3; list++) {
+        fputs(lists[list], f);
         int first = 1;
         if (split)
             for (int i = 0; i < ps.n; i++)
-                json_rows(f, m, o, &ps.p[i].t, cache, &first);
+                json_rows(f, m, o, &ps.p[i].t, list, &first);
         else
-            json_rows(f, m, o, rows, cache, &first);
+            json_rows(f, m, o, rows, list, &first);
     }
     fputs("],", f);
     int pools = s->memory.pools != 0; /* a leak report has no blocks, but may have the pools' cache */

@@ -152,6 +152,10 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     if (o->what == REPORT_LEAKS && r->reset_count)
         fprintf(f, "    %" PRIu64 " of them still live when their context was destroyed or device reset\n",
                 r->reset_count);
+    if (r->before_attach) { /* no stack: the inventory found it */
+        fputs("    live when culeak attached, made before it: where and why is unknown, so it is not judged\n", f);
+        return;
+    }
     if (r->nstacks > 1)
         fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
     report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
@@ -394,6 +398,9 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
         if (o->what == REPORT_LEAKS && pt->s.cache_allocations)
             fprintf(f, "; %" PRIu64 " bytes in %" PRIu64 " allocations held by caching allocators",
                     pt->s.cache_bytes, pt->s.cache_allocations);
+        if (o->what == REPORT_LEAKS && pt->s.before_allocations)
+            fprintf(f, "; %" PRIu64 " bytes in %" PRIu64 " allocations from before the attach",
+                    pt->s.before_bytes, pt->s.before_allocations);
         fputc('\n', f);
     }
     print_suppressed(f, m, o);
@@ -401,13 +408,17 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
         fprintf(f, "CACHE SUMMARY: %" PRIu64 " bytes in %" PRIu64
                    " allocations held by caching allocators at exit (not counted as leaks)\n",
                 s->cache_bytes, s->cache_allocations);
+    if (o->what == REPORT_LEAKS && s->before_allocations)
+        fprintf(f, "ATTACH SUMMARY: %" PRIu64 " bytes in %" PRIu64
+                   " allocations live since before culeak attached (no stack; not counted as leaks)\n",
+                s->before_bytes, s->before_allocations);
 }
 
 static void print_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t)
 {
     const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
     for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].cache == MODEL_CACHE_NONE && !t->rows[i].pool)
+        if (t->rows[i].cache == MODEL_CACHE_NONE && !t->rows[i].pool && !t->rows[i].before_attach)
             print_row(f, m, o, &t->rows[i], verb);
     for (size_t i = 0; i < t->n; i++) /* the memory the blocks above lie in */
         if (t->rows[i].cache == MODEL_CACHE_NONE && t->rows[i].pool)
@@ -415,6 +426,9 @@ static void print_rows(FILE *f, struct model *m, const struct report_options *o,
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].cache != MODEL_CACHE_NONE)
             print_row(f, m, o, &t->rows[i], "CACHED");
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].before_attach)
+            print_row(f, m, o, &t->rows[i], "NOT JUDGED");
 }
 
 /* Several processes kept apart: a section per process, then the summary of them all
@@ -437,7 +451,7 @@ static int report_text_split(FILE *f, struct model *m, const struct report_optio
         fprintf(f, "\n==== %s: ", name);
         if (!pt->present)
             fprintf(f, "no mark '%s'\n", o->snapshot);
-        else if (!pt->s.allocations && !pt->s.cache_allocations)
+        else if (!pt->s.allocations && !pt->s.cache_allocations && !pt->s.before_allocations)
             fprintf(f, "nothing %s\n", o->what == REPORT_LEAKS ? "leaked" : "live");
         else if (o->what == REPORT_LEAKS) {
             report_format_bytes(b1, sizeof b1, pt->s.bytes);
@@ -445,6 +459,10 @@ static int report_text_split(FILE *f, struct model *m, const struct report_optio
             fprintf(f, "%s leaked in %" PRIu64 " allocations", b1, pt->s.allocations);
             if (pt->s.cache_allocations)
                 fprintf(f, ", %s held by caching allocators", b2);
+            if (pt->s.before_allocations) {
+                report_format_bytes(b2, sizeof b2, pt->s.before_bytes);
+                fprintf(f, ", %s from before the attach", b2);
+            }
             fputc('\n', f);
         } else {
             report_format_bytes(b1, sizeof b1, pt->s.bytes + pt->s.cache_bytes);

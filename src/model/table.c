@@ -372,6 +372,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             }
             r->cache = cache;
             r->pool = pool;
+            r->before_attach = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && unit_before_attach_unjudged(m, u);
             r->live_bytes += bytes;
             r->live_count += count;
             r->peak_bytes += u->peak_bytes;

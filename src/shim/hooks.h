@@ -30,7 +30,7 @@
 #define CULEAK_DRIVER_PLAIN(X)                                                          \
     X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuCtxGetDevice_v2)                           \
     X(cuDevicePrimaryCtxGetState) X(cuMemGetAddressRange_v2) X(cuMemGetInfo_v2)       \
-    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)
+    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuPointerGetAttribute)
 
 /* Runtime entry points of a shared libcudart. */
 #define CULEAK_RUNTIME_HOOKS(X)                                                         \

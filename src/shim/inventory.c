@@ -3,7 +3,8 @@
  * bookkeeping) holds a pointer to each of them in its writable memory. Every word there
  * that could be a device address is asked of the driver (cuMemGetAddressRange: the
  * allocation that contains it, base and size); each allocation found is sent once as a
- * "before-attach" event: size and device, no stack (apis.h).
+ * "before-attach" event: size, kind (device, managed or pinned host memory, as the driver
+ * says of the pointer) and device, no stack (apis.h).
  *
  * The memory is read with process_vm_readv on the process itself, never dereferenced: its
  * other threads run on and may unmap a region under the scan (the read then fails, the
@@ -195,6 +196,24 @@ static void give_back_context(int device)
         release(device);
 }
 
+/* What the driver says the allocation at base is: its kind, and its device into *device
+ * (left as it is when the driver does not say). */
+static unsigned found_kind(uint64_t base, int *device)
+{
+    __typeof__(&cuPointerGetAttribute) attr = CULEAK_REAL(cuPointerGetAttribute);
+    unsigned type = 0;
+    int managed = 0, ordinal = -1;
+    if (!attr)
+        return CULEAK_KIND_DEVICE;
+    if (attr(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)base) == CUDA_SUCCESS && ordinal >= 0)
+        *device = ordinal;
+    if (attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)base) == CUDA_SUCCESS && managed)
+        return CULEAK_KIND_MANAGED;
+    if (attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)base) == CUDA_SUCCESS && type == CU_MEMORYTYPE_HOST)
+        return CULEAK_KIND_HOST_PINNED;
+    return CULEAK_KIND_DEVICE;
+}
+
 void culeak_inventory_send(struct culeak_inventory_count *n)
 {
     memset(n, 0, sizeof *n);
@@ -208,9 +227,12 @@ void culeak_inventory_send(struct culeak_inventory_count *n)
     scan_all(&s);
     struct culeak_ev e = {CULEAK_OP_ALLOC, CULEAK_API_BEFORE_ATTACH, CULEAK_KIND_DEVICE, device, 0, 0, 0, 0, 0};
     culeak_fill_ctx(&e);
+    int ctx_device = e.device;
     for (size_t i = 0; i < s.n; i++) {
         e.size = s.v[i].size;
         e.addr = s.v[i].base;
+        e.device = ctx_device;
+        e.kind = found_kind(e.addr, &e.device);
         culeak_stream_event(&e, NULL, 0);
         n->bytes += s.v[i].size;
     }

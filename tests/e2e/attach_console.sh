@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # culeak attach PID (tmux, fake driver): the console on a job started without culeak, which
-# allocated 4 blocks of 8192 bytes before the attach and leaks 3 of 12288 at one line after
-# it. The header says the process is attached; the table shows (before attach) with the 4
-# blocks and the leak at its line; the live total is the fake driver's own count (69632
-# bytes = 68.0 KiB); a diff between two snapshots names the leak's line; detach leaves the
-# job running, and it ends with its own status and output. Then a console whose process
-# ends while attached says so, and quit detaches (never kills) an attached process.
+# allocated 4 blocks of 8192 bytes and 4096 bytes of pinned host memory before the attach,
+# frees the pinned memory after it and leaks 3 blocks of 12288 at one line. The header says
+# the process is attached; the table shows (before attach) with the 4 blocks and the leak
+# at its line; the live total is the fake driver's own count (69632 bytes = 68.0 KiB); a
+# diff between two snapshots names the leak's line; detach leaves the job running, and it
+# ends with its own status and output. Then a console whose process ends while attached
+# says so (its leak report: the 3 blocks, the 4 from before not judged), and quit detaches
+# (never kills) an attached process.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
@@ -20,10 +22,10 @@ mkdir "$D"
 start_job client_static "$D"
 start attach "$job"
 wait_for "process $job connected"
-wait_for "before attach: 4 allocations, 32768 bytes"
+wait_for "before attach: 5 allocations, 36864 bytes"
 wait_for "(attached; before it: no stacks)"
 wait_for "(before attach)"
-type_expect "snapshot a" "snapshot a: 32.0 KiB live"
+type_expect "snapshot a" "snapshot a: 36.0 KiB live"
 touch "$D/go"
 wait_file_exists "$D/leaked"
 wait_for "client_scenarios.c:$line"
@@ -39,14 +41,19 @@ job_rc=0
 wait "$job" || job_rc=$?
 check_job_output client_static "$D"
 
-# 2. the process ends while attached: the console says so; quit leaves without a question
+# 2. the process ends while attached: the console says so, and its leak report holds the 3
+# blocks leaked after the attach, not what was live before it (no stack: not judged);
+# quit leaves without a question
 D=$T/two
 mkdir "$D"
 start_job client_static "$D"
 start attach "$job"
 wait_for "process $job connected"
+wait_for "before attach: 5 allocations, 36864 bytes"
 finish_job "$D"
 wait_for "EXITED"
+wait_for "LEAK SUMMARY: 36864 bytes leaked in 3 allocations from 1 call sites"
+wait_for "ATTACH SUMMARY: 32768 bytes in 4 allocations live since before"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 wait_for "culeak: pid $job ended"

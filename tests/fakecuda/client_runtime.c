@@ -139,15 +139,17 @@ static void wait_for(const char *dir, const char *name)
 /* As client_scenarios.c's attach, through the shared runtime (the program's GOT). */
 static int attach_scenario(int n, const char *dir)
 {
-    static void *kept[64];
+    static void *kept[64], *pinned;
     n = n < 64 ? n : 64;
     CK(cudaFree(0));
     for (int i = 0; i < n; i++)
         CK(cudaMalloc(&kept[i], SZ_BEFORE_ATTACH));
+    CK(cudaMallocHost(&pinned, SZ_PINNED_BEFORE_ATTACH));
     printf("client_runtime attach ready live_bytes=%zu\n", live_bytes());
     fflush(stdout);
     touch(dir, "ready");
     wait_for(dir, "go");
+    CK(cudaFreeHost(pinned)); /* ends an allocation of the inventory's, in host memory */
     for (int i = 0; i < N_AFTER_ATTACH; i++) {
         void *d;
         CK(cudaMalloc(&d, SZ_AFTER_ATTACH)); /* ATTACH_LEAK_LINE */

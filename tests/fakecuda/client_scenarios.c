@@ -464,15 +464,18 @@ static void wait_for(const char *dir, const char *name)
 static int attach_scenario(int n, const char *dir)
 {
     static CUdeviceptr kept[64];
+    static void *pinned;
     setup();
     n = n < 64 ? n : 64;
     for (int i = 0; i < n; i++)
         CK(D.cuMemAlloc_v2(&kept[i], SZ_BEFORE_ATTACH));
+    CK(D.cuMemAllocHost_v2(&pinned, SZ_PINNED_BEFORE_ATTACH));
     printf("%s attach ready allocs=%lu live_bytes=%zu\n", client_name, D.alloc_count ? D.alloc_count() : 0,
            D.live_bytes ? D.live_bytes() : 0);
     fflush(stdout);
     touch(dir, "ready");
     wait_for(dir, "go");
+    CK(D.cuMemFreeHost(pinned)); /* ends an allocation of the inventory's, in host memory */
     for (int i = 0; i < N_AFTER_ATTACH; i++) {
         CUdeviceptr d;
         CK(D.cuMemAlloc_v2(&d, SZ_AFTER_ATTACH)); /* ATTACH_LEAK_LINE */

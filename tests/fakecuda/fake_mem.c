@@ -252,6 +252,25 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     return b ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
+/* The attributes culeak asks (the kind and device of what an attach finds). */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FAKE_NEED_CTX(c);
+    pthread_mutex_lock(&fake_lock);
+    struct fake_block *b = fake_find_any(ptr);
+    CUresult rc = b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (b && attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        *(unsigned *)data = b->kind == FK_HOST || b->kind == FK_REGISTERED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    else if (b && attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED)
+        *(int *)data = b->kind == FK_MANAGED;
+    else if (b && attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+        *(int *)data = b->device;
+    else if (b)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_unlock(&fake_lock);
+    return rc;
+}
+
 CUresult cuMemAllocHost(void **pp, unsigned int bytesize) { return host_alloc(pp, bytesize, "cuMemAllocHost"); }
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) { return cuMemHostRegister_v2(p, bytesize, Flags); }
 CUresult cuMemsetD8(CUdeviceptr_v1 d, unsigned char v, unsigned int n) { return memset8(d, v, n); }

@@ -54,6 +54,7 @@ static const struct proc_entry table[] = {
     E(cuGetErrorString, 6000, cuGetErrorString)
     E(cuMemGetInfo, 3020, cuMemGetInfo_v2)
     E(cuMemGetAddressRange, 3020, cuMemGetAddressRange_v2)
+    E(cuPointerGetAttribute, 4000, cuPointerGetAttribute)
     E(cuMemAlloc, 2000, cuMemAlloc)
     E(cuMemAlloc, 3020, cuMemAlloc_v2)
     E(cuMemAllocPitch, 2000, cuMemAllocPitch)

@@ -36,6 +36,7 @@
 #define SZ_BEFORE_ATTACH 8192   /* attach: allocated before culeak attaches, kept */
 #define SZ_AFTER_ATTACH 12288   /* attach: leaked after the attach, at ATTACH_LEAK_LINE */
 #define N_AFTER_ATTACH 3
+#define SZ_PINNED_BEFORE_ATTACH 4096 /* attach: pinned host memory from before, freed after */
 #define ATTACH_EXIT 7           /* attach: the program's own exit status */
 
 #endif

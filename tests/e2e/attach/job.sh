@@ -44,7 +44,7 @@ leak_line() { grep -n 'ATTACH_LEAK_LINE' "$ROOT/$1" | head -n 1 | cut -d: -f1; }
 check_job_output() {
     local client=$1 dir=$2
     [ "$job_rc" -eq 7 ] || fail "$client: the job exited $job_rc, want its own 7: $(cat "$dir/out" "$dir/err")"
-    grep -q "^$client attach ready .*live_bytes=32768" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
+    grep -q "^$client attach ready .*live_bytes=36864" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
     grep -q "^$client attach leaked live_bytes=69632" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
     grep -q "^$client attach ok" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
     [ ! -s "$dir/err" ] || fail "$client: the job's stderr got: $(cat "$dir/err")"
