@@ -12,15 +12,8 @@
 # Python side says so in a NOTE and goes on; the job's output, stderr and status are its
 # own.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-job=
-trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-. "$ROOT/tests/e2e/attach/job.sh"
-command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+. "$(dirname "$0")/attach/job.sh"
+attach_test_setup
 src=tests/e2e/python/attach_train.py
 line=$(grep -n '# SITE-KEEP$' "$ROOT/$src" | cut -d: -f1)
 first=$(grep -n '# SITE-SCRATCH$' "$ROOT/$src" | cut -d: -f1)

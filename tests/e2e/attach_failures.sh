@@ -10,17 +10,11 @@
 #  - attached twice: the second is refused while the first records; once the first has
 #    detached (SIGINT), a new attach records again.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-job=
+. "$(dirname "$0")/attach/job.sh"
+attach_test_setup
 holder=
 trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
-. "$ROOT/tests/e2e/attach/job.sh"
-command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
 STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
 
 # wait_attached FILE PID: record says it attached

@@ -9,15 +9,8 @@
 # cuGetProcAddress (client_static), the driver API through its GOT (client_driver), the
 # shared cudart through its GOT (client_runtime).
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-job=
-trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-. "$ROOT/tests/e2e/attach/job.sh"
-command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+. "$(dirname "$0")/attach/job.sh"
+attach_test_setup
 
 for client in client_static client_driver client_runtime; do
     D=$T/$client

@@ -7,26 +7,14 @@
 # backward)", via the node's frame (MmBackward0::apply), never at an allocator's frame
 # (record_trace, empty_generic), in the diff, the made-after list, text, JSON and HTML.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
-FAKE=$ROOT/$BUILD/fakecuda
-PY=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "backward_site: $*" >&2; exit 1; }
-command -v "$PY" >/dev/null || fail "no $PY in PATH"
+NAME=backward_site
+. "$(dirname "$0")/python/job_env.sh"
+standin_torch
 src=tests/e2e/python/backward_train.py
 L_BWD=$(grep -n '# SITE-BACKWARD$' "$src" | cut -d: -f1)
 OP='torch::autograd::generated::MmBackward0::apply (libtorch_cpu.so)'
 OP_RE='torch::autograd::generated::MmBackward0::apply \(libtorch_cpu.so\)'
 
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-if [ -n "$asan" ]; then
-    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-fi
-export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
 
 "$CULEAK" record -o "$tmp/run.culeak" -- "$PY" "$src" 8 >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
 grep -q '^backward_train: 8 gradients kept$' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "the job's output changed"; }

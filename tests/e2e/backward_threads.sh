@@ -4,26 +4,14 @@
 # are at different lines, nothing tells which call it was made for, so it is marked
 # without a Python line (its site is the operation's frame), never charged to one of them.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
-FAKE=$ROOT/$BUILD/fakecuda
-PY=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "backward_threads: $*" >&2; exit 1; }
-command -v "$PY" >/dev/null || fail "no $PY in PATH"
+NAME=backward_threads
+. "$(dirname "$0")/python/job_env.sh"
+standin_torch
 src=tests/e2e/python/backward_threads.py
 L_SAME=$(grep -n '# BWD-SAME$' "$src" | cut -d: -f1)
 L_FIRST=$(grep -n '# BWD-FIRST$' "$src" | cut -d: -f1)
 L_SECOND=$(grep -n '# BWD-SECOND$' "$src" | cut -d: -f1)
 
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-if [ -n "$asan" ]; then
-    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-fi
-export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
 
 "$CULEAK" record -o "$tmp/run.culeak" -- "$PY" "$src" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
 grep -q '^backward_threads: 4 gradients$' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "the job's output changed"; }

@@ -9,27 +9,15 @@
 # or with a misread trace entry, tensor tracking is off with one line and the job's
 # segments are still traced.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
-FAKE=$ROOT/$BUILD/fakecuda
-PY=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "blocks: $*" >&2; exit 1; }
-command -v "$PY" >/dev/null || fail "no $PY in PATH"
+NAME=blocks
+. "$(dirname "$0")/python/job_env.sh"
+standin_torch
 
 src=tests/e2e/python/blocks_train.py lib=tests/e2e/python/site-packages/tensorlib/__init__.py
 L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
 L_CHURN=$(grep -n '# SITE-CHURN$' "$src" | cut -d: -f1)
 L_LIB=$(grep -n '# LIB-ALLOC$' "$lib" | cut -d: -f1)
 
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-if [ -n "$asan" ]; then
-    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-fi
-export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
 
 "$CULEAK" record -o "$tmp/run.culeak" -- "$PY" "$src" 8 >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
 grep -q 'tensor tracking off' "$tmp/err" && { cat "$tmp/err"; fail "tensor tracking was turned off"; }

@@ -6,26 +6,14 @@
 # without libtorch_cuda's symbol table (torch's allocator names are in no export table);
 # pinned memory the job takes with cudaHostAlloc itself and never frees is still a leak.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
-FAKE=$ROOT/$BUILD/fakecuda
-PY=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "cached_pinned: $*" >&2; exit 1; }
-command -v "$PY" >/dev/null || fail "no $PY in PATH"
+NAME=cached_pinned
+. "$(dirname "$0")/python/job_env.sh"
+standin_torch
 
 src=tests/e2e/python/torch_pinned.py
 L_KEEP=$(grep -n '# SITE-KEEP$' "$src" | cut -d: -f1)
 L_LEAK=$(grep -n '# SITE-LEAK$' "$src" | cut -d: -f1)
 
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-if [ -n "$asan" ]; then
-    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-fi
-export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1 FAKE_C10=$FAKE/torch/lib/libc10_cuda.so
 export FAKE_TORCH_CUDA=$FAKE/torch/lib/libtorch_cuda.so
 
 # the clean job: exit 0, nothing leaked, the pinned block of x.item() held by the allocator

@@ -7,22 +7,11 @@
 # --suppressions keep working beside them. On the stand-ins of cuDNN, cuBLAS, NCCL, XLA's
 # CUDA plugin and libtorch_cuda (tests/fakecuda/libs, client_libs).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-BUILD=${BUILD:-build}
-CULEAK=$ROOT/$BUILD/culeak
-FAKE=$ROOT/$BUILD/fakecuda
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "default_suppressions: $*" >&2; exit 1; }
+NAME=default_suppressions
+. "$(dirname "$0")/python/job_env.sh"
 
 L_USER=$(grep -n 'SITE-USER-HANDLE' tests/fakecuda/client_libs.c | cut -d: -f1)
 SUPP=$ROOT/share/culeak/default.supp
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-if [ -n "$asan" ]; then
-    export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-fi
-export LD_LIBRARY_PATH=$FAKE FAKE_LIBCUDA=$FAKE/libcuda.so.1
 
 # held: XLA's cuDNN set-up 4096 + 256, PyTorch's cuBLAS handle 8192, NCCL's thread 1024 + 2048
 HELD=15616 HELD_N=5

@@ -1,4 +1,7 @@
 # Helpers of the attach tests, sourced (no #! line: tests/run.sh passes it over).
+#   attach_test_setup          (scripts without the tmux harness) sets ROOT, B (the build),
+#                              T (a scratch directory), fail, and a trap that kills the
+#                              job ($job) and removes T at exit; fails without gdb
 #   start_job CLIENT DIR       runs the fake driver's CLIENT `attach 4 DIR` without culeak,
 #                              in the background ($job: its pid), and waits for DIR/ready
 #   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
@@ -9,6 +12,16 @@
 # The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
 # loaded into the job comes from another (plain) build, as in tmux_harness.sh.
 [ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
+attach_test_setup() {
+    BUILD=${BUILD:-build}
+    ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+    B=$ROOT/$BUILD
+    T=$(mktemp -d)
+    job=
+    trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
+    fail() { echo "FAIL: $*"; exit 1; }
+    command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+}
 start_job() {
     LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/$1" attach 4 "$2" >"$2/out" 2>"$2/err" &
     job=$!
