@@ -158,6 +158,7 @@ static int ring_handover(struct culeak_ring *r)
         struct ucred cr;
         socklen_t crl = sizeof cr;
         if (c == 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.uid == geteuid()) {
+            __atomic_store_n(&r->h->reader_pid, (uint32_t)cr.pid, __ATOMIC_RELEASE);
             char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
             memset(ctl, 0, sizeof ctl);
             struct iovec iov = {&byte, 1};
@@ -316,8 +317,10 @@ int culeak_ensure_started(void)
         uint64_t t0 = culeak_now_ns();
         struct culeak_ring r;
         int shared = !socket_path && shared_ring(&r) == 0;
-        /* without culeak's reader (gone, or never there) the shim writes the file itself */
-        int fd = shared ? INT_MAX : open_output(&is_socket);
+        /* without culeak's reader (gone, or never there) the shim writes the file itself;
+         * a console's process (a ring and no file) then runs untraced */
+        errno = ECONNREFUSED;
+        int fd = shared ? INT_MAX : socket_path || output_path ? open_output(&is_socket) : -1;
         size_t hlen = 0;
         uint8_t *hello = fd >= 0 ? hello_record(t0, !is_socket, &hlen) : NULL;
         char why[600];
@@ -331,9 +334,13 @@ int culeak_ensure_started(void)
             culeak_stream_start_flusher();
             culeak_abrupt_end_arm();
         } else if (fd < 0) {
-            snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
-                     is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
-                     strerror(errno));
+            if (!socket_path && !output_path)
+                snprintf(why, sizeof why, "cannot hand a ring to the console at %s (%s); the program runs untraced",
+                         ring_socket ? ring_socket : "(none)", strerror(errno));
+            else
+                snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
+                         is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
+                         strerror(errno));
             culeak_stop(why);
         } else if (!hello || !modules || culeak_stream_open(fd, is_socket, t0) < 0) {
             close(fd);
@@ -404,8 +411,11 @@ static void arm(void)
     __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
 }
 
-int culeak_attach_configure(const char *path)
+int culeak_attach_configure(const char *endpoint)
 {
+    /* "ring:PATH": a console's hand-over socket; else culeak record --pid's socket */
+    int ring = !strncmp(endpoint, "ring:", 5);
+    const char *path = ring ? endpoint + 5 : endpoint;
     char *copy = strdup(path);
     if (!copy)
         return -1;
@@ -419,7 +429,9 @@ int culeak_attach_configure(const char *path)
     /* only the start, under start_mu, reads them */
     free((char *)socket_path);
     free((char *)output_path);
-    socket_path = copy;
+    free((char *)ring_socket);
+    socket_path = ring ? NULL : copy;
+    ring_socket = ring ? copy : NULL;
     output_path = NULL;
     culeak_hold_at_start = 0;
     __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);
@@ -448,7 +460,7 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     take_ring();
-    if (!socket_path && !output_path) {
+    if (!socket_path && !output_path && !given.h && !ring_socket) {
         culeak_ring_unmap(&given);
         return;
     }

@@ -35,10 +35,11 @@ extern int culeak_hold_at_start;
 /* 1 in a process culeak attached to (attach.c): the shim was loaded into it running, and
  * says nothing on the program's stderr (the attaching culeak speaks for it). */
 extern int culeak_attached;
-/* Makes the shim stream to the console socket at path from its next traced call on, in a
- * process it was loaded into while running. 0, 1 when a stream is on already (the process
- * is traced), -1 when out of memory. */
-int culeak_attach_configure(const char *path);
+/* Makes the shim stream from its next traced call on, in a process it was loaded into
+ * while running: "ring:PATH", a ring handed over to the console listening at PATH; else
+ * PATH is culeak record --pid's socket. 0, 1 when a stream is on already (the process is
+ * traced), -1 when out of memory. */
+int culeak_attach_configure(const char *endpoint);
 /* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
  * 0, or -1 with a NOTE saying why not. */
 int culeak_attach_python(void);
