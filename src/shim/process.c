@@ -2,8 +2,7 @@
  * stream at the first traced call (MAGIC, HELLO, MODULES), fork children, and exit.
  *
  * Environment:
- *   CULEAK_SOCKET=PATH   stream to a console listening on this Unix socket
- *   CULEAK_OUTPUT=PATH   or record to this file (CULEAK_SOCKET wins when both are set).
+ *   CULEAK_OUTPUT=PATH   record to this file.
  *                        %p: pid, %h: host name, %r: rank (the first of RANK,
  *                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is
  *                        set, else 0), %%: a percent sign. A forked child writes its own
@@ -21,8 +20,13 @@
  *   CULEAK_RING_SOCKET=PATH  where a process without such a ring (a forked child, an
  *                        exec'd program) hands over a ring of its own, at its start
  *   CULEAK_RING_SIZE=N   a ring's data area in bytes (a power of two; default 1 MiB)
- * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. With a
- * ring, the recording at CULEAK_OUTPUT is written by culeak's reader, not the shim. */
+ *   CULEAK_HOLD_AT_START=1 (set by the console) allocations at new stacks wait until the
+ *                        console has answered HELLO (culeak-stream(5), Commands)
+ * No CULEAK_OUTPUT and no ring: the shim only passes calls through. With a ring, the
+ * recording at CULEAK_OUTPUT is written by culeak's reader, not the shim; a ring without
+ * a recording is the console's. A process culeak attaches to is configured by
+ * culeak_attach_configure instead: a ring for the console, or culeak record --pid's
+ * socket. */
 #include "outpath.h"
 #include "ring.h"
 #include "shim.h"
@@ -450,9 +454,8 @@ __attribute__((constructor)) static void culeak_init(void)
         culeak_depth_limit = v < 1 ? 1 : v > CULEAK_MAX_DEPTH ? CULEAK_MAX_DEPTH : (unsigned)v;
     }
     /* Copies: the program may change its environment later. */
-    const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
-    socket_path = sp && *sp ? strdup(sp) : NULL;
-    output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    const char *op = getenv("CULEAK_OUTPUT");
+    output_path = op && *op ? strdup(op) : NULL;
     const char *fs = getenv("CULEAK_FREE_STACKS");
     culeak_free_stacks = fs && strcmp(fs, "1") == 0;
     const char *hs = getenv("CULEAK_HOLD_AT_START");
@@ -465,32 +468,6 @@ __attribute__((constructor)) static void culeak_init(void)
         return;
     }
     arm();
-}
-
-int culeak_stream_setup(const char *endpoint)
-{
-    static const char ring[] = "ring:", console[] = "console:", output[] = "output:";
-    int st = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
-    if ((st != CULEAK_INERT && st != CULEAK_IDLE) || !endpoint)
-        return -1;
-    const char *path = strchr(endpoint, ':');
-    if (!path || path[1] != '/')
-        return -1;
-    char *copy = strdup(path + 1);
-    if (!copy)
-        return -1;
-    if (!strncmp(endpoint, ring, sizeof ring - 1)) {
-        ring_socket = copy;
-    } else if (!strncmp(endpoint, console, sizeof console - 1)) {
-        socket_path = copy;
-    } else if (!strncmp(endpoint, output, sizeof output - 1)) {
-        output_path = copy;
-    } else {
-        free(copy);
-        return -1;
-    }
-    arm();
-    return 0;
 }
 
 __attribute__((destructor)) static void culeak_fini(void)

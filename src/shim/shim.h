@@ -16,7 +16,7 @@
 /* ---- process.c: configuration, lazy start, fork, exit ---- */
 
 enum culeak_state {
-    CULEAK_INERT = 0,   /* no CULEAK_SOCKET / CULEAK_OUTPUT: pure pass-through */
+    CULEAK_INERT = 0,   /* no ring, no CULEAK_OUTPUT, no attach: pure pass-through */
     CULEAK_IDLE,        /* configured, nothing sent yet (connects at the first event) */
     CULEAK_ACTIVE,      /* stream open, tracing */
     CULEAK_STOPPED,     /* reader gone, setup failed or exited: pass-through */
@@ -44,14 +44,6 @@ int culeak_attach_configure(const char *endpoint);
  * 0, or -1 with a NOTE saying why not. */
 int culeak_attach_python(void);
 
-/* The stream's set-up for a shim loaded into a process that runs already (attach), where
- * no CULEAK_* variable was read at load: endpoint is "ring:PATH" (a ring of the process's
- * own is handed over to culeak's reader listening at PATH, culeak-stream(5) The ring),
- * "console:PATH" (a console's socket) or "output:PATH" (the recording: written by the
- * reader of a ring, else by the shim itself); called once for each, before the first
- * traced call. Tracing starts at the next traced call. 0, or -1 (tracing started
- * already, or a bad endpoint). */
-int culeak_stream_setup(const char *endpoint);
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */
