@@ -47,7 +47,9 @@ struct culeak_ring_header {
     uint32_t reader_pid;         /* the reader's process: a held thread goes when it is gone */
     uint32_t reader_gone;        /* reader: 1 once it reads no more (quit, detach) */
     uint32_t console;            /* reader: 1 when it is a console (it answers HELLO) */
-    uint8_t pad6[40];
+    uint32_t answered;           /* reader: 1 once it answered HELLO (hold_new is its own) */
+    uint32_t beat;               /* reader: bumped each time it looks at the ring */
+    uint8_t pad6[32];
     uint64_t cmd_head;           /* reader, release: command bytes written */
     uint8_t pad7[56];
     uint64_t cmd_tail;           /* writer, release: command bytes taken */

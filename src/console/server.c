@@ -200,6 +200,8 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap, int end_check)
 {
     if (!c->ring)
         return 0;
+    /* the process sees the console run (a hold at its start waits only for a console that runs) */
+    __atomic_store_n(&c->ring->h->beat, c->ring->h->beat + 1, __ATOMIC_RELEASE);
     /* looked at before reading: what a process committed before it ended is read now */
     int live = !end_check || (c->srv->hub ? culeak_hub_writer_live(c->srv->hub, c->ring_i)
                                           : !__atomic_load_n(&c->ring->h->ended, __ATOMIC_ACQUIRE));
@@ -305,6 +307,8 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
         uint32_t on = nvals && vals[0] != 0;
         __atomic_store_n(type == CULEAK_CMD_HOLD_NEW ? &c->ring->h->hold_new : &c->ring->h->hold_all, on,
                          __ATOMIC_RELEASE);
+        if (type == CULEAK_CMD_HOLD_NEW) /* the answer to HELLO: the start's hold is over */
+            __atomic_store_n(&c->ring->h->answered, 1, __ATOMIC_RELEASE);
         return 0;
     }
     if (type == CULEAK_CMD_WATCH) { /* count, stacks...: in records that fit the area */

@@ -44,6 +44,7 @@
 #define EVENT_MAX (CULEAK_REC_HEADROOM + 14 * CULEAK_UVARINT_MAX)
 #define LABEL_MAX 4096
 #define HOLD_CHECK_MS 100 /* a held thread looks whether the console still lives this often */
+#define START_HOLD_MS 2000 /* a hold at the start waits no longer for a console that does not run */
 #define READER_CHECK_TICKS 64 /* the flush thread looks whether the reader lives every ~1 s */
 
 struct waiter {
@@ -66,6 +67,8 @@ struct stream {
     size_t nwatch, watch_cap;
     pthread_mutex_t hold_mu;  /* the waiters */
     struct waiter *waiters;
+    int start_hold_over;      /* the console did not answer HELLO in time: hold_new is not
+                               * the console's yet, and holds nothing */
 };
 
 static struct stream *S;
@@ -321,7 +324,9 @@ static inline int holds(struct stream *s, uint32_t leaf, int fresh)
     if (!s->shared)
         return 0;
     int all = __atomic_load_n(&s->ring.h->hold_all, __ATOMIC_ACQUIRE) != 0;
-    int new = __atomic_load_n(&s->ring.h->hold_new, __ATOMIC_ACQUIRE) != 0;
+    int new = __atomic_load_n(&s->ring.h->hold_new, __ATOMIC_ACQUIRE) != 0 &&
+              (!__atomic_load_n(&s->start_hold_over, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&s->ring.h->answered, __ATOMIC_ACQUIRE));
     if (__atomic_load_n(&s->ring.h->cmd_head, __ATOMIC_ACQUIRE) != s->ring.h->cmd_tail)
         take_commands(s);
     return all || (new && fresh) || watched(s, leaf);
@@ -335,11 +340,25 @@ static int released(struct stream *s, const struct waiter *w)
     return r;
 }
 
+/* Milliseconds since *t (CLOCK_MONOTONIC). */
+static long ms_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
 /* The thread of a held allocation waits for its RELEASE: it takes the commands each time
  * the console bumps released, and looks every HOLD_CHECK_MS whether the console still
- * reads (a console killed with SIGKILL never releases anything). */
+ * reads (a console killed with SIGKILL never releases anything). A hold at the start,
+ * before the console answered HELLO, is no pause the user asked for: it waits no longer
+ * than START_HOLD_MS for a console that does not run (stopped with Ctrl-Z), which then
+ * holds nothing more until it answers. */
 static void wait_release(struct stream *s, struct waiter *w)
 {
+    uint32_t beat = __atomic_load_n(&s->ring.h->beat, __ATOMIC_ACQUIRE);
+    struct timespec beat_seen;
+    clock_gettime(CLOCK_MONOTONIC, &beat_seen);
     while (active()) {
         uint32_t gen = __atomic_load_n(&s->ring.h->released, __ATOMIC_ACQUIRE);
         enum culeak_held h = culeak_slock_lock(&s->lk, 0);
@@ -350,6 +369,16 @@ static void wait_release(struct stream *s, struct waiter *w)
         if (!culeak_ring_reader_alive(&s->ring)) {
             culeak_stop("console went away; tracing stopped, the program continues");
             break;
+        }
+        if (!__atomic_load_n(&s->ring.h->answered, __ATOMIC_ACQUIRE)) {
+            uint32_t b = __atomic_load_n(&s->ring.h->beat, __ATOMIC_ACQUIRE);
+            if (b != beat) {
+                beat = b;
+                clock_gettime(CLOCK_MONOTONIC, &beat_seen);
+            } else if (ms_since(&beat_seen) >= START_HOLD_MS) {
+                __atomic_store_n(&s->start_hold_over, 1, __ATOMIC_RELAXED);
+                break;
+            }
         }
         culeak_ring_wait_released(&s->ring, gen, HOLD_CHECK_MS);
     }

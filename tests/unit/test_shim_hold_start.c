@@ -82,7 +82,9 @@ static void read_allocs(struct job *j, int allocs)
 }
 
 /* Starts client ARGS with a ring of this process (hold: with CULEAK_HOLD_AT_START=1), as
- * the console does, and reads its stream until its first allocation has arrived. */
+ * the console does, and reads its stream until its first allocation has arrived; then
+ * answers as a console would (hold 1: holding on, until told otherwise below; hold 2: no
+ * answer, as from a stopped console). */
 static void start_client(struct job *j, int hold, const char *client, const char *const *args)
 {
     char fd_env[64];
@@ -109,6 +111,8 @@ static void start_client(struct job *j, int hold, const char *client, const char
     culeak_decoder_init(&j->dec, &sink, 1);
     assert_int_equal(culeak_decoder_feed(&j->dec, (const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN), 0);
     read_allocs(j, 1);
+    if (hold == 1)
+        __atomic_store_n(&j->ring.h->answered, 1, __ATOMIC_RELEASE);
 }
 
 /* client_static gated 2 */
@@ -223,6 +227,20 @@ static void test_reader_killed_releases(void **state)
     finish(&j);
 }
 
+/* A console that does not run (stopped with Ctrl-Z: alive, but it neither answers nor
+ * looks at the ring) holds the start a bounded while only: the program runs to its end
+ * unanswered, and its later allocations at new stacks are not held. */
+static void test_stopped_console_holds_the_start_a_while_only(void **state)
+{
+    (void)state;
+    struct job j;
+    start(&j, 2);
+    assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
+    finish(&j);
+    assert_int_equal(j.seen.allocs, 2);
+    assert_false(j.seen.flags[1] & CULEAK_EVENT_HELD);
+}
+
 /* Two threads held at once (hold all): a RELEASE of one's event lets exactly that one go;
  * the other waits on until its own. client_hostile threadgate 2: one allocation (held at
  * start, released once hold-all is on), then two threads allocate at one line. */
@@ -288,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_first_allocation_waits_for_release),
         cmocka_unit_test(test_reader_gone_releases),
         cmocka_unit_test(test_reader_killed_releases),
+        cmocka_unit_test(test_stopped_console_holds_the_start_a_while_only),
         cmocka_unit_test(test_release_is_for_its_thread_only),
         cmocka_unit_test(test_not_held_without_the_variable),
         cmocka_unit_test(test_file_recording_never_holds),
