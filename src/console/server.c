@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define MAX_PEERS 4096u /* processes traced at once, each with the descriptor of its copy */
@@ -63,8 +61,8 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-/* In dir (private to this user): the sockets and session directories of consoles that no
- * longer run (a console killed with SIGKILL cannot clean up after itself). */
+/* In dir (private to this user): the session directories of consoles that no longer run
+ * (a console killed with SIGKILL cannot clean up after itself). */
 static void remove_dead_sessions(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -73,16 +71,12 @@ static void remove_dead_sessions(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         int pid = 0, n = 0;
-        int sock = sscanf(e->d_name, "console-%d.sock%n", &pid, &n) == 1 && !e->d_name[n];
-        int session = !sock && sscanf(e->d_name, "session-%d%n", &pid, &n) == 1 && !e->d_name[n];
-        if ((!sock && !session) || pid <= 0 || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+        if (sscanf(e->d_name, "session-%d%n", &pid, &n) != 1 || e->d_name[n] || pid <= 0 || pid == (int)getpid() ||
+            kill(pid, 0) == 0 || errno != ESRCH)
             continue;
         char p[PATH_MAX + 300];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (sock)
-            unlink(p);
-        else
-            remove_dir(p);
+        remove_dir(p);
     }
     closedir(d);
 }

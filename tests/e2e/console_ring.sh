@@ -9,6 +9,8 @@
 #   3. A running traced job holds no descriptor of culeak's (/proc/PID/fd: 0, 1, 2).
 #   4. The console killed while a thread is paused at a breakpoint: the job goes on and
 #      exits with its own status.
+#   5. Without XDG_RUNTIME_DIR the hand-over socket lies in a directory made afresh under
+#      TMPDIR (mkdtemp, 0700), never at a name another user could make first.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -76,4 +78,24 @@ kill -KILL "$console"
 console=""
 WAIT_S=30 until_deadline test -s "$T/rc" || fail "the job stayed held after the console was killed"
 grep -qx "rc=0" "$T/rc" || fail "the job's status: $(cat "$T/rc") (want rc=0)"
+
+# 5. no XDG_RUNTIME_DIR: a fresh private directory under TMPDIR
+mkdir -m 700 "$T/tmp"
+saved_envs=$ENVS
+ENVS="-u XDG_RUNTIME_DIR $(echo "$ENVS" | sed 's|XDG_RUNTIME_DIR=[^ ]*||') TMPDIR=$T/tmp"
+rm -f "$T/go"
+start -- "$T/job" wait "$T/go"
+wait_for "1 proc (1 live)"
+ENVS=$saved_envs
+sock=$(screen | sed -n 's/.*\[culeak\] started pid [0-9]*; socket \([^ ]*\).*/\1/p' | head -n 1)
+case "$sock" in
+"$T"/tmp/culeak-??????/ring) ;;
+*) fail "the hand-over socket is not in a fresh directory under TMPDIR: '$sock'" ;;
+esac
+[ "$(stat -c '%a %u' "$(dirname "$sock")")" = "700 $(id -u)" ] || fail "$(dirname "$sock") is not private"
+touch "$T/go"
+wait_for "EXITED (status 0)"
+type_line "quit"
+wait_for "CONSOLE-DONE rc=0"
+[ ! -e "$(dirname "$sock")" ] || fail "$(dirname "$sock") stays after the console"
 echo "console_ring: ok"
