@@ -3,7 +3,7 @@
 # job does cuts the console off, and nothing the console does (or suffers) stalls the job.
 #   1. A console stopped with SIGSTOP while the job allocates: the job runs to its end
 #      while the console is stopped; after SIGCONT the console says how many events were
-#      lost while it was stopped.
+#      lost while it was stopped, and so does the report of the recording it saves.
 #   2. A job that closes its descriptors from 3 up (closefrom) still has every allocation
 #      on the table.
 #   3. A running traced job holds no descriptor of culeak's (/proc/PID/fd: 0, 1, 2).
@@ -38,6 +38,12 @@ wait_for "EXITED (status 0)"
 wait_for "events lost while the console was stopped"
 lost=$(screen | sed -n 's/.*pid [0-9]*: \([0-9]*\) events lost while the console was stopped.*/\1/p' | head -n 1)
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "no count of lost events on the screen"
+# the recording saved from the console says so too (all gaps together: as many or more)
+type_expect "save $T/stopped.culeak" "saved the recording to $T/stopped.culeak"
+env LD_LIBRARY_PATH="$FAKE" "$B/culeak" report "$T/stopped.culeak" >"$T/stopped.txt" 2>&1
+saved=$(sed -n 's/.*\[\([0-9]*\) events lost while the reader was stopped\].*/\1/p' "$T/stopped.txt" | head -n 1)
+[ -n "$saved" ] && [ "$saved" -ge "$lost" ] ||
+    fail "the saved recording's report does not say the $lost events were lost: $(head -n 5 "$T/stopped.txt")"
 type_line "quit"
 wait_for "CONSOLE-DONE rc=0"
 console=""
