@@ -219,3 +219,51 @@ void culeak_ring_consume(struct culeak_ring *r, size_t n)
     if (__atomic_load_n(&h->waiting, __ATOMIC_SEQ_CST))
         futex_wake(&h->tail_gen);
 }
+
+size_t culeak_ring_cmd_take(struct culeak_ring *r, uint8_t *buf, size_t cap)
+{
+    struct culeak_ring_header *h = r->h;
+    uint64_t tail = h->cmd_tail, head = __atomic_load_n(&h->cmd_head, __ATOMIC_ACQUIRE);
+    if (head == tail)
+        return 0;
+    if (head - tail > CULEAK_RING_CMD || head < tail) { /* not the reader's doing: start afresh */
+        __atomic_store_n(&h->cmd_tail, head, __ATOMIC_RELEASE);
+        return 0;
+    }
+    size_t n = (size_t)(head - tail) < cap ? (size_t)(head - tail) : cap;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = h->cmd[(tail + i) % CULEAK_RING_CMD];
+    __atomic_store_n(&h->cmd_tail, tail + n, __ATOMIC_RELEASE);
+    return n;
+}
+
+int culeak_ring_cmd_put(struct culeak_ring *r, const uint8_t *rec, size_t len)
+{
+    struct culeak_ring_header *h = r->h;
+    uint64_t head = h->cmd_head, tail = __atomic_load_n(&h->cmd_tail, __ATOMIC_ACQUIRE);
+    if (tail > head || head - tail + len > CULEAK_RING_CMD)
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        h->cmd[(head + i) % CULEAK_RING_CMD] = rec[i];
+    __atomic_store_n(&h->cmd_head, head + len, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int culeak_ring_reader_alive(const struct culeak_ring *r)
+{
+    if (__atomic_load_n(&r->h->reader_gone, __ATOMIC_ACQUIRE))
+        return 0;
+    uint32_t pid = __atomic_load_n(&r->h->reader_pid, __ATOMIC_ACQUIRE);
+    return pid == 0 || pid > INT_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+void culeak_ring_wait_released(struct culeak_ring *r, uint32_t gen, int ms)
+{
+    futex_wait(&r->h->released, gen, (long)ms * 1000000L);
+}
+
+void culeak_ring_wake_released(struct culeak_ring *r)
+{
+    __atomic_add_fetch(&r->h->released, 1, __ATOMIC_SEQ_CST);
+    futex_wake(&r->h->released);
+}

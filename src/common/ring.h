@@ -16,6 +16,7 @@
 #define CULEAK_RING_HEADER 8192u
 #define CULEAK_RING_PATH_MAX 4096u
 #define CULEAK_REC_PAD 9   /* one byte: the rest of the data area is filler */
+#define CULEAK_RING_CMD 2048u /* the console's commands: a ring of this many bytes */
 
 /* The header: each word the writer or reader stores on a line of its own. */
 struct culeak_ring_header {
@@ -37,7 +38,24 @@ struct culeak_ring_header {
     uint32_t pid, ended;         /* writer: its process, and 1 once it ended */
     uint32_t path_shared;        /* writer: 1 when path is the job's shared name (the first
                                   * process takes it, the others add .PID) */
-    uint8_t pad5[3764];
+    uint8_t pad5[52];
+    /* The console's commands (culeak-stream(5), The ring, Commands): words the reader
+     * stores and the writer loads, and a small ring of command records the reader alone
+     * writes (from cmd_tail to cmd_head, position mod CULEAK_RING_CMD). */
+    uint32_t hold_new, hold_all; /* reader: 0 or 1 */
+    uint32_t released;           /* reader: bumped after RELEASE records (futex word) */
+    uint32_t reader_pid;         /* the reader's process: a held thread goes when it is gone */
+    uint32_t reader_gone;        /* reader: 1 once it reads no more (quit, detach) */
+    uint32_t console;            /* reader: 1 when it is a console (it answers HELLO) */
+    uint32_t answered;           /* reader: 1 once it answered HELLO (hold_new is its own) */
+    uint32_t beat;               /* reader: bumped each time it looks at the ring */
+    uint8_t pad6[32];
+    uint64_t cmd_head;           /* reader, release: command bytes written */
+    uint8_t pad7[56];
+    uint64_t cmd_tail;           /* writer, release: command bytes taken */
+    uint8_t pad8[56];
+    uint8_t cmd[CULEAK_RING_CMD];
+    uint8_t pad9[3520 - CULEAK_RING_CMD];
     char path[CULEAK_RING_PATH_MAX]; /* writer, before its first commit: the recording's
                                       * path for a reader that writes one ("": none) */
 };
@@ -89,7 +107,23 @@ void culeak_ring_told(struct culeak_ring *r);
 /* The writer's process ended (its last record is committed). */
 void culeak_ring_end(struct culeak_ring *r);
 
+/* Takes the console's command records that came since the last call (whole records,
+ * as the reader wrote them): up to cap bytes into buf, the count returned; 0 when there
+ * is nothing new (one acquire load, no system call). */
+size_t culeak_ring_cmd_take(struct culeak_ring *r, uint8_t *buf, size_t cap);
+/* 1 while the ring's reader reads: it has not said it is gone (reader_gone) and its
+ * process lives (a reader killed with SIGKILL says nothing). */
+int culeak_ring_reader_alive(const struct culeak_ring *r);
+/* Waits at most ms milliseconds for the reader to bump released from gen (FUTEX_WAIT). */
+void culeak_ring_wait_released(struct culeak_ring *r, uint32_t gen, int ms);
+/* Bumps released and wakes every thread that waits on it. */
+void culeak_ring_wake_released(struct culeak_ring *r);
+
 /* ---- the reader ---- */
+/* Puts a command record (len bytes, whole) in the command ring: 0, or -1 when it does
+ * not fit now (the writer has not taken what is there: the caller keeps it for later,
+ * it never waits). */
+int culeak_ring_cmd_put(struct culeak_ring *r, const uint8_t *rec, size_t len);
 /* The committed bytes from tail that lie together (PAD records skipped): *p and the
  * count; 0 when there are none. */
 size_t culeak_ring_peek(struct culeak_ring *r, const uint8_t **p);

@@ -1,5 +1,7 @@
-/* The console session: poll loop over the terminal, the job's pty, the listening socket,
- * every process's connection and a signal self-pipe; redraws on a timer when dirty. */
+/* The console session: poll loop over the terminal, the job's pty, the rings' hand-over
+ * socket and a signal self-pipe; every process's ring is read each turn (a ring wakes no
+ * one: the loop turns every millisecond while events come, every 10 ms while none do);
+ * redraws on a timer when dirty. */
 #include "console.h"
 #include "outpath.h"
 #include "report.h"
@@ -23,7 +25,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,6 +276,20 @@ static void o_note(void *ctx, int proc, const char *text, size_t len)
     outbuf_add_line(&c->u.out, line);
 }
 
+/* A gap in a process's stream: events it dropped while the console did not read (it was
+ * stopped: Ctrl-Z, SIGSTOP, or too slow). */
+static void o_lost(void *ctx, int proc, uint64_t count)
+{
+    struct console *c = ctx;
+    const struct model_process *p = proc_of(c, proc);
+    char line[200];
+    snprintf(line, sizeof line, "[culeak] pid %llu: %llu event%s lost while the console was stopped",
+             p ? (unsigned long long)p->pid : 0ull, (unsigned long long)count, plural(count));
+    outbuf_add_line(&c->u.out, line);
+    ui_message(&c->u, 1, "%s", line + 9);
+    c->dirty = 1;
+}
+
 static void drop_conn(struct console *c, size_t i, const char *why)
 {
     struct conn *k = c->conns[i];
@@ -303,8 +318,9 @@ static void drop_conn(struct console *c, size_t i, const char *why)
         close(k->tee_fd);
         k->tee_fd = -1;
     }
-    close(k->fd);
-    k->fd = -1;
+    if (why) /* a stream the console cannot read: the process is let go, untraced */
+        conn_let_go(k);
+    k->ring = NULL;
     c->dirty = 1;
 }
 
@@ -312,7 +328,7 @@ static void drop_conn(struct console *c, size_t i, const char *why)
  * and whether its allocations at new stacks wait for the console. */
 static void push_watches(struct console *c, struct conn *k)
 {
-    if (k->fd < 0 || k->proc < 0)
+    if (!k->ring || k->proc < 0)
         return;
     size_t n = 0;
     for (size_t b = 0; b < c->u.bps.n; b++)
@@ -353,7 +369,7 @@ void console_resume(struct console *c, int step)
         c->stepping = 1;
         uint64_t on = 1;
         for (size_t i = 0; i < c->nconns; i++)
-            if (c->conns[i]->fd >= 0)
+            if (c->conns[i]->ring)
                 conn_send(c->conns[i], CULEAK_CMD_HOLD_ALL, &on, 1);
     }
     release(c->paused_conn, c->u.held.seq);
@@ -385,9 +401,7 @@ void console_kill(struct console *c)
     }
     /* release everything first: a paused thread must be able to die */
     for (size_t i = 0; i < c->nconns; i++)
-        if (c->conns[i]->fd >= 0) {
-            shutdown(c->conns[i]->fd, SHUT_WR);
-        }
+        conn_let_go(c->conns[i]);
     job_signal(&c->job, SIGTERM);
     c->kill_deadline = console_clock() + 3.0;
     ui_message(&c->u, 0, "sent SIGTERM to the job's process group (SIGKILL in 3 s)");
@@ -398,8 +412,7 @@ void console_kill_now(struct console *c)
     if (!c->live || c->job.exited)
         return;
     for (size_t i = 0; i < c->nconns; i++) /* a paused thread must be able to die */
-        if (c->conns[i]->fd >= 0)
-            shutdown(c->conns[i]->fd, SHUT_WR);
+        conn_let_go(c->conns[i]);
     job_signal(&c->job, SIGTERM);
     double deadline = console_clock() + 3.0;
     while (!job_reap(&c->job) && console_clock() < deadline) {
@@ -752,20 +765,8 @@ static void check_job(struct console *c)
 
 static void accept_all(struct console *c)
 {
-    static int said_turned_away; /* once per console */
-    for (;;) {
-        int refused = 0;
-        struct conn *k = server_accept(&c->srv, c->u.m, &refused);
-        if (!k) {
-            if (refused == 1)
-                outbuf_add_line(&c->u.out, "[culeak] refused a connection from another user");
-            else if (refused == 2 && !said_turned_away++)
-                outbuf_add_line(&c->u.out, "[culeak] turned a process away: too many connections (descriptor "
-                                           "limit); it runs untraced");
-            if (!refused)
-                return;
-            continue;
-        }
+    struct conn *k;
+    while ((k = server_accept(&c->srv, c->u.m))) {
         if (c->nconns == c->capconns) {
             size_t cap = c->capconns ? c->capconns * 2 : 8;
             struct conn **v = realloc(c->conns, cap * sizeof *v);
@@ -781,16 +782,20 @@ static void accept_all(struct console *c)
     }
 }
 
-void console_read_conn(struct console *c, size_t i)
+/* Reads process i's ring; end_check: also whether its process has ended. 1 when
+ * something was read. */
+int console_read_conn(struct console *c, size_t i, int end_check)
 {
     static uint8_t buf[1 << 16];
     struct conn *k = c->conns[i];
+    int read_some = 0;
     /* read eagerly, a bounded amount per turn so keys stay responsive */
     c->feeding = k;
-    for (int turns = 0; turns < 64 && k->fd >= 0; turns++) {
-        long got = conn_pump(k, buf, sizeof buf);
+    for (int turns = 0; turns < 64 && k->ring; turns++) {
+        long got = conn_pump(k, buf, sizeof buf, end_check && turns == 0);
         if (got == -2)
             break;
+        read_some = 1;
         if (got == 0 || got == -1) {
             drop_conn(c, i, NULL);
             break;
@@ -809,12 +814,14 @@ void console_read_conn(struct console *c, size_t i)
                  k->tee_lost);
         outbuf_add_line(&c->u.out, line);
     }
+    return read_some;
 }
 
 void console_observe(struct console *c)
 {
     struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .held = o_held,
-                                 .new_stack = o_new_stack, .mark = o_mark, .exit = o_exit, .note = o_note};
+                                 .new_stack = o_new_stack, .mark = o_mark, .exit = o_exit, .note = o_note,
+                                 .lost = o_lost};
     model_set_observer(c->u.m, &obs);
 }
 
@@ -824,46 +831,33 @@ static int run_loop(struct console *c)
     int report_done = 0;
     double next_tick = 0;
     struct pollfd *fds = NULL;
-    size_t *map = NULL, cap = 0; /* map: the connection of each polled descriptor */
+    int got = 0;         /* the rings held something last turn */
+    double next_end_check = 0;
+    if (!(fds = malloc((3 + CULEAK_HUB_POLLFDS) * sizeof *fds)))
+        return 0;
     while (!c->quit) {
-        if (cap < c->nconns + 4) { /* one slot per connection, however many connect */
-            size_t ncap = (c->nconns + 4) * 2;
-            struct pollfd *nfds = realloc(fds, ncap * sizeof *nfds);
-            if (nfds)
-                fds = nfds;
-            size_t *nmap = realloc(map, ncap * sizeof *nmap);
-            if (nmap)
-                map = nmap;
-            if (!nfds || !nmap)
-                break;
-            cap = ncap;
-        }
         size_t nf = 0;
         fds[nf++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = sigpipe_fd[0], .events = POLLIN};
-        size_t pty_i = 0, lis_i = 0, conn0 = 0;
+        size_t pty_i = 0, hub0 = 0, open_conns = 0;
         if (c->live && c->job.master >= 0) {
             pty_i = nf;
             fds[nf++] = (struct pollfd){.fd = c->job.master, .events = POLLIN};
         }
-        if (c->live && c->srv.lfd >= 0) {
-            lis_i = nf;
-            fds[nf++] = (struct pollfd){.fd = c->srv.lfd, .events = POLLIN};
-        }
-        conn0 = nf;
-        for (size_t i = 0; i < c->nconns; i++) {
-            if (c->conns[i]->fd < 0)
-                continue;
-            map[nf - conn0] = i;
-            /* commands the process has not taken yet go when it can take them */
-            fds[nf++] = (struct pollfd){.fd = c->conns[i]->fd, .events = POLLIN | (c->conns[i]->outq_len ? POLLOUT : 0)};
-        }
+        hub0 = nf;
+        if (c->live && c->srv.hub)
+            nf += culeak_hub_pollfds(c->srv.hub, fds + nf, CULEAK_HUB_POLLFDS);
+        for (size_t i = 0; i < c->nconns; i++)
+            open_conns += c->conns[i]->ring != NULL;
         double now = console_clock();
         int timeout = (int)((next_tick - now) * 1000);
         if (timeout < 0)
             timeout = 0;
         if (timeout > 200)
             timeout = 200;
+        /* rings wake no one: looked at soon again while events come */
+        if (open_conns && timeout > (got ? 1 : 10))
+            timeout = got ? 1 : 10;
         int naming = model_names_pending(c->u.m) > 0;
         if (naming)
             timeout = 0; /* names to resolve: only look for input, then go on resolving */
@@ -885,15 +879,27 @@ static int run_loop(struct console *c)
                     c->job.master = -1;
                 }
             }
-            if (lis_i && fds[lis_i].revents)
-                accept_all(c);
-            for (size_t i = conn0; i < nf; i++) {
-                if (!fds[i].revents)
-                    continue;
-                if (fds[i].revents & POLLOUT)
-                    conn_flush_out(c->conns[map[i - conn0]]);
-                console_read_conn(c, map[i - conn0]);
-            }
+            for (size_t i = hub0; i < nf; i++)
+                if (fds[i].revents) {
+                    accept_all(c);
+                    break;
+                }
+        }
+        now = console_clock();
+        /* whether processes ended is looked at every 100 ms (a system call each) */
+        int end_check = now >= next_end_check;
+        if (end_check) {
+            next_end_check = now + 0.1;
+            if (c->live)
+                accept_all(c); /* the launched program's ring, once it claimed it */
+        }
+        got = 0;
+        for (size_t i = 0; i < c->nconns; i++) {
+            if (!c->conns[i]->ring)
+                continue;
+            if (c->conns[i]->outq_len) /* commands the process has not taken yet */
+                conn_flush_out(c->conns[i]);
+            got |= console_read_conn(c, i, end_check);
         }
         console_commands_run(c); /* of a breakpoint that paused the job */
         now = console_clock();
@@ -903,9 +909,9 @@ static int run_loop(struct console *c)
             c->kill_deadline = 0;
         }
         if (c->live && c->job.exited && !report_done) {
-            int open_conns = 0;
+            open_conns = 0;
             for (size_t i = 0; i < c->nconns; i++)
-                open_conns += c->conns[i]->fd >= 0;
+                open_conns += c->conns[i]->ring != NULL;
             if (!open_conns || now - c->t0 > 0) {
                 if (!open_conns) {
                     console_leak_report(c);
@@ -943,16 +949,17 @@ static int run_loop(struct console *c)
         }
     }
     free(fds);
-    free(map);
     return 0;
 }
 
-/* culeak attach: the debugger loads the shim into the process, which connects to the
- * console's socket; the title names the process as `ps` would. 0, or -1 with err. */
+/* culeak attach: the debugger loads the shim into the process, which hands a ring over
+ * to the console; the title names the process as `ps` would. 0, or -1 with err. */
 static int console_attach(struct console *c, char *err, size_t len)
 {
     pid_t pid = (pid_t)c->opt.attach_pid;
-    int r = culeak_inject(pid, c->srv.path, c->opt.attach_timeout > 0 ? c->opt.attach_timeout : 30, err, len);
+    char endpoint[1200];
+    snprintf(endpoint, sizeof endpoint, "ring:%s", c->srv.path);
+    int r = culeak_inject(pid, endpoint, c->opt.attach_timeout > 0 ? c->opt.attach_timeout : 30, err, len);
     if (r != 0)
         return -1;
     c->job.pid = pid;
@@ -970,7 +977,6 @@ int console_main(const struct console_options *opt)
     memset(c, 0, sizeof *c);
     c->opt = *opt;
     c->t0 = c->rate_t = console_clock();
-    c->srv.lfd = -1;
     c->job.master = -1;
     if (ui_init(&c->u) != 0) {
         fprintf(stderr, "culeak: out of memory\n");
@@ -1070,7 +1076,7 @@ int console_main(const struct console_options *opt)
         snprintf(line, sizeof line, "[culeak] attached to pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
         outbuf_add_line(&c->u.out, line);
     } else if (c->live) {
-        if (job_start(&c->job, opt->argv, c->srv.path, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
+        if (job_start(&c->job, opt->argv, c->srv.hub, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
             c->job.status = 127 << 8;
@@ -1121,7 +1127,7 @@ int console_main(const struct console_options *opt)
     }
     if (start_failed)
         fprintf(stderr, "culeak: %s\n", err);
-    /* closing the sockets releases every held thread: the job is never left hung */
+    /* server_close lets every process go (a held thread returns): the job is never left hung */
     for (size_t i = 0; i < c->nconns; i++)
         conn_close(c->conns[i]);
     free(c->conns);

@@ -77,7 +77,7 @@ double console_clock(void); /* monotonic seconds */
 /* The job's streams (console.c): the model's observer that pauses at breakpoints and
  * fills the output pane, and reading what connection i sent (dropped at its end). */
 void console_observe(struct console *c);
-void console_read_conn(struct console *c, size_t i);
+int console_read_conn(struct console *c, size_t i, int end_check);
 
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);

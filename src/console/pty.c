@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int job_start(struct job *j, char **argv, const char *socket_path, int depth, int rows, int cols, char *err,
+int job_start(struct job *j, char **argv, struct culeak_hub *hub, int depth, int rows, int cols, char *err,
               size_t errlen)
 {
     memset(j, 0, sizeof *j);
@@ -45,7 +45,7 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         server_job_limits(); /* the console's own limit is not the job's */
-        if (culeak_setenv_for_child(NULL, socket_path, depth) != 0) {
+        if (culeak_setenv_for_child(NULL, depth) != 0 || culeak_hub_child_env(hub) != 0) {
             dprintf(errpipe[1], "cannot find libculeak.so");
             _exit(127);
         }
@@ -57,6 +57,7 @@ int job_start(struct job *j, char **argv, const char *socket_path, int depth, in
         _exit(127);
     }
     close(errpipe[1]);
+    culeak_hub_started(hub);
     char msg[512];
     ssize_t n;
     while ((n = read(errpipe[0], msg, sizeof msg - 1)) < 0 && errno == EINTR)

@@ -3,6 +3,7 @@
 #define CULEAK_CONSOLE_PTY_H
 
 #include "holder.h"
+#include "ring_hub.h"
 
 #include <sys/types.h>
 
@@ -15,9 +16,10 @@ struct job {
     int attached;  /* culeak attach: not the console's child, no terminal of its own */
 };
 
-/* forkpty + exec argv with LD_PRELOAD and CULEAK_SOCKET set, then the holder of its
- * terminal. 0, or -1 with err. */
-int job_start(struct job *j, char **argv, const char *socket_path, int depth, int rows, int cols, char *err,
+/* forkpty + exec argv with LD_PRELOAD set and the first of hub's rings given to it
+ * (CULEAK_RING_FD, CULEAK_RING_SOCKET), then the holder of its terminal. 0, or -1 with
+ * err. */
+int job_start(struct job *j, char **argv, struct culeak_hub *hub, int depth, int rows, int cols, char *err,
               size_t errlen);
 void job_resize(struct job *j, int rows, int cols);
 /* Signals the job's process group (an attached job: the process). */

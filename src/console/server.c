@@ -1,4 +1,4 @@
-/* The console's listening socket in a private directory; connections of the job. */
+/* The rings of the job's processes (server.h). */
 #include "server.h"
 #include "wire.h"
 
@@ -10,12 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#define MAX_PEERS 4096u /* processes connected at once */
+#define MAX_PEERS 4096u /* processes traced at once, each with the descriptor of its copy */
+#define WATCH_CHUNK 256 /* stacks per WATCH record: a record fits the command area */
 
 static struct rlimit job_nofile; /* the limit before server_open raised it: the job's */
 static int nofile_raised;
@@ -62,8 +61,8 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-/* In dir (private to this user): the sockets and session directories of consoles that no
- * longer run (a console killed with SIGKILL cannot clean up after itself). */
+/* In dir (private to this user): the session directories of consoles that no longer run
+ * (a console killed with SIGKILL cannot clean up after itself). */
 static void remove_dead_sessions(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -72,16 +71,12 @@ static void remove_dead_sessions(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         int pid = 0, n = 0;
-        int sock = sscanf(e->d_name, "console-%d.sock%n", &pid, &n) == 1 && !e->d_name[n];
-        int session = !sock && sscanf(e->d_name, "session-%d%n", &pid, &n) == 1 && !e->d_name[n];
-        if ((!sock && !session) || pid <= 0 || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+        if (sscanf(e->d_name, "session-%d%n", &pid, &n) != 1 || e->d_name[n] || pid <= 0 || pid == (int)getpid() ||
+            kill(pid, 0) == 0 || errno != ESRCH)
             continue;
         char p[PATH_MAX + 300];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (sock)
-            unlink(p);
-        else
-            remove_dir(p);
+        remove_dir(p);
     }
     closedir(d);
 }
@@ -119,20 +114,11 @@ static uint64_t copy_limit(void)
 int server_open(struct server *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->lfd = s->reserve_fd = -1;
-    const char *rt = getenv("XDG_RUNTIME_DIR");
-    struct stat st;
-    if (rt && *rt && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) && access(rt, W_OK) == 0)
-        snprintf(s->dir, sizeof s->dir, "%s/culeak", rt);
-    else
-        snprintf(s->dir, sizeof s->dir, "/tmp/culeak-%u", (unsigned)getuid());
-    if (private_dir(s->dir, err, errlen) != 0)
+    s->next_ring = 1;
+    if (!(s->hub = culeak_hub_new(1, err, errlen)))
         return -1;
-    remove_dead_sessions(s->dir);
-    snprintf(s->path, sizeof s->path, "%s/console-%d.sock", s->dir, (int)getpid());
-    snprintf(s->session, sizeof s->session, "%s/session-%d", s->dir, (int)getpid());
-    if (private_dir(s->session, err, errlen) != 0)
-        return -1;
+    snprintf(s->path, sizeof s->path, "%s", culeak_hub_socket(s->hub));
+    snprintf(s->session, sizeof s->session, "%s", culeak_hub_dir(s->hub));
     char cache[1024];
     if (cache_dir(cache, sizeof cache) == 0) {
         remove_dead_sessions(cache);
@@ -141,100 +127,58 @@ int server_open(struct server *s, char *err, size_t errlen)
     if (!s->copies[0] || private_dir(s->copies, err, errlen) != 0) /* no cache: beside the socket */
         snprintf(s->copies, sizeof s->copies, "%s", s->session);
     s->copy_limit = copy_limit();
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(s->path) >= sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path too long: %s", s->path);
-        return -1;
-    }
-    strcpy(sa.sun_path, s->path);
-    unlink(s->path);
-    s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s->lfd, 64) != 0) {
-        snprintf(err, errlen, "cannot listen on %s: %s", s->path, strerror(errno));
-        return -1;
-    }
-    chmod(s->path, 0600);
-    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    /* each peer holds two descriptors (its socket, its copy), and some stay for the rest:
-     * the soft limit is raised as far as the hard one lets, for MAX_PEERS peers */
+    /* each process's copy holds a descriptor: the soft limit is raised as far as the hard
+     * one lets, for MAX_PEERS processes */
     struct rlimit rl;
-    rlim_t want = 2 * MAX_PEERS + 64, lim = 1024;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-            struct rlimit up = {rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max, rl.rlim_max};
-            if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
-                job_nofile = rl;
-                nofile_raised = 1;
-                rl.rlim_cur = up.rlim_cur;
-            }
+    rlim_t want = MAX_PEERS + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        struct rlimit up = {rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            job_nofile = rl;
+            nofile_raised = 1;
         }
-        lim = rl.rlim_cur;
     }
-    s->max_peers = lim == RLIM_INFINITY || lim >= want ? MAX_PEERS : lim > 64 + 2 ? (unsigned)(lim - 64) / 2 : 1;
     return 0;
 }
 
-/* Takes the pending connection and closes it: too many peers, or no descriptor left
- * (the reserved one is given up for the moment). */
-static void turn_away(struct server *s)
+struct conn *server_accept(struct server *s, struct model *m)
 {
-    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
-        close(s->reserve_fd);
-        fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0)
-            close(fd);
-        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        return;
-    }
-    if (fd >= 0)
-        close(fd);
-}
-
-struct conn *server_accept(struct server *s, struct model *m, int *refused)
-{
-    *refused = 0;
-    if (s->nlive >= s->max_peers) {
-        turn_away(s);
-        *refused = 2;
+    culeak_hub_service(s->hub);
+    size_t n = culeak_hub_count(s->hub), i;
+    /* the launched program's ring (the first) once it claimed it; hand-overs in order */
+    if (!s->first_taken && n > 0 && culeak_hub_pid(s->hub, 0) != 0)
+        i = 0;
+    else if (s->next_ring < n)
+        i = s->next_ring;
+    else
         return NULL;
-    }
-    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-        turn_away(s);
-        *refused = 2;
-        return NULL;
-    }
-    if (fd < 0)
-        return NULL;
-    struct ucred cred;
-    socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
-        close(fd);
-        *refused = 1;
-        return NULL;
-    }
     struct conn *c = calloc(1, sizeof *c);
-    if (!c) {
-        close(fd);
+    if (!c)
         return NULL;
-    }
-    c->fd = fd;
+    c->ring = culeak_hub_ring(s->hub, i);
+    c->ring_i = i;
     c->proc = -1;
     if (!(c->ms = model_stream_open(m))) {
-        close(fd);
         free(c);
         return NULL;
     }
-    /* a big receive buffer lets the job run ahead while the console draws */
-    int big = 4 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%d.culeak", s->copies, ++s->nconn_total, (int)cred.pid);
+    if (i == 0)
+        s->first_taken = 1;
+    else
+        s->next_ring++;
+    long pid = culeak_hub_pid(s->hub, i);
+    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%ld.culeak", s->copies, ++s->nconn_total, pid);
     c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (c->tee_fd < 0)
         snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be created: %s", strerror(errno));
+    /* the stream's MAGIC is no record of the ring: the copy and the model start with it */
+    if (c->tee_fd >= 0 && write(c->tee_fd, CULEAK_MAGIC, CULEAK_MAGIC_LEN) != CULEAK_MAGIC_LEN) {
+        close(c->tee_fd);
+        c->tee_fd = -1;
+        snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be written: %s", strerror(errno));
+    }
+    model_stream_feed(c->ms, (const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN);
     c->srv = s;
-    s->nlive++;
     return c;
 }
 
@@ -246,17 +190,41 @@ static void stop_copy(struct conn *c, const char *why)
     c->tee_fd = -1;
 }
 
-long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
+long conn_pump(struct conn *c, uint8_t *buf, size_t cap, int end_check)
 {
-    ssize_t n = read(c->fd, buf, cap);
-    if (n < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -2 : -1;
-    if (n == 0)
+    if (!c->ring)
         return 0;
+    /* the process sees the console run (a hold at its start waits only for a console that runs) */
+    __atomic_store_n(&c->ring->h->beat, c->ring->h->beat + 1, __ATOMIC_RELEASE);
+    /* looked at before reading: what a process committed before it ended is read now */
+    int live = !end_check || (c->srv->hub ? culeak_hub_writer_live(c->srv->hub, c->ring_i)
+                                          : !__atomic_load_n(&c->ring->h->ended, __ATOMIC_ACQUIRE));
+    const uint8_t *p;
+    size_t n = culeak_ring_peek(c->ring, &p);
+    if (n == 0 && live)
+        return -2;
+    if (n == 0) {
+        /* events the process dropped after its last record (it ended while the console
+         * was stopped): the LOST record it could not write, at the stream's end */
+        uint64_t first, last, lost = culeak_ring_untold(c->ring, &first, &last);
+        if (!lost || cap < CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX)
+            return 0;
+        culeak_ring_told(c->ring);
+        uint8_t *q = buf + CULEAK_REC_HEADROOM;
+        size_t k = culeak_put_u(q, lost);
+        k += culeak_put_u(q + k, first);
+        k += culeak_put_u(q + k, last);
+        n = culeak_rec_finish(buf, CULEAK_REC_LOST, k);
+    } else {
+        if (n > cap)
+            n = cap;
+        memcpy(buf, p, n); /* the model reads a copy: the process can write its ring any time */
+        culeak_ring_consume(c->ring, n);
+    }
     if (c->tee_fd >= 0) {
         /* up to the limit: a copy cut there is still read up to the cut */
         uint64_t room = c->srv->copy_limit > c->srv->copy_total ? c->srv->copy_limit - c->srv->copy_total : 0;
-        size_t want = (uint64_t)n < room ? (size_t)n : (size_t)room, off = 0;
+        size_t want = (uint64_t)n < room ? n : (size_t)room, off = 0;
         while (off < want) {
             ssize_t w = write(c->tee_fd, buf + off, want - off);
             if (w <= 0) {
@@ -269,41 +237,44 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap)
         }
         c->tee_bytes += off;
         c->srv->copy_total += off;
-        if (c->tee_fd >= 0 && want < (size_t)n)
+        if (c->tee_fd >= 0 && want < n)
             stop_copy(c, "the session's copies reached CULEAK_COPY_LIMIT");
     }
-    return model_stream_feed(c->ms, buf, (size_t)n) == MODEL_FEED_CORRUPT ? -3 : n;
+    return model_stream_feed(c->ms, buf, n) == MODEL_FEED_CORRUPT ? -3 : (long)n;
 }
 
 int conn_flush_out(struct conn *c)
 {
-    if (c->fd < 0)
+    if (!c->ring)
         return -1;
     size_t off = 0;
     while (off < c->outq_len) {
-        ssize_t w = send(c->fd, c->outq + off, c->outq_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        uint8_t type;
+        const uint8_t *payload;
+        size_t plen;
+        long used = culeak_next_record(c->outq + off, c->outq_len - off, &type, &payload, &plen);
+        if (used <= 0) { /* never: the queue holds whole records this file made */
+            off = c->outq_len;
             break;
-        if (w <= 0)
-            return -1;
-        off += (size_t)w;
+        }
+        if (culeak_ring_cmd_put(c->ring, c->outq + off, (size_t)used) != 0)
+            break;
+        off += (size_t)used;
     }
-    memmove(c->outq, c->outq + off, c->outq_len - off);
-    c->outq_len -= off;
+    if (off) {
+        memmove(c->outq, c->outq + off, c->outq_len - off);
+        c->outq_len -= off;
+        culeak_ring_wake_released(c->ring); /* a held thread takes the commands now */
+    }
     return 0;
 }
 
-int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
+/* Queues one command record of vals. 0, or -1. */
+static int queue_record(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
 {
-    if (c->fd < 0)
-        return -1;
     size_t cap = CULEAK_REC_HEADROOM + (nvals + 1) * CULEAK_UVARINT_MAX;
-    if (c->outq_len + cap > CONN_OUTQ_MAX) {
-        shutdown(c->fd, SHUT_RDWR); /* it never reads: its next read ends it */
+    if (c->outq_len + cap > CONN_OUTQ_MAX)
         return -1;
-    }
     if (c->outq_cap - c->outq_len < cap) {
         size_t ncap = c->outq_cap ? c->outq_cap : 4096;
         while (ncap - c->outq_len < cap)
@@ -319,19 +290,51 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
     for (size_t i = 0; i < nvals; i++)
         n += culeak_put_u(p + n, vals[i]);
     c->outq_len += culeak_rec_finish(rec, type, n);
+    return 0;
+}
+
+int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
+{
+    if (!c->ring)
+        return -1;
+    if (type == CULEAK_CMD_HOLD_NEW || type == CULEAK_CMD_HOLD_ALL) {
+        uint32_t on = nvals && vals[0] != 0;
+        __atomic_store_n(type == CULEAK_CMD_HOLD_NEW ? &c->ring->h->hold_new : &c->ring->h->hold_all, on,
+                         __ATOMIC_RELEASE);
+        if (type == CULEAK_CMD_HOLD_NEW) /* the answer to HELLO: the start's hold is over */
+            __atomic_store_n(&c->ring->h->answered, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (type == CULEAK_CMD_WATCH) { /* count, stacks...: in records that fit the area */
+        uint64_t v[1 + WATCH_CHUNK];
+        size_t count = nvals ? (size_t)(vals[0] < nvals - 1 ? vals[0] : nvals - 1) : 0;
+        for (size_t i = 0; i < count; i += WATCH_CHUNK) {
+            size_t k = count - i < WATCH_CHUNK ? count - i : WATCH_CHUNK;
+            v[0] = k;
+            memcpy(v + 1, vals + 1 + i, k * sizeof *v);
+            if (queue_record(c, type, v, k + 1) != 0)
+                return -1;
+        }
+    } else if (queue_record(c, type, vals, nvals) != 0) {
+        return -1;
+    }
     return conn_flush_out(c);
+}
+
+void conn_let_go(struct conn *c)
+{
+    if (!c->ring)
+        return;
+    __atomic_store_n(&c->ring->h->reader_gone, 1, __ATOMIC_RELEASE);
+    culeak_ring_wake_released(c->ring);
 }
 
 void conn_close(struct conn *c)
 {
     if (!c)
         return;
-    if (c->fd >= 0)
-        close(c->fd);
     if (c->tee_fd >= 0)
         close(c->tee_fd);
-    if (c->srv && c->srv->nlive)
-        c->srv->nlive--;
     model_stream_close(c->ms);
     free(c->outq);
     free(c);
@@ -339,14 +342,8 @@ void conn_close(struct conn *c)
 
 void server_close(struct server *s)
 {
-    if (s->lfd >= 0)
-        close(s->lfd);
-    s->lfd = -1;
-    if (s->reserve_fd >= 0)
-        close(s->reserve_fd);
-    s->reserve_fd = -1;
-    if (s->path[0])
-        unlink(s->path);
+    culeak_hub_free(s->hub); /* every process let go */
+    s->hub = NULL;
     if (s->copies[0] && strcmp(s->copies, s->session) != 0)
         remove_dir(s->copies);
     if (s->session[0])

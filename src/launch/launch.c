@@ -132,7 +132,7 @@ static const char *sanitizer_runtime(void)
 #endif
 }
 
-int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth)
+int culeak_setenv_for_child(const char *output_file, int depth)
 {
     const char *shim = culeak_shim_path();
     if (!shim) {
@@ -182,10 +182,6 @@ int culeak_setenv_for_child(const char *output_file, const char *socket_path, in
         setenv("CULEAK_OUTPUT", output_file, 1);
     else
         unsetenv("CULEAK_OUTPUT");
-    if (socket_path)
-        setenv("CULEAK_SOCKET", socket_path, 1);
-    else
-        unsetenv("CULEAK_SOCKET");
     /* only the console's own launch (pty.c) answers a held allocation: record and check,
      * run from inside a console's job too, must not hold theirs */
     unsetenv("CULEAK_HOLD_AT_START");
@@ -334,7 +330,7 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
         return -1;
     }
     if (pid == 0) {
-        if (culeak_setenv_for_child(output_file, NULL, depth) != 0 || (c && culeak_collector_child_env(c) != 0))
+        if (culeak_setenv_for_child(output_file, depth) != 0 || (c && culeak_collector_child_env(c) != 0))
             _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "culeak: cannot run %s: %s\n", argv[0], strerror(errno));

@@ -23,7 +23,7 @@ int culeak_data_file(const char *name, char *path, size_t len);
  * PYTHONPATH (prepends the directory of culeak.py, when found). depth <= 0 keeps the shim's default.
  * Removes CULEAK_HOLD_AT_START: only the console's launch, which answers, sets it. Returns 0, or -1
  * with a message on stderr when the shim cannot be found. */
-int culeak_setenv_for_child(const char *output_file, const char *socket_path, int depth);
+int culeak_setenv_for_child(const char *output_file, int depth);
 
 /* --no-pool: sets the environment that turns the frameworks' caching allocators off for
  * the job, so every tensor is its own allocation with its own stack:

@@ -2,8 +2,7 @@
  * stream at the first traced call (MAGIC, HELLO, MODULES), fork children, and exit.
  *
  * Environment:
- *   CULEAK_SOCKET=PATH   stream to a console listening on this Unix socket
- *   CULEAK_OUTPUT=PATH   or record to this file (CULEAK_SOCKET wins when both are set).
+ *   CULEAK_OUTPUT=PATH   record to this file.
  *                        %p: pid, %h: host name, %r: rank (the first of RANK,
  *                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is
  *                        set, else 0), %%: a percent sign. A forked child writes its own
@@ -21,8 +20,13 @@
  *   CULEAK_RING_SOCKET=PATH  where a process without such a ring (a forked child, an
  *                        exec'd program) hands over a ring of its own, at its start
  *   CULEAK_RING_SIZE=N   a ring's data area in bytes (a power of two; default 1 MiB)
- * Neither CULEAK_SOCKET nor CULEAK_OUTPUT: the shim only passes calls through. With a
- * ring, the recording at CULEAK_OUTPUT is written by culeak's reader, not the shim. */
+ *   CULEAK_HOLD_AT_START=1 (set by the console) allocations at new stacks wait until the
+ *                        console has answered HELLO (culeak-stream(5), Commands)
+ * No CULEAK_OUTPUT and no ring: the shim only passes calls through. With a ring, the
+ * recording at CULEAK_OUTPUT is written by culeak's reader, not the shim; a ring without
+ * a recording is the console's. A process culeak attaches to is configured by
+ * culeak_attach_configure instead: a ring for the console, or culeak record --pid's
+ * socket. */
 #include "outpath.h"
 #include "ring.h"
 #include "shim.h"
@@ -158,6 +162,7 @@ static int ring_handover(struct culeak_ring *r)
         struct ucred cr;
         socklen_t crl = sizeof cr;
         if (c == 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.uid == geteuid()) {
+            __atomic_store_n(&r->h->reader_pid, (uint32_t)cr.pid, __ATOMIC_RELEASE);
             char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
             memset(ctl, 0, sizeof ctl);
             struct iovec iov = {&byte, 1};
@@ -316,8 +321,10 @@ int culeak_ensure_started(void)
         uint64_t t0 = culeak_now_ns();
         struct culeak_ring r;
         int shared = !socket_path && shared_ring(&r) == 0;
-        /* without culeak's reader (gone, or never there) the shim writes the file itself */
-        int fd = shared ? INT_MAX : open_output(&is_socket);
+        /* without culeak's reader (gone, or never there) the shim writes the file itself;
+         * a console's process (a ring and no file) then runs untraced */
+        errno = ECONNREFUSED;
+        int fd = shared ? INT_MAX : socket_path || output_path ? open_output(&is_socket) : -1;
         size_t hlen = 0;
         uint8_t *hello = fd >= 0 ? hello_record(t0, !is_socket, &hlen) : NULL;
         char why[600];
@@ -331,9 +338,13 @@ int culeak_ensure_started(void)
             culeak_stream_start_flusher();
             culeak_abrupt_end_arm();
         } else if (fd < 0) {
-            snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
-                     is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
-                     strerror(errno));
+            if (!socket_path && !output_path)
+                snprintf(why, sizeof why, "cannot hand a ring to the console at %s (%s); the program runs untraced",
+                         ring_socket ? ring_socket : "(none)", strerror(errno));
+            else
+                snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
+                         is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
+                         strerror(errno));
             culeak_stop(why);
         } else if (!hello || !modules || culeak_stream_open(fd, is_socket, t0) < 0) {
             close(fd);
@@ -404,8 +415,11 @@ static void arm(void)
     __atomic_store_n(&culeak_state, CULEAK_IDLE, __ATOMIC_RELEASE);
 }
 
-int culeak_attach_configure(const char *path)
+int culeak_attach_configure(const char *endpoint)
 {
+    /* "ring:PATH": a console's hand-over socket; else culeak record --pid's socket */
+    int ring = !strncmp(endpoint, "ring:", 5);
+    const char *path = ring ? endpoint + 5 : endpoint;
     char *copy = strdup(path);
     if (!copy)
         return -1;
@@ -419,7 +433,9 @@ int culeak_attach_configure(const char *path)
     /* only the start, under start_mu, reads them */
     free((char *)socket_path);
     free((char *)output_path);
-    socket_path = copy;
+    free((char *)ring_socket);
+    socket_path = ring ? NULL : copy;
+    ring_socket = ring ? copy : NULL;
     output_path = NULL;
     culeak_hold_at_start = 0;
     __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);
@@ -438,9 +454,8 @@ __attribute__((constructor)) static void culeak_init(void)
         culeak_depth_limit = v < 1 ? 1 : v > CULEAK_MAX_DEPTH ? CULEAK_MAX_DEPTH : (unsigned)v;
     }
     /* Copies: the program may change its environment later. */
-    const char *sp = getenv("CULEAK_SOCKET"), *op = getenv("CULEAK_OUTPUT");
-    socket_path = sp && *sp ? strdup(sp) : NULL;
-    output_path = op && *op && !socket_path ? strdup(op) : NULL;
+    const char *op = getenv("CULEAK_OUTPUT");
+    output_path = op && *op ? strdup(op) : NULL;
     const char *fs = getenv("CULEAK_FREE_STACKS");
     culeak_free_stacks = fs && strcmp(fs, "1") == 0;
     const char *hs = getenv("CULEAK_HOLD_AT_START");
@@ -448,37 +463,11 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     take_ring();
-    if (!socket_path && !output_path) {
+    if (!socket_path && !output_path && !given.h && !ring_socket) {
         culeak_ring_unmap(&given);
         return;
     }
     arm();
-}
-
-int culeak_stream_setup(const char *endpoint)
-{
-    static const char ring[] = "ring:", console[] = "console:", output[] = "output:";
-    int st = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
-    if ((st != CULEAK_INERT && st != CULEAK_IDLE) || !endpoint)
-        return -1;
-    const char *path = strchr(endpoint, ':');
-    if (!path || path[1] != '/')
-        return -1;
-    char *copy = strdup(path + 1);
-    if (!copy)
-        return -1;
-    if (!strncmp(endpoint, ring, sizeof ring - 1)) {
-        ring_socket = copy;
-    } else if (!strncmp(endpoint, console, sizeof console - 1)) {
-        socket_path = copy;
-    } else if (!strncmp(endpoint, output, sizeof output - 1)) {
-        output_path = copy;
-    } else {
-        free(copy);
-        return -1;
-    }
-    arm();
-    return 0;
 }
 
 __attribute__((destructor)) static void culeak_fini(void)

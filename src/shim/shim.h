@@ -16,7 +16,7 @@
 /* ---- process.c: configuration, lazy start, fork, exit ---- */
 
 enum culeak_state {
-    CULEAK_INERT = 0,   /* no CULEAK_SOCKET / CULEAK_OUTPUT: pure pass-through */
+    CULEAK_INERT = 0,   /* no ring, no CULEAK_OUTPUT, no attach: pure pass-through */
     CULEAK_IDLE,        /* configured, nothing sent yet (connects at the first event) */
     CULEAK_ACTIVE,      /* stream open, tracing */
     CULEAK_STOPPED,     /* reader gone, setup failed or exited: pass-through */
@@ -35,22 +35,15 @@ extern int culeak_hold_at_start;
 /* 1 in a process culeak attached to (attach.c): the shim was loaded into it running, and
  * says nothing on the program's stderr (the attaching culeak speaks for it). */
 extern int culeak_attached;
-/* Makes the shim stream to the console socket at path from its next traced call on, in a
- * process it was loaded into while running. 0, 1 when a stream is on already (the process
- * is traced), -1 when out of memory. */
-int culeak_attach_configure(const char *path);
+/* Makes the shim stream from its next traced call on, in a process it was loaded into
+ * while running: "ring:PATH", a ring handed over to the console listening at PATH; else
+ * PATH is culeak record --pid's socket. 0, 1 when a stream is on already (the process is
+ * traced), -1 when out of memory. */
+int culeak_attach_configure(const char *endpoint);
 /* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
  * 0, or -1 with a NOTE saying why not. */
 int culeak_attach_python(void);
 
-/* The stream's set-up for a shim loaded into a process that runs already (attach), where
- * no CULEAK_* variable was read at load: endpoint is "ring:PATH" (a ring of the process's
- * own is handed over to culeak's reader listening at PATH, culeak-stream(5) The ring),
- * "console:PATH" (a console's socket) or "output:PATH" (the recording: written by the
- * reader of a ring, else by the shim itself); called once for each, before the first
- * traced call. Tracing starts at the next traced call. 0, or -1 (tracing started
- * already, or a bad endpoint). */
-int culeak_stream_setup(const char *endpoint);
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);
 /* Stops tracing for good; prints `why` as one stderr line unless it is NULL. */

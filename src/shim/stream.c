@@ -8,11 +8,15 @@
  * for the reader at most WAIT_MS, then drops the event and counts it; the next record
  * that fits is preceded by a LOST record. While such a gap is open it does not wait again.
  *
- * A private ring (a console's socket, or CULEAK_OUTPUT without culeak's reader) is
- * drained by the process: by a flush thread every FLUSH_MS (so a live console stays
- * current) or by the appending thread when the ring is full (blocking: backpressure,
- * nothing is dropped). On a socket, the flush thread also reads the console's commands,
- * and threads whose allocation the console holds wait here for RELEASE.
+ * A console reads the same kind of ring and commands through it (culeak-stream(5), The
+ * ring, Commands): hold words in the header, and a small ring of WATCH, UNWATCH and
+ * RELEASE records taken at the next event (one acquire load when nothing is new). A
+ * thread whose allocation the console holds waits here on the header's released word
+ * (FUTEX_WAIT) until its RELEASE comes, tracing stops, or the console is gone.
+ *
+ * A private ring (CULEAK_OUTPUT without culeak's reader, or the socket of culeak record
+ * --pid) is drained by the process: by a flush thread every FLUSH_MS or by the appending
+ * thread when the ring is full (blocking: backpressure, nothing is dropped).
  *
  * Lock order: write_mu -> lk -> hold_mu. Nothing waits for I/O while holding lk. */
 #include "shim.h"
@@ -39,6 +43,9 @@
 #define FRAME_MAX (CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX)
 #define EVENT_MAX (CULEAK_REC_HEADROOM + 14 * CULEAK_UVARINT_MAX)
 #define LABEL_MAX 4096
+#define HOLD_CHECK_MS 100 /* a held thread looks whether the console still lives this often */
+#define START_HOLD_MS 2000 /* a hold at the start waits no longer for a console that does not run */
+#define READER_CHECK_TICKS 64 /* the flush thread looks whether the reader lives every ~1 s */
 
 struct waiter {
     uint64_t seq;
@@ -58,10 +65,10 @@ struct stream {
     struct culeak_tree *tree;
     uint64_t *watch;
     size_t nwatch, watch_cap;
-    int hold_new, hold_all;
-    pthread_mutex_t hold_mu;
-    pthread_cond_t hold_cv;
+    pthread_mutex_t hold_mu;  /* the waiters */
     struct waiter *waiters;
+    int start_hold_over;      /* the console did not answer HELLO in time: hold_new is not
+                               * the console's yet, and holds nothing */
 };
 
 static struct stream *S;
@@ -81,7 +88,6 @@ static struct stream *stream_new(uint64_t t0)
     culeak_slock_init(&s->lk); /* biased to this thread, which records the first event */
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
-    pthread_cond_init(&s->hold_cv, NULL);
     return s;
 }
 
@@ -96,9 +102,6 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
     }
     s->fd = culeak_sink_adopt(fd, is_socket);
     s->is_socket = is_socket;
-    /* a console that launched the job answers HELLO with what to watch: until then, an
-     * allocation at a new stack waits (a file or a silent peer is never asked to answer) */
-    s->hold_new = is_socket && culeak_hold_at_start;
     __atomic_store_n(&S, s, __ATOMIC_RELEASE);
     return 0;
 }
@@ -110,6 +113,11 @@ int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0)
         return -1;
     s->ring = *r;
     s->shared = 1;
+    /* a console that launched the job answers HELLO with what to watch: until then, an
+     * allocation at a new stack waits (culeak's other readers never answer: they start
+     * their jobs without CULEAK_HOLD_AT_START) */
+    if (culeak_hold_at_start)
+        __atomic_store_n(&r->h->hold_new, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&S, s, __ATOMIC_RELEASE);
     return 0;
 }
@@ -306,11 +314,75 @@ static int watched(const struct stream *s, uint64_t stack)
     return 0;
 }
 
-static void wait_release(struct stream *s, struct waiter *w)
+static void take_commands(struct stream *s);
+
+/* With lk held: whether an allocation at stack leaf (fresh: new to the process) waits
+ * for the console. The hold words are loaded before the commands are taken: what the
+ * console wrote before it stored them is then taken too. */
+static inline int holds(struct stream *s, uint32_t leaf, int fresh)
+{
+    if (!s->shared)
+        return 0;
+    int all = __atomic_load_n(&s->ring.h->hold_all, __ATOMIC_ACQUIRE) != 0;
+    int new = __atomic_load_n(&s->ring.h->hold_new, __ATOMIC_ACQUIRE) != 0 &&
+              (!__atomic_load_n(&s->start_hold_over, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&s->ring.h->answered, __ATOMIC_ACQUIRE));
+    if (__atomic_load_n(&s->ring.h->cmd_head, __ATOMIC_ACQUIRE) != s->ring.h->cmd_tail)
+        take_commands(s);
+    return all || (new && fresh) || watched(s, leaf);
+}
+
+static int released(struct stream *s, const struct waiter *w)
 {
     pthread_mutex_lock(&s->hold_mu);
-    while (!w->released && active())
-        pthread_cond_wait(&s->hold_cv, &s->hold_mu);
+    int r = w->released;
+    pthread_mutex_unlock(&s->hold_mu);
+    return r;
+}
+
+/* Milliseconds since *t (CLOCK_MONOTONIC). */
+static long ms_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
+/* The thread of a held allocation waits for its RELEASE: it takes the commands each time
+ * the console bumps released, and looks every HOLD_CHECK_MS whether the console still
+ * reads (a console killed with SIGKILL never releases anything). A hold at the start,
+ * before the console answered HELLO, is no pause the user asked for: it waits no longer
+ * than START_HOLD_MS for a console that does not run (stopped with Ctrl-Z), which then
+ * holds nothing more until it answers. */
+static void wait_release(struct stream *s, struct waiter *w)
+{
+    uint32_t beat = __atomic_load_n(&s->ring.h->beat, __ATOMIC_ACQUIRE);
+    struct timespec beat_seen;
+    clock_gettime(CLOCK_MONOTONIC, &beat_seen);
+    while (active()) {
+        uint32_t gen = __atomic_load_n(&s->ring.h->released, __ATOMIC_ACQUIRE);
+        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
+        take_commands(s);
+        culeak_slock_unlock(&s->lk, h);
+        if (released(s, w))
+            break;
+        if (!culeak_ring_reader_alive(&s->ring)) {
+            culeak_stop("console went away; tracing stopped, the program continues");
+            break;
+        }
+        if (!__atomic_load_n(&s->ring.h->answered, __ATOMIC_ACQUIRE)) {
+            uint32_t b = __atomic_load_n(&s->ring.h->beat, __ATOMIC_ACQUIRE);
+            if (b != beat) {
+                beat = b;
+                clock_gettime(CLOCK_MONOTONIC, &beat_seen);
+            } else if (ms_since(&beat_seen) >= START_HOLD_MS) {
+                __atomic_store_n(&s->start_hold_over, 1, __ATOMIC_RELAXED);
+                break;
+            }
+        }
+        culeak_ring_wait_released(&s->ring, gen, HOLD_CHECK_MS);
+    }
+    pthread_mutex_lock(&s->hold_mu);
     for (struct waiter **pp = &s->waiters; *pp; pp = &(*pp)->next)
         if (*pp == w) {
             *pp = w->next;
@@ -335,8 +407,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
-    held = s->is_socket && e->op == CULEAK_OP_ALLOC &&
-           (s->hold_all || (s->hold_new && fresh) || watched(s, leaf));
+    held = e->op == CULEAK_OP_ALLOC && holds(s, leaf, fresh);
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_seq_dt_at(s, p, now);
     k += culeak_put_u(p + k, culeak_tid());
@@ -364,10 +435,8 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     culeak_slock_unlock(&s->lk, h);
     if (fresh) /* a new call site may sit in a library loaded since the last MODULES */
         culeak_modules_send_if_changed();
-    if (held) {
-        culeak_stream_flush();
+    if (held)
         wait_release(s, &w);
-    }
 }
 
 void culeak_stream_mark(const char *label, unsigned flags)
@@ -459,27 +528,33 @@ void culeak_stream_release_all(void)
     pthread_mutex_lock(&s->hold_mu);
     for (struct waiter *w = s->waiters; w; w = w->next)
         w->released = 1;
-    pthread_cond_broadcast(&s->hold_cv);
     pthread_mutex_unlock(&s->hold_mu);
+    if (s->shared)
+        culeak_ring_wake_released(&s->ring);
 }
 
+/* The held allocation seq goes back to its thread; another thread's is woken. */
 static void release(struct stream *s, uint64_t seq)
 {
+    int other = 0;
     pthread_mutex_lock(&s->hold_mu);
     for (struct waiter *w = s->waiters; w; w = w->next)
-        if (w->seq == seq)
+        if (w->seq == seq && !w->released) {
             w->released = 1;
-    pthread_cond_broadcast(&s->hold_cv);
+            other = 1;
+        }
     pthread_mutex_unlock(&s->hold_mu);
+    if (other)
+        culeak_ring_wake_released(&s->ring);
 }
 
+/* With lk held: one command record of the console. */
 static void command(struct stream *s, uint8_t type, const uint8_t *payload, size_t len)
 {
     struct culeak_cursor c = {payload, payload + len, 0};
     switch (type) {
     case CULEAK_CMD_WATCH: {
         uint64_t count = culeak_get_u(&c);
-        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
         for (uint64_t i = 0; i < count && culeak_cursor_more(&c); i++) {
             uint64_t stack = culeak_get_u(&c);
             if (c.bad || watched(s, stack))
@@ -494,23 +569,11 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
             }
             s->watch[s->nwatch++] = stack;
         }
-        culeak_slock_unlock(&s->lk, h);
         break;
     }
-    case CULEAK_CMD_UNWATCH: {
-        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
+    case CULEAK_CMD_UNWATCH:
         s->nwatch = 0;
-        culeak_slock_unlock(&s->lk, h);
         break;
-    }
-    case CULEAK_CMD_HOLD_NEW:
-    case CULEAK_CMD_HOLD_ALL: {
-        int on = culeak_get_u(&c) != 0;
-        enum culeak_held h = culeak_slock_lock(&s->lk, 0);
-        *(type == CULEAK_CMD_HOLD_NEW ? &s->hold_new : &s->hold_all) = on;
-        culeak_slock_unlock(&s->lk, h);
-        break;
-    }
     case CULEAK_CMD_RELEASE: {
         uint64_t seq = culeak_get_u(&c);
         if (!c.bad)
@@ -522,55 +585,59 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
     }
 }
 
-/* Reads what the console sent; returns -1 when it closed the connection. */
-static int read_commands(struct stream *s, uint8_t *buf, size_t *have, size_t cap)
+/* With lk held: the commands the console put in the ring since the last time. It writes
+ * whole records; what does not parse is dropped. */
+static void take_commands(struct stream *s)
 {
-    int fd = culeak_sink_fd();
-    if (fd < 0)
-        return -1;
-    ssize_t k = recv(fd, buf + *have, cap - *have, MSG_DONTWAIT);
-    if (k < 0)
-        return errno == EINTR || errno == EAGAIN ? 0 : -1;
-    if (k == 0)
-        return -1;
-    *have += (size_t)k;
-    size_t off = 0;
-    for (;;) {
+    uint8_t buf[CULEAK_RING_CMD];
+    size_t have = culeak_ring_cmd_take(&s->ring, buf, sizeof buf), off = 0;
+    while (off < have) {
         uint8_t type;
         const uint8_t *payload;
         size_t plen;
-        long used = culeak_next_record(buf + off, *have - off, &type, &payload, &plen);
-        if (used < 0 || (used == 0 && off == 0 && *have == cap)) {
-            *have = 0; /* garbage or a command larger than the buffer: drop it */
-            return 0;
-        }
-        if (used == 0)
+        long used = culeak_next_record(buf + off, have - off, &type, &payload, &plen);
+        if (used <= 0)
             break;
         command(s, type, payload, plen);
         off += (size_t)used;
     }
-    memmove(buf, buf + off, *have - off);
-    *have -= off;
-    return 0;
+}
+
+/* culeak record --pid's socket says nothing to the process: readable means it closed. */
+static int reader_closed(void)
+{
+    int fd = culeak_sink_fd();
+    if (fd < 0)
+        return 1;
+    uint8_t b[256];
+    ssize_t k = recv(fd, b, sizeof b, MSG_DONTWAIT);
+    return k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN);
 }
 
 static void *flusher(void *arg)
 {
     struct stream *s = arg;
-    uint8_t cmd[4096];
-    size_t have = 0;
+    unsigned ticks = 0;
     while (active() && __atomic_load_n(&S, __ATOMIC_ACQUIRE) == s) {
         if (s->is_socket) {
             struct pollfd pfd = {culeak_sink_fd(), POLLIN, 0};
             int r = poll(&pfd, 1, FLUSH_MS);
-            if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) &&
-                read_commands(s, cmd, &have, sizeof cmd) < 0) {
-                culeak_stop("console went away; tracing stopped, the program continues");
+            if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) && reader_closed()) {
+                culeak_stop("culeak went away; tracing stopped, the program continues");
                 break;
             }
         } else {
             struct timespec ts = {0, FLUSH_MS * 1000000L};
             nanosleep(&ts, NULL);
+        }
+        /* a reader that said it reads no more (a console that quit or detached), or
+         * died: tracing stops, and the program no longer pays for it */
+        if (s->shared && (__atomic_load_n(&s->ring.h->reader_gone, __ATOMIC_ACQUIRE) ||
+                          (++ticks % READER_CHECK_TICKS == 0 && !culeak_ring_reader_alive(&s->ring)))) {
+            culeak_stop(__atomic_load_n(&s->ring.h->console, __ATOMIC_ACQUIRE)
+                            ? "console went away; tracing stopped, the program continues"
+                            : "culeak went away; tracing stopped, the program continues");
+            break;
         }
         culeak_clock_calibrate();
         culeak_modules_send_if_changed();

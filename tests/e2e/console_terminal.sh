@@ -38,7 +38,7 @@ for size in "80 24" "120 40"; do
     type_line "/"
     wait_for "no more: 'find-me-old' is not in the output above the last match"
     # the console's first line, written before the first frame, wraps at the pane's width
-    type_expect "/.sock" "'.sock' at output line"
+    type_expect "/culeak-" "'culeak-' at output line"
 done
 
 # the job's first output, likely read before the console's first drawing (a few tries: it

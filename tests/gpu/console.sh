@@ -4,7 +4,9 @@
 # continue to EXITED with the leak report; the demo again with a breakpoint whose commands
 # snapshot and continue, unattended; then demo/train_leak.py, its leaking Python line
 # in the table, a diff between iterations, a breakpoint on that line. Screens go to $OUT;
-# a check that fails prints the screen it failed on and the script exits 1.
+# a check that fails prints the screen it failed on and the script exits 1. Also: the
+# console stopped with SIGSTOP while the demo runs, which must run to its end meanwhile,
+# and the job's /proc/PID/fd without a descriptor of culeak's.
 #   tests/gpu/console.sh WORKDIR OUT     (WORKDIR holds the built demos; CULEAK: the culeak to run)
 # Without a GPU, the first half runs on the simulated demo:
 #   LOOP_DEMO=build/demo/loop_leak_sim LOOP_SITE=loop_leak_sim.c:39 LOOP_ONLY=1 \
@@ -78,6 +80,35 @@ done
 type_line "quit"
 tmux kill-session -t "$S"
 echo "console: ok   commands of break $LOOP_SITE grows 16MiB took snapshots at 16, 32, 48, 64, 80 MiB and continued, unattended"
+
+# The console stopped (as Ctrl-Z stops it) while its job runs: the job runs to its end all
+# the same (no allocation waits for a console that does not read); the console, resumed,
+# shows it EXITED. Meanwhile the job holds no descriptor of culeak's (/proc/PID/fd: no
+# ring, no socket of the console's); what it holds is listed for a look.
+tmux new-session -d -s "$S" -x 120 -y 40 \
+    "env TERM=xterm-256color LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} $CULEAK -- $LOOP_DEMO --delay-ms 100; sleep 600"
+wait_for "$LOOP_SITE"
+job=$(screen | sed -n 's/.*\[culeak\] started pid \([0-9]*\);.*/\1/p' | head -n 1)
+[ -n "$job" ] || fail "no job pid on the screen"
+fds=$(for f in /proc/"$job"/fd/*; do printf '%s -> %s\n' "${f##*/}" "$(readlink "$f")"; done 2>/dev/null)
+echo "$fds" >"$OUT/console-job-fds.txt"
+! echo "$fds" | grep -q culeak || fail "the job holds culeak's descriptors: $(echo "$fds" | grep culeak)"
+con=$(ps -o ppid= -p "$job" | tr -d ' ')
+[ -n "$con" ] || fail "no console process for job $job"
+kill -STOP "$con"
+ended=""
+for _ in $(seq 1 600); do
+    st=$(ps -o stat= -p "$job" 2>/dev/null | cut -c1)
+    [ -z "$st" ] || [ "$st" = Z ] && { ended=1; break; }
+    sleep 0.1
+done
+kill -CONT "$con"
+[ -n "$ended" ] || fail "the job did not run to its end while the console was stopped"
+wait_for "EXITED (status 0)"
+screen >"$OUT/console-stopped.txt"
+type_line "quit"
+tmux kill-session -t "$S"
+echo "console: ok   the job ran to its end while its console was stopped (SIGSTOP); it held no descriptor of culeak's ($(echo "$fds" | wc -l) descriptors, listed in console-job-fds.txt)"
 [ -n "${LOOP_ONLY:-}" ] && exit 0
 
 # A PyTorch training loop: the Python line that leaks shows as a site; a breakpoint on

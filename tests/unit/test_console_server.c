@@ -1,27 +1,25 @@
-/* The console's server never waits on a peer and never spins on one: commands to a peer
- * that does not read are queued (and the peer shut down when the queue is full) instead
- * of a send loop that sleeps until it reads; at the descriptor limit a pending
- * connection is taken and closed with a reserved descriptor, so the listening socket does
- * not stay readable (the console's loop would spin on it); and no more than max_peers
- * peers are kept at once. */
+/* The console's side of the rings never waits on a process and never spins on one:
+ * commands to a process that takes none are queued up to a bound (never a loop that
+ * waits until it takes them); a peer that connects to the hand-over socket and sends
+ * nothing, or many of them, never stops the console from taking the ring of a process
+ * that does hand one over; a WATCH of many stacks is cut into records that fit the
+ * command area, and hold words are words of the header. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "../../src/console/server.h"
+#include "ring.h"
 #include "wire.h"
 
 static char dir[64];
@@ -29,7 +27,7 @@ static char dir[64];
 static void stuck(int sig)
 {
     (void)sig;
-    static const char msg[] = "FAIL: the server waited on a peer (still there after 30 s)\n";
+    static const char msg[] = "FAIL: the console waited on a peer (still there after 30 s)\n";
     if (write(2, msg, sizeof msg - 1) < 0)
         _exit(2);
     _exit(1);
@@ -43,6 +41,7 @@ static int setup(void **state)
         return -1;
     setenv("XDG_RUNTIME_DIR", dir, 1);
     setenv("XDG_CACHE_HOME", dir, 1);
+    setenv("CULEAK_RING_SIZE", "4096", 1);
     signal(SIGALRM, stuck);
     return 0;
 }
@@ -62,33 +61,46 @@ static int dial(const struct server *s)
     memcpy(a.sun_path, s->path, strlen(s->path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
-    int small = 4096;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     return fd;
 }
 
-static int pending(const struct server *s)
+/* A process's hand-over, as the shim makes it: a ring of its own, claimed, sent once. */
+static void hand_over(const struct server *s, struct culeak_ring *r)
 {
-    struct pollfd p = {s->lfd, POLLIN, 0};
-    return poll(&p, 1, 0) > 0;
+    int rfd = -1;
+    assert_int_equal(culeak_ring_create(4096, &rfd, r), 0);
+    assert_int_equal(culeak_ring_claim(r, (uint32_t)getpid()), 0);
+    int fd = dial(s);
+    char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {&byte, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &rfd, sizeof rfd);
+    assert_int_equal(sendmsg(fd, &m, 0), 1);
+    close(fd);
+    close(rfd);
 }
 
-static void test_peer_that_never_reads(void **state)
+static void test_process_that_takes_no_commands(void **state)
 {
     (void)state;
     struct server s;
     char err[256];
     struct model *m = model_new(NULL);
     assert_int_equal(server_open(&s, err, sizeof err), 0);
-    int peer = dial(&s);
-    int refused;
-    struct conn *k = server_accept(&s, m, &refused);
+    struct culeak_ring mine;
+    hand_over(&s, &mine);
+    alarm(30);
+    struct conn *k = server_accept(&s, m);
     assert_non_null(k);
     uint64_t watch[257] = {256};
     for (int i = 1; i < 257; i++)
         watch[i] = (uint64_t)i << 40;
-    alarm(30);
     int rc = 0, sends = 0;
     while (rc == 0 && sends < 100000) { /* ~3 KiB each: the queue fills long before */
         rc = conn_send(k, CULEAK_CMD_WATCH, watch, 257);
@@ -97,101 +109,104 @@ static void test_peer_that_never_reads(void **state)
     alarm(0);
     assert_int_equal(rc, -1); /* the queue's limit, not a wait */
     assert_true(k->outq_len <= CONN_OUTQ_MAX);
-    /* shut down: the peer's next read (after what it was sent) ends the connection */
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(peer, buf, sizeof buf)) > 0)
-        ;
-    assert_int_equal(n, 0);
-    close(peer);
+    assert_true(sends > 1);
     conn_close(k);
     server_close(&s);
+    /* the console let it go when it closed */
+    assert_int_equal(__atomic_load_n(&mine.h->reader_gone, __ATOMIC_ACQUIRE), 1);
+    culeak_ring_unmap(&mine);
     model_free(m);
 }
 
-static void test_turned_away_at_descriptor_limit(void **state)
+static void test_silent_peers_never_stop_a_hand_over(void **state)
 {
     (void)state;
     struct server s;
     char err[256];
     struct model *m = model_new(NULL);
     assert_int_equal(server_open(&s, err, sizeof err), 0);
-    int peers[8];
-    for (int i = 0; i < 8; i++)
-        peers[i] = dial(&s);
-    /* no descriptor left in this process */
-    struct rlimit old, rl;
-    getrlimit(RLIMIT_NOFILE, &old);
-    int top = fcntl(0, F_DUPFD, 0);
-    assert_true(top >= 0);
-    close(top);
-    rl = old;
-    rl.rlim_cur = (rlim_t)top;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    int accepted = 0, away = 0;
-    for (int turns = 0; turns < 100 && pending(&s); turns++) {
-        int refused = 0;
-        struct conn *k = server_accept(&s, m, &refused);
-        accepted += k != NULL;
-        away += refused == 2;
-        if (k)
-            conn_close(k);
-    }
-    setrlimit(RLIMIT_NOFILE, &old);
-    if (pending(&s))
-        fail_msg("the listening socket is still readable at the descriptor limit (%d accepted, %d turned away)",
-                 accepted, away);
-    assert_int_equal(accepted, 0);
-    assert_int_equal(away, 8);
-    for (int i = 0; i < 8; i++)
-        close(peers[i]);
-    server_close(&s);
-    model_free(m);
-}
-
-static void test_peers_bounded(void **state)
-{
-    (void)state;
-    struct server s;
-    char err[256];
-    struct model *m = model_new(NULL);
-    assert_int_equal(server_open(&s, err, sizeof err), 0);
-    assert_true(s.max_peers >= 1);
-    s.max_peers = 3;
-    int peers[5];
-    struct conn *kept[5] = {0};
-    int accepted = 0, away = 0;
-    for (int i = 0; i < 5; i++) {
-        peers[i] = dial(&s);
-        int refused = 0;
-        struct conn *k = server_accept(&s, m, &refused);
-        if (k)
-            kept[accepted++] = k;
-        away += refused == 2;
-    }
-    assert_int_equal(accepted, 3);
-    assert_int_equal(away, 2);
-    assert_false(pending(&s));
-    conn_close(kept[0]); /* one leaves: another may come */
-    int peer = dial(&s), refused = 0;
-    struct conn *k = server_accept(&s, m, &refused);
+    int silent[40];
+    for (int i = 0; i < 40; i++) /* more than the hub keeps waiting */
+        silent[i] = dial(&s);
+    alarm(30);
+    assert_null(server_accept(&s, m)); /* nothing came: no wait for it */
+    struct culeak_ring mine;
+    hand_over(&s, &mine);
+    struct conn *k = server_accept(&s, m);
+    alarm(0);
     assert_non_null(k);
+    assert_int_equal(k->ring->h->pid, mine.h->pid);
+    assert_int_equal(k->ring->h->reader_pid, (uint32_t)getpid());
+    for (int i = 0; i < 40; i++)
+        close(silent[i]);
     conn_close(k);
-    close(peer);
-    for (int i = 1; i < accepted; i++)
-        conn_close(kept[i]);
-    for (int i = 0; i < 5; i++)
-        close(peers[i]);
     server_close(&s);
+    culeak_ring_unmap(&mine);
+    model_free(m);
+}
+
+static void test_commands_in_the_ring(void **state)
+{
+    (void)state;
+    struct server s;
+    char err[256];
+    struct model *m = model_new(NULL);
+    assert_int_equal(server_open(&s, err, sizeof err), 0);
+    struct culeak_ring mine;
+    hand_over(&s, &mine);
+    struct conn *k = server_accept(&s, m);
+    assert_non_null(k);
+    uint64_t on = 1, seq = 77;
+    assert_int_equal(conn_send(k, CULEAK_CMD_HOLD_ALL, &on, 1), 0);
+    assert_int_equal(mine.h->hold_all, 1);
+    assert_int_equal(mine.h->hold_new, 0);
+    uint32_t gen = mine.h->released;
+    assert_int_equal(conn_send(k, CULEAK_CMD_RELEASE, &seq, 1), 0);
+    assert_true(mine.h->released != gen); /* a held thread is woken to take it */
+    uint64_t watch[301] = {300};
+    for (int i = 1; i < 301; i++)
+        watch[i] = (uint64_t)i;
+    assert_int_equal(conn_send(k, CULEAK_CMD_WATCH, watch, 301), 0);
+    /* the writer's side: RELEASE 77, then the 300 stacks in WATCH records that fit */
+    uint8_t buf[CULEAK_RING_CMD];
+    size_t stacks = 0, releases = 0, off = 0, have;
+    for (int round = 0; round < 4; round++) {
+        have = culeak_ring_cmd_take(&mine, buf, sizeof buf);
+        off = 0;
+        while (off < have) {
+            uint8_t type;
+            const uint8_t *payload;
+            size_t plen;
+            long used = culeak_next_record(buf + off, have - off, &type, &payload, &plen);
+            assert_true(used > 0);
+            struct culeak_cursor c = {payload, payload + plen, 0};
+            if (type == CULEAK_CMD_RELEASE) {
+                assert_int_equal(culeak_get_u(&c), 77);
+                releases++;
+            } else {
+                assert_int_equal(type, CULEAK_CMD_WATCH);
+                uint64_t n = culeak_get_u(&c);
+                for (uint64_t i = 0; i < n; i++)
+                    assert_int_equal(culeak_get_u(&c), ++stacks);
+            }
+            off += (size_t)used;
+        }
+        conn_flush_out(k); /* what did not fit goes now */
+    }
+    assert_int_equal(releases, 1);
+    assert_int_equal(stacks, 300);
+    conn_close(k);
+    server_close(&s);
+    culeak_ring_unmap(&mine);
     model_free(m);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_peer_that_never_reads, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_turned_away_at_descriptor_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_peers_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_process_that_takes_no_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_silent_peers_never_stop_a_hand_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commands_in_the_ring, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
-/* CULEAK_HOLD_AT_START=1 (the console's launch sets it): on a socket, the program's first
- * allocation at a new stack waits until the reader answers (RELEASE) or goes away; without
- * the variable, or writing a file, nothing ever waits. A RELEASE lets exactly the thread of
- * its event go. A gated client makes one allocation, reads one byte of stdin, makes another.
- * A thread waits in the shim in pthread_cond_wait: the tests see it in futex(2) in
- * /proc/PID/task/TID/syscall, never by waiting some time. */
+/* CULEAK_HOLD_AT_START=1 (the console's launch sets it): on a ring whose reader answers,
+ * the program's first allocation at a new stack waits until the reader releases it (a
+ * RELEASE record in the ring's command area, and the released word bumped), until the
+ * reader says it is gone, or until the reader's process is gone; without the variable,
+ * or writing a file, nothing ever waits. A RELEASE lets exactly the thread of its event
+ * go. A gated client makes one allocation, reads one byte of stdin, makes another. A
+ * thread waits in the shim in futex(2): the tests see it in /proc/PID/task/TID/syscall,
+ * never by waiting some time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,12 +13,11 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
+#include "ring.h"
 #include "wire.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
+#include <fcntl.h>
+#include <time.h>
 struct seen {
     int allocs;
     uint64_t first_seq, first_flags;
@@ -42,59 +43,76 @@ static int on_event(void *ctx, const struct culeak_event *e)
 
 struct job {
     char dir[64];
-    int lfd, cfd, gate, gate_open, out, err;
+    struct culeak_ring ring;
+    int gate, gate_open, out, err;
     pid_t pid;
     struct culeak_decoder dec;
     struct seen seen;
 };
 
+/* Takes what the ring holds into the decoder: 1 when it held something. */
+static int drain(struct job *j)
+{
+    const uint8_t *p;
+    size_t n;
+    int any = 0;
+    while ((n = culeak_ring_peek(&j->ring, &p)) > 0) {
+        assert_int_equal(culeak_decoder_feed(&j->dec, p, n), 0);
+        culeak_ring_consume(&j->ring, n);
+        any = 1;
+    }
+    return any;
+}
+
+static void pause_a_little(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
 /* Reads the stream until `allocs` allocations have arrived. */
 static void read_allocs(struct job *j, int allocs)
 {
-    char buf[4096];
+    int status;
     while (j->seen.allocs < allocs) {
-        ssize_t r = read(j->cfd, buf, sizeof buf);
-        if (r <= 0)
-            fail_msg("the stream ended after %d of %d allocations", j->seen.allocs, allocs);
-        assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
+        if (!drain(j) && waitpid(j->pid, &status, WNOHANG) == j->pid)
+            fail_msg("the program ended (status %#x) after %d of %d allocations", status, j->seen.allocs, allocs);
+        pause_a_little();
     }
 }
 
-/* Starts client ARGS on a listening socket (hold: with CULEAK_HOLD_AT_START=1) and reads
- * its stream until its first allocation has arrived. */
+/* Starts client ARGS with a ring of this process (hold: with CULEAK_HOLD_AT_START=1), as
+ * the console does, and reads its stream until its first allocation has arrived; then
+ * answers as a console would (hold 1: holding on, until told otherwise below; hold 2: no
+ * answer, as from a stopped console). */
 static void start_client(struct job *j, int hold, const char *client, const char *const *args)
 {
-    char sock_path[96], sock_env[160];
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char fd_env[64];
+    int rfd = -1;
     assert_non_null(th_mkdtemp(j->dir, sizeof j->dir));
-    snprintf(sock_path, sizeof sock_path, "%s/console.sock", j->dir);
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
-    snprintf(sock_env, sizeof sock_env, "CULEAK_SOCKET=%s", sock_path);
-    j->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-    assert_true(j->lfd >= 0);
-    assert_int_equal(bind(j->lfd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(j->lfd, 4), 0);
+    assert_int_equal(culeak_ring_create(1u << 16, &rfd, &j->ring), 0);
+    j->ring.h->reader_pid = (uint32_t)getpid();
+    j->ring.h->console = 1;
+    assert_int_equal(fcntl(rfd, F_SETFD, 0), 0);
+    snprintf(fd_env, sizeof fd_env, "CULEAK_RING_FD=%d", rfd);
     int gate[2];
     assert_int_equal(pipe(gate), 0);
     j->out = th_tmpfd();
     j->err = th_tmpfd();
-    const char *env[] = {sock_env, hold ? "CULEAK_HOLD_AT_START=1" : NULL, NULL};
+    const char *env[] = {fd_env, hold ? "CULEAK_HOLD_AT_START=1" : NULL, NULL};
     j->pid = th_spawn(client, args, env, 1, gate[0], j->out, j->err);
     assert_true(j->pid > 0);
+    close(rfd);
     close(gate[0]);
     j->gate = gate[1];
     j->gate_open = 0;
-    int status;
-    struct pollfd pl = {j->lfd, POLLIN, 0};
-    while (poll(&pl, 1, 100) == 0)
-        if (waitpid(j->pid, &status, WNOHANG) == j->pid)
-            fail_msg("the program ended (status %#x) without connecting", status);
-    j->cfd = accept(j->lfd, NULL, NULL);
-    assert_true(j->cfd >= 0);
     memset(&j->seen, 0, sizeof j->seen);
     struct culeak_sink sink = {.ctx = &j->seen, .event = on_event};
     culeak_decoder_init(&j->dec, &sink, 1);
+    assert_int_equal(culeak_decoder_feed(&j->dec, (const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN), 0);
     read_allocs(j, 1);
+    if (hold == 1)
+        __atomic_store_n(&j->ring.h->answered, 1, __ATOMIC_RELEASE);
 }
 
 /* client_static gated 2 */
@@ -119,11 +137,19 @@ static void waits_in_shim(struct job *j, pid_t tid, const char *what)
         fail_msg("%s: the program went on and ended (status %#x) without its RELEASE", what, status);
 }
 
-static void send_cmd(int fd, uint8_t type, uint64_t v)
+/* A command as the console sends it: hold words in the header, records in the command
+ * area (then the released word bumped, which wakes a held thread). */
+static void send_cmd(struct job *j, uint8_t type, uint64_t v)
 {
+    if (type == CULEAK_CMD_HOLD_NEW || type == CULEAK_CMD_HOLD_ALL) {
+        __atomic_store_n(type == CULEAK_CMD_HOLD_NEW ? &j->ring.h->hold_new : &j->ring.h->hold_all, (uint32_t)v,
+                         __ATOMIC_RELEASE);
+        return;
+    }
     uint8_t rec[64];
     size_t n = culeak_rec_finish(rec, type, culeak_put_u(rec + CULEAK_REC_HEADROOM, v));
-    assert_int_equal(write(fd, rec, n), (ssize_t)n);
+    assert_int_equal(culeak_ring_cmd_put(&j->ring, rec, n), 0);
+    culeak_ring_wake_released(&j->ring);
 }
 
 /* Lets the client go on past its gate, reads the stream to its end, checks the exit. */
@@ -131,23 +157,20 @@ static void finish_with(struct job *j, const char *want_out)
 {
     if (!j->gate_open)
         open_gate(j);
-    char buf[4096];
-    ssize_t r;
-    while (j->cfd >= 0 && (r = read(j->cfd, buf, sizeof buf)) > 0)
-        assert_int_equal(culeak_decoder_feed(&j->dec, buf, (size_t)r), 0);
-    if (j->cfd >= 0) /* the stream ended on a record's end */
-        assert_int_equal(culeak_decoder_finish(&j->dec), 0);
     int status;
-    assert_int_equal(waitpid(j->pid, &status, 0), j->pid);
+    while (waitpid(j->pid, &status, WNOHANG) != j->pid) {
+        drain(j);
+        pause_a_little();
+    }
+    drain(j);
+    assert_int_equal(culeak_decoder_finish(&j->dec), 0);
     char out[1024];
     th_slurp(j->out, out, sizeof out);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("status %#x", status);
     assert_string_equal(out, want_out);
     culeak_decoder_free(&j->dec);
-    if (j->cfd >= 0)
-        close(j->cfd);
-    close(j->lfd);
+    culeak_ring_unmap(&j->ring);
     close(j->out);
     close(j->err);
     th_rmdir(j->dir);
@@ -165,21 +188,57 @@ static void test_first_allocation_waits_for_release(void **state)
     assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
     open_gate(&j);
     waits_in_shim(&j, j.pid, "the first allocation");
-    send_cmd(j.cfd, CULEAK_CMD_HOLD_NEW, 0);
-    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.first_seq);
+    send_cmd(&j, CULEAK_CMD_HOLD_NEW, 0);
+    send_cmd(&j, CULEAK_CMD_RELEASE, j.seen.first_seq);
     finish(&j);
     assert_int_equal(j.seen.allocs, 2);
 }
 
+/* The reader says it reads no more (a console that quits or detaches): the held thread
+ * goes, never answered. */
 static void test_reader_gone_releases(void **state)
 {
     (void)state;
     struct job j;
     start(&j, 1);
     assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
-    close(j.cfd); /* never answered: the program must still finish */
-    j.cfd = -1;
+    open_gate(&j);
+    waits_in_shim(&j, j.pid, "the first allocation");
+    __atomic_store_n(&j.ring.h->reader_gone, 1, __ATOMIC_RELEASE);
+    culeak_ring_wake_released(&j.ring);
     finish(&j);
+}
+
+/* The reader's process dies without a word (a console killed with SIGKILL): the held
+ * thread finds it gone and goes on. */
+static void test_reader_killed_releases(void **state)
+{
+    (void)state;
+    struct job j;
+    start(&j, 1);
+    assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
+    open_gate(&j);
+    waits_in_shim(&j, j.pid, "the first allocation");
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead); /* a pid that no process has now */
+    __atomic_store_n(&j.ring.h->reader_pid, (uint32_t)dead, __ATOMIC_RELEASE);
+    finish(&j);
+}
+
+/* A console that does not run (stopped with Ctrl-Z: alive, but it neither answers nor
+ * looks at the ring) holds the start a bounded while only: the program runs to its end
+ * unanswered, and its later allocations at new stacks are not held. */
+static void test_stopped_console_holds_the_start_a_while_only(void **state)
+{
+    (void)state;
+    struct job j;
+    start(&j, 2);
+    assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
+    finish(&j);
+    assert_int_equal(j.seen.allocs, 2);
+    assert_false(j.seen.flags[1] & CULEAK_EVENT_HELD);
 }
 
 /* Two threads held at once (hold all): a RELEASE of one's event lets exactly that one go;
@@ -192,8 +251,8 @@ static void test_release_is_for_its_thread_only(void **state)
     const char *args[] = {"threadgate", "2", NULL};
     start_client(&j, 1, "client_hostile", args);
     assert_true(j.seen.first_flags & CULEAK_EVENT_HELD);
-    send_cmd(j.cfd, CULEAK_CMD_HOLD_ALL, 1); /* read before the RELEASE that follows it */
-    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.first_seq);
+    send_cmd(&j, CULEAK_CMD_HOLD_ALL, 1); /* stored before the RELEASE that follows it */
+    send_cmd(&j, CULEAK_CMD_RELEASE, j.seen.first_seq);
     open_gate(&j);
     read_allocs(&j, 3);
     for (int i = 1; i < 3; i++) {
@@ -201,15 +260,15 @@ static void test_release_is_for_its_thread_only(void **state)
         waits_in_shim(&j, (pid_t)j.seen.tid[i], "a thread's allocation");
     }
     assert_true(j.seen.tid[1] != j.seen.tid[2]);
-    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.seq[1]);
+    send_cmd(&j, CULEAK_CMD_RELEASE, j.seen.seq[1]);
     unsigned long a;
     int status;
     while (th_syscall_of(j.pid, (pid_t)j.seen.tid[1], &a) != -2) /* the released thread ends */
         if (waitpid(j.pid, &status, WNOHANG) == j.pid)
             fail_msg("the program ended (status %#x) with a thread still held", status);
     waits_in_shim(&j, (pid_t)j.seen.tid[2], "the other thread, after a RELEASE not its own");
-    send_cmd(j.cfd, CULEAK_CMD_HOLD_ALL, 0);
-    send_cmd(j.cfd, CULEAK_CMD_RELEASE, j.seen.seq[2]);
+    send_cmd(&j, CULEAK_CMD_HOLD_ALL, 0);
+    send_cmd(&j, CULEAK_CMD_RELEASE, j.seen.seq[2]);
     finish_with(&j, "threadgate ok\n");
     assert_int_equal(j.seen.allocs, 3);
 }
@@ -246,6 +305,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_allocation_waits_for_release),
         cmocka_unit_test(test_reader_gone_releases),
+        cmocka_unit_test(test_reader_killed_releases),
+        cmocka_unit_test(test_stopped_console_holds_the_start_a_while_only),
         cmocka_unit_test(test_release_is_for_its_thread_only),
         cmocka_unit_test(test_not_held_without_the_variable),
         cmocka_unit_test(test_file_recording_never_holds),

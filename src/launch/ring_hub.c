@@ -1,0 +1,283 @@
+/* The rings of a job and their hand-over (ring_hub.h). */
+#include "ring_hub.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* 1 MiB: small enough to stay in the writer's cache as it goes round (4 MiB cost it a
+ * quarter more per event), large enough for a few milliseconds of events */
+#define DEFAULT_RING (1u << 20)
+#define HANDOVER_WAIT_MS 200 /* for the ring's descriptor, once a process connected */
+#define MAX_PENDING (CULEAK_HUB_POLLFDS - 1) /* connections whose ring is awaited */
+#define MAX_RINGS 4096u
+
+struct pending {
+    int fd;
+    long pid;
+    struct timespec since;
+};
+
+struct hub_ring {
+    struct culeak_ring r;
+    long pid; /* the writer (SO_PEERCRED); 0: the header's, once claimed */
+};
+
+struct culeak_hub {
+    int listen_fd, child_fd, console;
+    char dir[PATH_MAX], sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    struct pending pend[MAX_PENDING];
+    size_t npend;
+    struct hub_ring *rings;
+    size_t n, cap;
+};
+
+static size_t ring_size(void)
+{
+    const char *rs = getenv("CULEAK_RING_SIZE");
+    unsigned long long size = rs && *rs ? strtoull(rs, NULL, 10) : 0;
+    return size >= 4096 && size <= (1ull << 30) && !(size & (size - 1)) ? (size_t)size : DEFAULT_RING;
+}
+
+static int add_ring(struct culeak_hub *h, const struct culeak_ring *r, long pid)
+{
+    if (h->n >= MAX_RINGS)
+        return -1;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 8;
+        struct hub_ring *p = realloc(h->rings, cap * sizeof *p);
+        if (!p)
+            return -1;
+        h->rings = p;
+        h->cap = cap;
+    }
+    /* the writer learns who reads it: a held thread goes when this process is gone */
+    __atomic_store_n(&r->h->reader_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+    __atomic_store_n(&r->h->console, (uint32_t)h->console, __ATOMIC_RELEASE);
+    h->rings[h->n++] = (struct hub_ring){*r, pid};
+    return 0;
+}
+
+/* A private directory for the socket: its path must fit sun_path. */
+static int make_dir(struct culeak_hub *h)
+{
+    const char *bases[] = {getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp"};
+    for (size_t i = 0; i < sizeof bases / sizeof *bases; i++) {
+        struct stat st;
+        if (!bases[i] || bases[i][0] != '/' || stat(bases[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        int n = snprintf(h->dir, sizeof h->dir, "%s/culeak-XXXXXX", bases[i]);
+        if (n <= 0 || (size_t)n + 6 >= sizeof h->sock || !mkdtemp(h->dir))
+            continue;
+        memcpy(h->sock, h->dir, (size_t)n);
+        memcpy(h->sock + n, "/ring", 6);
+        return 0;
+    }
+    h->dir[0] = 0;
+    return -1;
+}
+
+struct culeak_hub *culeak_hub_new(int console, char *err, size_t len)
+{
+    struct culeak_hub *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, len, "out of memory");
+        return NULL;
+    }
+    h->listen_fd = h->child_fd = -1;
+    h->console = console;
+    if (make_dir(h) != 0) {
+        snprintf(err, len, "cannot make a private directory for the job's rings: %s", strerror(errno));
+        free(h);
+        return NULL;
+    }
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", h->sock);
+    struct culeak_ring r;
+    h->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (h->listen_fd < 0 || bind(h->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(h->listen_fd, 128) != 0 || culeak_ring_create(ring_size(), &h->child_fd, &r) != 0) {
+        snprintf(err, len, "cannot set up the job's ring: %s", strerror(errno));
+        culeak_hub_free(h);
+        return NULL;
+    }
+    if (add_ring(h, &r, 0) != 0) {
+        snprintf(err, len, "out of memory");
+        culeak_ring_unmap(&r);
+        culeak_hub_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int culeak_hub_child_env(struct culeak_hub *h)
+{
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", h->child_fd);
+    if (fcntl(h->child_fd, F_SETFD, 0) != 0)
+        return -1;
+    setenv("CULEAK_RING_FD", fd, 1);
+    setenv("CULEAK_RING_SOCKET", h->sock, 1);
+    return 0;
+}
+
+void culeak_hub_started(struct culeak_hub *h)
+{
+    if (h->child_fd >= 0)
+        close(h->child_fd);
+    h->child_fd = -1;
+}
+
+const char *culeak_hub_socket(const struct culeak_hub *h) { return h->sock; }
+const char *culeak_hub_dir(const struct culeak_hub *h) { return h->dir; }
+
+size_t culeak_hub_pollfds(const struct culeak_hub *h, struct pollfd *fds, size_t max)
+{
+    size_t n = 0;
+    if (h->listen_fd >= 0 && n < max)
+        fds[n++] = (struct pollfd){.fd = h->listen_fd, .events = POLLIN};
+    for (size_t i = 0; i < h->npend && n < max; i++)
+        fds[n++] = (struct pollfd){.fd = h->pend[i].fd, .events = POLLIN};
+    return n;
+}
+
+static long ms_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
+/* The ring a connected process sent (SCM_RIGHTS), if it came: 1 done with the
+ * connection (ring taken or not), 0 not yet. */
+static int take_handover(struct culeak_hub *h, const struct pending *p)
+{
+    char byte, ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {&byte, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    ssize_t k = recvmsg(p->fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    struct cmsghdr *cm = k == 1 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(sizeof(int)))
+        return 1;
+    int fd; /* one descriptor fits the buffer: the kernel closes any more a peer sent */
+    memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    struct culeak_ring r;
+    if (culeak_ring_is_ring(fd) && culeak_ring_map(fd, &r) == 0 && add_ring(h, &r, p->pid) != 0)
+        culeak_ring_unmap(&r);
+    close(fd);
+    return 1;
+}
+
+static void accept_all(struct culeak_hub *h)
+{
+    int conn;
+    while ((conn = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0 || errno == EINTR) {
+        if (conn < 0)
+            continue;
+        struct ucred cr;
+        socklen_t crl = sizeof cr;
+        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &crl) != 0 || cr.uid != geteuid()) {
+            close(conn); /* another user's */
+            continue;
+        }
+        struct pending p = {conn, (long)cr.pid, {0, 0}};
+        /* a process sends its ring right after it connects: it is there already */
+        if (take_handover(h, &p)) {
+            close(conn);
+            continue;
+        }
+        if (h->npend == MAX_PENDING) { /* silent peers: the one waiting longest goes */
+            close(h->pend[0].fd);
+            memmove(h->pend, h->pend + 1, (MAX_PENDING - 1) * sizeof *h->pend);
+            h->npend--;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &p.since);
+        h->pend[h->npend++] = p;
+    }
+}
+
+size_t culeak_hub_service(struct culeak_hub *h)
+{
+    size_t before = h->n;
+    if (h->listen_fd >= 0)
+        accept_all(h);
+    for (size_t i = 0; i < h->npend;) {
+        struct pending *p = &h->pend[i];
+        if (take_handover(h, p) || ms_since(&p->since) > HANDOVER_WAIT_MS) {
+            close(p->fd);
+            memmove(p, p + 1, (h->npend - i - 1) * sizeof *p); /* oldest first */
+            h->npend--;
+        } else {
+            i++;
+        }
+    }
+    return h->n - before;
+}
+
+int culeak_hub_pending(const struct culeak_hub *h) { return h->npend > 0; }
+
+size_t culeak_hub_count(const struct culeak_hub *h) { return h->n; }
+
+struct culeak_ring *culeak_hub_ring(struct culeak_hub *h, size_t i) { return &h->rings[i].r; }
+
+long culeak_hub_pid(const struct culeak_hub *h, size_t i)
+{
+    const struct hub_ring *o = &h->rings[i];
+    return o->pid ? o->pid : (long)__atomic_load_n(&o->r.h->pid, __ATOMIC_ACQUIRE);
+}
+
+/* Whether pid runs (a zombie has ended). */
+static int alive(long pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')'); /* the name may hold anything */
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+int culeak_hub_writer_live(const struct culeak_hub *h, size_t i)
+{
+    long pid = culeak_hub_pid(h, i);
+    return pid > 0 && !__atomic_load_n(&h->rings[i].r.h->ended, __ATOMIC_ACQUIRE) && alive(pid);
+}
+
+void culeak_hub_free(struct culeak_hub *h)
+{
+    if (!h)
+        return;
+    if (h->listen_fd >= 0)
+        close(h->listen_fd);
+    for (size_t i = 0; i < h->npend; i++)
+        close(h->pend[i].fd);
+    culeak_hub_started(h);
+    for (size_t i = 0; i < h->n; i++) {
+        struct culeak_ring *r = &h->rings[i].r;
+        __atomic_store_n(&r->h->reader_gone, 1, __ATOMIC_RELEASE);
+        culeak_ring_wake_released(r); /* a held thread goes now */
+        culeak_ring_unmap(r);
+    }
+    free(h->rings);
+    if (h->sock[0])
+        unlink(h->sock);
+    if (h->dir[0])
+        rmdir(h->dir);
+    free(h);
+}

@@ -1,0 +1,51 @@
+/* The rings of a launched or attached job, shared by culeak's readers (collect.c for
+ * record and check, the console): culeak-stream(5), The ring. The hub makes the ring of
+ * the program about to start, and takes the rings the job's other processes hand over on
+ * a socket in a directory only this user can enter (mkdtemp, 0700; under
+ * XDG_RUNTIME_DIR, else TMPDIR, else /tmp), each peer checked with SO_PEERCRED. It never
+ * waits for a peer: a hand-over that does not come in time is dropped. */
+#ifndef CULEAK_RING_HUB_H
+#define CULEAK_RING_HUB_H
+
+#include "ring.h"
+
+#include <poll.h>
+#include <stddef.h>
+
+struct culeak_hub;
+
+/* The directory, the hand-over socket and the ring for the program about to be started;
+ * console: the reader answers HELLO with commands (the rings say so to their writers).
+ * NULL with the reason in err when they cannot be made. */
+struct culeak_hub *culeak_hub_new(int console, char *err, size_t len);
+/* In the child about to exec: the ring's descriptor made inheritable, CULEAK_RING_FD and
+ * CULEAK_RING_SOCKET set. 0, or -1. */
+int culeak_hub_child_env(struct culeak_hub *h);
+/* In the parent once the child is started (or when none will be): its copy of the
+ * child's descriptor closed. */
+void culeak_hub_started(struct culeak_hub *h);
+/* The hand-over socket's path (an attach's endpoint), and its private directory. */
+const char *culeak_hub_socket(const struct culeak_hub *h);
+const char *culeak_hub_dir(const struct culeak_hub *h);
+/* The descriptors to poll for input (the listening socket, the connections whose ring is
+ * awaited): at most max into fds, the count returned. */
+size_t culeak_hub_pollfds(const struct culeak_hub *h, struct pollfd *fds, size_t max);
+#define CULEAK_HUB_POLLFDS 17
+/* Accepts the connections that came and takes the rings that came on them, never
+ * waiting; a connection whose ring did not come within 200 ms is closed. The number of
+ * rings added (they keep their index). */
+size_t culeak_hub_service(struct culeak_hub *h);
+/* 1 while a connection's ring is awaited (for at most 200 ms). */
+int culeak_hub_pending(const struct culeak_hub *h);
+size_t culeak_hub_count(const struct culeak_hub *h);
+struct culeak_ring *culeak_hub_ring(struct culeak_hub *h, size_t i);
+/* The process that writes ring i (SO_PEERCRED; the launched program's once it claimed
+ * its ring; 0 before). */
+long culeak_hub_pid(const struct culeak_hub *h, size_t i);
+/* 1 while the writer of ring i lives and has not ended its stream. */
+int culeak_hub_writer_live(const struct culeak_hub *h, size_t i);
+/* Tells every writer that this reader reads no more (their tracing stops), unmaps the
+ * rings, removes the socket and the directory. */
+void culeak_hub_free(struct culeak_hub *h);
+
+#endif
