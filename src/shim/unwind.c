@@ -383,10 +383,12 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
             continue;
         if (!t->complete && n + t->n < max)
             return -2; /* cut shorter than needed now */
-        uintptr_t bad = 0;
-        for (int k = 0; k < t->n; k++) /* slots within the stack (tail_in_stack) */
-            bad |= *(const uintptr_t *)t->slot[k] ^ t->ra[k];
-        if (bad)
+        /* slots within the stack (tail_in_stack); none read past the first that changed
+         * (what lies above it may be another frame's, an ASan redzone included) */
+        int k = 0;
+        while (k < t->n && *(const uintptr_t *)t->slot[k] == t->ra[k])
+            k++;
+        if (k < t->n)
             continue;
         int m = t->n < max - n ? t->n : max - n;
         __builtin_memcpy(ips + n, t->ip, (size_t)m * sizeof *ips);
