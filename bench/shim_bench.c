@@ -23,6 +23,11 @@
  * the events go into a ring that the culeak process reads and writes to the file, and
  * the figure is the program's CPU time alone, as heaptrack's below is.
  *
+ * Each run is also measured as a whole: the CPU time of every process it made (the
+ * shell, `culeak record` and its reader, the program; start-up and exit included), from
+ * getrusage(RUSAGE_CHILDREN), per pair, minus the untraced run's. Start-up weighs per
+ * pair as 1/pairs: SHIM_BENCH_PAIRS=N sets the pairs per run (default 200000).
+ *
  * heaptrack runs as its preload library alone, writing its raw data straight to a file
  * (`heaptrack PROGRAM` adds heaptrack_interpret in another process, reading a pipe,
  * which the program waits for when it falls behind).
@@ -41,11 +46,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PAIRS 200000
+#define PAIRS 200000 /* per run, unless SHIM_BENCH_PAIRS says */
 #define WARMUP 2000
 #define MANY_STACKS 100000
 #define BRANCH_LEVELS 17 /* 2^17 paths >= MANY_STACKS */
@@ -189,18 +195,30 @@ static int child(const char *mode, const char *libcuda, int depth, int stacks, l
 
 struct ctx {
     char self[PATH_MAX], shim[PATH_MAX], driver[PATH_MAX], fake[PATH_MAX], dir[256], result[300], out[300];
+    long pairs;
 };
 
-/* One child run under `prefix` (env settings or a tracer); ns per pair, or -1. */
+static double children_cpu_ns(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* One child run under `prefix` (env settings or a tracer); ns per pair, or -1; *whole:
+ * the CPU time of all the processes of the run, per pair. */
 static double measure(const struct ctx *c, const char *prefix, const char *mode, const char *driver, int depth,
-                      int stacks)
+                      int stacks, double *whole)
 {
     char cmd[5 * PATH_MAX + 1024];
-    snprintf(cmd, sizeof cmd, "%s '%s' run %s '%s' %d %d %d '%s' >/dev/null 2>&1", prefix, c->self, mode, driver,
-             depth, stacks, PAIRS, c->result);
+    snprintf(cmd, sizeof cmd, "%s '%s' run %s '%s' %d %d %ld '%s' >/dev/null 2>&1", prefix, c->self, mode, driver,
+             depth, stacks, c->pairs, c->result);
     unlink(c->result);
-    double ns = -1;
-    if (system(cmd) == 0) {
+    double ns = -1, before = children_cpu_ns();
+    int status = system(cmd);
+    *whole = (children_cpu_ns() - before) / (double)(c->pairs + WARMUP);
+    if (status == 0) {
         FILE *f = fopen(c->result, "r");
         if (!f || fscanf(f, "%lf", &ns) != 1)
             ns = -1;
@@ -238,7 +256,7 @@ static double median(struct series *s)
 static void print_cost(const char *name, struct series *s)
 {
     double m = median(s);
-    printf("  %-10s %8.1f ns (%.1f to %.1f)", name, m, s->v[0], s->v[s->n - 1]);
+    printf("  %-16s %8.1f ns (%.1f to %.1f)", name, m, s->v[0], s->v[s->n - 1]);
 }
 
 /* heaptrack's preload library (HEAPTRACK_PRELOAD, or beside the heaptrack script). */
@@ -298,6 +316,8 @@ int main(int argc, char **argv)
     snprintf(c.out, sizeof c.out, "%s/rec.culeak", c.dir);
     const char *r = getenv("SHIM_BENCH_REPS");
     int reps = r && atoi(r) > 0 ? atoi(r) : 5;
+    const char *np = getenv("SHIM_BENCH_PAIRS");
+    c.pairs = np && atol(np) > 0 ? atol(np) : PAIRS;
     const char *tun = getenv("GLIBC_TUNABLES");
     char tunables[1024];
     snprintf(tunables, sizeof tunables, "%s%sglibc.malloc.mxfast=0", tun ? tun : "", tun && *tun ? ":" : "");
@@ -309,6 +329,7 @@ int main(int argc, char **argv)
     static const struct { int depth, stacks; } shapes[] = {{8, 1}, {32, 1}, {64, 1}, {32, MANY_STACKS}};
     enum { NSHAPES = sizeof shapes / sizeof *shapes };
     static struct series shim[NSHAPES], fake[NSHAPES], heap[NSHAPES], ratio[NSHAPES], bytes[NSHAPES];
+    static struct series shim_whole[NSHAPES], heap_whole[NSHAPES], ratio_whole[NSHAPES];
     char env[3 * PATH_MAX + 200], htpre[PATH_MAX + 600];
     /* Both keep up to 64 frames: heaptrack's limit, and culeak's CULEAK_DEPTH=64. */
     /* SHIM_BENCH_CULEAK=PATH/culeak: the program runs under `culeak record` instead, its
@@ -321,18 +342,20 @@ int main(int argc, char **argv)
     snprintf(htpre, sizeof htpre, "env LD_PRELOAD='%s' DUMP_HEAPTRACK_OUTPUT='%s/ht.raw'", htlib, c.dir);
     printf("CPU time per alloc+free pair (all threads): culeak on cuMemAlloc_v2+cuMemFree_v2 (bench\n"
            "driver, recording to a file), heaptrack's preload library on malloc+free (raw data to a file),\n"
-           "both keeping up to 64 frames; %d pairs, %d interleaved repetitions, median (min to max)\n",
-           PAIRS, reps);
+           "both keeping up to 64 frames; %ld pairs, %d interleaved repetitions, median (min to max);\n"
+           "\"whole\": the CPU time of all the run's processes, start-up and exit included, per pair\n",
+           c.pairs, reps);
     if (!heaptrack)
         printf("(heaptrack is not installed: culeak only)\n");
     fflush(stdout);
     for (int rep = 0; rep < reps; rep++)
         for (int i = 0; i < NSHAPES; i++) {
             int d = shapes[i].depth, st = shapes[i].stacks;
-            double base = measure(&c, "", "cuda", c.driver, d, st);
-            double traced = measure(&c, env, "cuda", c.driver, d, st);
+            double base_whole, traced_whole, unused;
+            double base = measure(&c, "", "cuda", c.driver, d, st, &base_whole);
+            double traced = measure(&c, env, "cuda", c.driver, d, st, &traced_whole);
             struct stat sb;
-            double b = stat(c.out, &sb) == 0 ? (double)sb.st_size / (2.0 * (PAIRS + WARMUP)) : -1;
+            double b = stat(c.out, &sb) == 0 ? (double)sb.st_size / (2.0 * (double)(c.pairs + WARMUP)) : -1;
             unlink(c.out);
             if (base < 0 || traced < 0) {
                 fprintf(stderr, "shim_bench: a run failed at depth %d\n", d);
@@ -341,22 +364,27 @@ int main(int argc, char **argv)
                 return 1;
             }
             shim[i].v[shim[i].n++] = traced - base;
+            shim_whole[i].v[shim_whole[i].n++] = traced_whole - base_whole;
             bytes[i].v[bytes[i].n++] = b;
             if (c.fake[0]) {
-                double fbase = measure(&c, "", "cuda", c.fake, d, st);
-                double ftraced = measure(&c, env, "cuda", c.fake, d, st);
+                double fbase = measure(&c, "", "cuda", c.fake, d, st, &unused);
+                double ftraced = measure(&c, env, "cuda", c.fake, d, st, &unused);
                 unlink(c.out);
                 if (fbase >= 0 && ftraced >= 0)
                     fake[i].v[fake[i].n++] = ftraced - fbase;
             }
             if (heaptrack) {
-                double hbase = measure(&c, "", "malloc", "-", d, st);
-                double htraced = measure(&c, htpre, "malloc", "-", d, st);
+                double hbase_whole, htraced_whole;
+                double hbase = measure(&c, "", "malloc", "-", d, st, &hbase_whole);
+                double htraced = measure(&c, htpre, "malloc", "-", d, st, &htraced_whole);
                 remove_dir_files(c.dir);
                 if (hbase >= 0 && htraced >= 0) {
                     heap[i].v[heap[i].n++] = htraced - hbase;
                     /* the ratio of runs next to each other, under the same load */
                     ratio[i].v[ratio[i].n++] = (traced - base) / (htraced - hbase);
+                    heap_whole[i].v[heap_whole[i].n++] = htraced_whole - hbase_whole;
+                    ratio_whole[i].v[ratio_whole[i].n++] =
+                        (traced_whole - base_whole) / (htraced_whole - hbase_whole);
                 }
             }
         }
@@ -370,6 +398,14 @@ int main(int argc, char **argv)
             print_cost("heaptrack", &heap[i]);
             double m = median(&ratio[i]);
             printf("  culeak/heaptrack %.2f (%.2f to %.2f)\n", m, ratio[i].v[0], ratio[i].v[ratio[i].n - 1]);
+        }
+        print_cost("whole: culeak", &shim_whole[i]);
+        printf("\n");
+        if (heap_whole[i].n) {
+            print_cost("whole: heaptrack", &heap_whole[i]);
+            double m = median(&ratio_whole[i]);
+            printf("  culeak/heaptrack %.2f (%.2f to %.2f)\n", m, ratio_whole[i].v[0],
+                   ratio_whole[i].v[ratio_whole[i].n - 1]);
         }
         if (fake[i].n) {
             print_cost("culeak on the fake driver", &fake[i]);

@@ -73,6 +73,9 @@ struct slot {
 struct culeak_tree {
     uint64_t *ip;        /* by node id (0 unused) */
     uint32_t *parent;
+    uint32_t *place;     /* the low half of the node's path hash: its place in any index
+                          * (at most 2^32 slots), kept so that growing the index reads
+                          * the nodes in order and hashes nothing again */
     uint32_t next_id, node_cap;
     struct slot *index;  /* open addressing by path hash */
     size_t mask;
@@ -97,6 +100,7 @@ static void tree_free(struct culeak_tree *t)
     big_free(t->stacks, (t->smask + 1) * sizeof *t->stacks);
     big_free(t->ip, t->node_cap * sizeof *t->ip);
     big_free(t->parent, t->node_cap * sizeof *t->parent);
+    big_free(t->place, t->node_cap * sizeof *t->place);
     free(t);
 }
 
@@ -112,7 +116,8 @@ struct culeak_tree *culeak_tree_new(void)
     t->stacks = big_alloc((t->smask + 1) * sizeof *t->stacks);
     t->ip = big_alloc(t->node_cap * sizeof *t->ip);
     t->parent = big_alloc(t->node_cap * sizeof *t->parent);
-    if (!t->index || !t->stacks || !t->ip || !t->parent) {
+    t->place = big_alloc(t->node_cap * sizeof *t->place);
+    if (!t->index || !t->stacks || !t->ip || !t->parent || !t->place) {
         tree_free(t);
         return NULL;
     }
@@ -123,15 +128,12 @@ struct culeak_tree *culeak_tree_new(void)
 static int grow_index(struct culeak_tree *t)
 {
     size_t cap = (t->mask + 1) * 2;
-    struct slot *s = big_alloc(cap * sizeof *s);
-    uint64_t *h = malloc((size_t)t->next_id * sizeof *h); /* path hashes, parents first */
-    if (!s || !h) {
-        big_free(s, cap * sizeof *s);
-        free(h);
+    if (cap - 1 > UINT32_MAX) /* places are 32 bits */
         return -1;
-    }
-    for (uint32_t id = 1; id < t->next_id; id++)
-        h[id] = path_hash(t->parent[id] ? h[t->parent[id]] : ROOT_HASH, t->ip[id]);
+    struct slot *s = big_alloc(cap * sizeof *s);
+    if (!s)
+        return -1;
+    const uint32_t *h = t->place;
     for (uint32_t id = 1; id < t->next_id; id++) {
         if (id + 16 < t->next_id) /* the slots are random: ask for them ahead */
             __builtin_prefetch(&s[h[id + 16] & (cap - 1)], 1);
@@ -140,7 +142,6 @@ static int grow_index(struct culeak_tree *t)
             j = (j + 1) & (cap - 1);
         s[j] = (struct slot){t->parent[id], id};
     }
-    free(h);
     big_free(t->index, (t->mask + 1) * sizeof *t->index);
     t->index = s;
     t->mask = cap - 1;
@@ -174,7 +175,8 @@ static int reserve(struct culeak_tree *t, uint32_t more)
     while (t->next_id + more > t->node_cap) {
         uint32_t cap = t->node_cap * 2;
         if (cap < t->node_cap || big_grow((void **)&t->ip, t->node_cap * sizeof *t->ip, cap * sizeof *t->ip) < 0 ||
-            big_grow((void **)&t->parent, t->node_cap * sizeof *t->parent, cap * sizeof *t->parent) < 0)
+            big_grow((void **)&t->parent, t->node_cap * sizeof *t->parent, cap * sizeof *t->parent) < 0 ||
+            big_grow((void **)&t->place, t->node_cap * sizeof *t->place, cap * sizeof *t->place) < 0)
             return -1;
         t->node_cap = cap;
     }
@@ -238,6 +240,7 @@ static uint32_t make(struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_
     uint32_t id = t->next_id++;
     t->ip[id] = ip;
     t->parent[id] = parent;
+    t->place[id] = (uint32_t)h;
     size_t j = h & t->mask;
     while (t->index[j].id)
         j = (j + 1) & t->mask;

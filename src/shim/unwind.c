@@ -88,6 +88,18 @@ static void table_put(uintptr_t ra, uint64_t gen, int state)
 
 /* ---- per thread: its stack's top, the last walk, and the tails above STOP frames ---- */
 
+/* A frame record's two words (saved rbp, return address), compared at once. */
+typedef uintptr_t record_words __attribute__((vector_size(2 * sizeof(uintptr_t))));
+
+static inline record_words record_at(uintptr_t rec)
+{
+    record_words v;
+    __builtin_memcpy(&v, (const void *)rec, sizeof v);
+    return v;
+}
+
+static inline int any_set(record_words v) { return (v[0] | v[1]) != 0; }
+
 #define TAILS 8
 #define TAIL_MAX 64
 #define SHIM_FRAMES 16
@@ -96,7 +108,7 @@ struct tail {
     uint64_t gen;
     uintptr_t key_slot, key_ra; /* the STOP return address and where it was read */
     int n, complete;            /* complete: the stack ends after these n frames */
-    uintptr_t slot[TAIL_MAX], ra[TAIL_MAX];
+    uintptr_t slot[TAIL_MAX], ra[TAIL_MAX], ip[TAIL_MAX]; /* ip: ra less one */
 };
 
 struct walker {
@@ -105,9 +117,13 @@ struct walker {
     int n;                /* the last fast walk: frame records and return addresses */
     uintptr_t rec[CULEAK_MAX_DEPTH], ra[CULEAK_MAX_DEPTH];
     unsigned char state[CULEAK_MAX_DEPTH];
-    uintptr_t next[CULEAK_MAX_DEPTH]; /* the saved rbp read at each frame record */
+    /* what each frame record held: the saved rbp and the return address, as the record
+     * lies in memory (one 16-byte comparison per frame checks it again) */
+    record_words held[CULEAK_MAX_DEPTH];
+    uintptr_t ip[CULEAK_MAX_DEPTH]; /* the return addresses less one: the stack's ips */
     /* the shim's own frames of the last walk, from its start */
-    uintptr_t start, srec[SHIM_FRAMES], snext[SHIM_FRAMES], sra[SHIM_FRAMES];
+    uintptr_t start, srec[SHIM_FRAMES];
+    record_words sheld[SHIM_FRAMES];
     int ns;
     int max, stopped;     /* its depth limit; whether it ended at a STOP frame */
     uint64_t gen;
@@ -271,6 +287,17 @@ static int libunwind_trace(uintptr_t *ips, int max)
     return out;
 }
 
+/* Whether the slots of a tail's n return addresses (under the CFAs cfa[0..n)) lie in the
+ * thread's stack above key_slot: only such tails are kept, so that using one reads
+ * memory that is mapped, whatever the stack holds then. */
+static int tail_in_stack(const struct walker *w, uintptr_t key_slot, const uintptr_t *cfa, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (cfa[k] - 8 <= key_slot || cfa[k] > w->stack_hi)
+            return 0;
+    return 1;
+}
+
 /* libunwind frame by frame: the stack for the event, and what each return address says
  * about the frame-pointer walk; the tail above the first STOP goes to the thread's cache. */
 __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
@@ -329,7 +356,8 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
     }
     if (w && stop >= 0)
         w->tail_too_long = n - 1 - stop > TAIL_MAX;
-    if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0)) {
+    if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0) &&
+        tail_in_stack(w, sp[stop] - 8, sp + stop + 1, n - 1 - stop)) {
         struct tail *t = &w->tails[w->next_tail++ % TAILS];
         t->gen = gen;
         t->key_ra = ip[stop];
@@ -338,6 +366,7 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
         t->complete = ended;
         for (int k = 0; k < t->n; k++) {
             t->ra[k] = ip[stop + 1 + k];
+            t->ip[k] = ip[stop + 1 + k] - 1;
             t->slot[k] = sp[stop + 1 + k] - 8;
         }
     }
@@ -354,15 +383,16 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
             continue;
         if (!t->complete && n + t->n < max)
             return -2; /* cut shorter than needed now */
+        /* slots within the stack (tail_in_stack); none read past the first that changed
+         * (what lies above it may be another frame's, an ASan redzone included) */
         int k = 0;
-        for (; k < t->n; k++)
-            if (t->slot[k] <= slot || t->slot[k] + 8 > w->stack_hi || *(const uintptr_t *)t->slot[k] != t->ra[k])
-                break;
+        while (k < t->n && *(const uintptr_t *)t->slot[k] == t->ra[k])
+            k++;
         if (k < t->n)
             continue;
-        for (k = 0; k < t->n && n < max; k++)
-            ips[n++] = t->ra[k] - 1;
-        return n;
+        int m = t->n < max - n ? t->n : max - n;
+        __builtin_memcpy(ips + n, t->ip, (size_t)m * sizeof *ips);
+        return n + m;
     }
     return -2;
 }
@@ -373,16 +403,12 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
 static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
 {
     int last = w->n - 1;
-    uintptr_t bad = 0;
-    for (int j = 0; j < last; j++) {
-        const uintptr_t *q = (const uintptr_t *)w->rec[j];
-        bad |= (q[0] ^ w->next[j]) | (q[1] ^ w->ra[j]);
-    }
-    bad |= ((const uintptr_t *)w->rec[last])[1] ^ w->ra[last];
-    if (bad)
+    record_words bad = {0, 0};
+    for (int j = 0; j < last; j++)
+        bad |= record_at(w->rec[j]) ^ w->held[j];
+    if (any_set(bad) || ((const uintptr_t *)w->rec[last])[1] != w->ra[last])
         return -1;
-    for (int j = 0; j <= last; j++)
-        ips[j] = w->ra[j] - 1;
+    __builtin_memcpy(ips, w->ip, (size_t)w->n * sizeof *ips);
     if (w->stopped)
         return use_tail(w, gen, w->rec[last] + 8, w->ra[last], ips, w->n, max);
     return w->n;
@@ -401,12 +427,10 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         return -1;
     if (same && w->n > 0 && w->ns > 0 && w->max == max && w->start == lo) {
         /* called the same way as last time: the shim's frames are checked at once too */
-        uintptr_t bad = 0;
-        for (int j = 0; j < w->ns; j++) {
-            const uintptr_t *q = (const uintptr_t *)w->srec[j];
-            bad |= (q[0] ^ w->snext[j]) | (q[1] ^ w->sra[j]);
-        }
-        if (!bad) {
+        record_words bad = {0, 0};
+        for (int j = 0; j < w->ns; j++)
+            bad |= record_at(w->srec[j]) ^ w->sheld[j];
+        if (!any_set(bad)) {
             int m = same_chain(w, gen, ips, max);
             if (m >= 0 || m == -2)
                 return m;
@@ -420,8 +444,7 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         if (n == 0 && in_self(ra)) { /* the shim's own frames: built with frame pointers */
             if (ns < SHIM_FRAMES) {
                 w->srec[ns] = rec;
-                w->snext[ns] = next;
-                w->sra[ns] = ra;
+                w->sheld[ns] = (record_words){next, ra};
             }
             ns++;
             lo = rec + 16;
@@ -449,7 +472,8 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             w->ra[k] = ra;
             w->state[k] = (unsigned char)state;
         }
-        w->next[k] = next;
+        w->held[k] = (record_words){next, ra};
+        w->ip[k] = ra - 1;
         k++;
         ips[n++] = ra - 1;
         if (state == STOP) {

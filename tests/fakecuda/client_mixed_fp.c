@@ -2,8 +2,10 @@
  * built with frame pointers (this file) and without (mixed_fp_levels.c), each path many
  * times, in two threads, so that a stack walker that trusts frame pointers blindly, or
  * caches what it learnt without checking, gets some stacks wrong; then SIGNALS more from
- * a signal handler running on an alternate signal stack.
- *   client_mixed_fp [ROUNDS]          (default 200): 2 * ROUNDS + SIGNALS allocations */
+ * a signal handler running on an alternate signal stack; and SITES more from two call
+ * sites in turn whose frames lie at the same addresses, with the same saved rbp (only the
+ * return address into each site differs: a walker that checks less takes the other's).
+ *   client_mixed_fp [ROUNDS]          (default 200): 2 * ROUNDS + SIGNALS + SITES allocations */
 #include "mixed_fp.h"
 
 #include "culeak_cuda.h"
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 
 #define SIGNALS 20
+#define SITES 20
 
 volatile int mixed_fp_sink;
 static __thread unsigned shape; /* the round's path: two bits per level */
@@ -30,6 +33,29 @@ __attribute__((noinline)) int level_fp(int depth)
     int r = pick == 1 ? level_nofp_quiet(depth) : pick == 2 ? level_nofp_clobber(depth) : level_fp(depth - 1);
     mixed_fp_sink += r;
     return r;
+}
+
+/* Two call sites of level_fp(0) with frames alike (one from each in turn). */
+__attribute__((noinline)) static int site_a(void)
+{
+    int r = level_fp(0);
+    mixed_fp_sink += r;
+    return r;
+}
+
+__attribute__((noinline)) static int site_b(void)
+{
+    int r = level_fp(0);
+    mixed_fp_sink += r * 3;
+    return r;
+}
+
+__attribute__((noinline)) static int two_sites(void)
+{
+    int bad = 0;
+    for (int i = 0; i < SITES; i++)
+        bad |= (i & 1 ? site_b() : site_a()) < 0;
+    return bad ? -1 : 0;
 }
 
 static CUcontext ctx;
@@ -81,7 +107,7 @@ int main(int argc, char **argv)
         return 1;
     void *mine = rounds((void *)n);
     pthread_join(t, &other);
-    if (mine || other || from_signal_stack() < 0) {
+    if (mine || other || from_signal_stack() < 0 || two_sites() < 0) {
         fprintf(stderr, "client_mixed_fp: an allocation failed\n");
         return 1;
     }

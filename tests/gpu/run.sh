@@ -141,6 +141,17 @@ if want cost; then
         fi
         say "depth $depth: $base ns without culeak, $traced ns with culeak ($(stat -c %s "$W/loop.culeak") bytes recorded)"
     done
+    # the frame-pointer walk and its caches give libunwind's stacks, through libtorch and
+    # the interpreter too: every event's stack is also taken by libunwind alone
+    CULEAK_UNWIND_CHECK=1 "$CULEAK" record -o "$W/unwind.culeak" -- python3 tests/gpu/keep_tensor.py 20 \
+        >"$W/unwind.out" 2>&1
+    note=$("$CULEAK" dump "$W/unwind.culeak" 2>/dev/null | grep -o 'unwind check: [0-9]* stacks compared[^"]*')
+    if [[ "$note" =~ compared\ with\ libunwind\'s,\ 0\ differed$ ]]; then
+        say "unwind check on a PyTorch job: $note"
+    else
+        say "FAIL unwind check on a PyTorch job: ${note:-no note}"; tail -n 5 "$W/unwind.out" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
+    fi
 fi
 if want ddp; then
     say "== a two-rank job (torchrun): ranks, devices, a leak planted on rank 1, merged report"
