@@ -5,7 +5,9 @@
 # driver's own count (69632); the job ends with its own status (7) and output, its stderr
 # untouched. For the three ways a program reaches the driver: a table filled through
 # cuGetProcAddress (client_static), the driver API through its GOT (client_driver), the
-# shared cudart through its GOT (client_runtime).
+# shared cudart through its GOT (client_runtime), whose functions first called after the
+# attach (lazy PLT slots, not yet bound) are traced too; culeak never says that nothing
+# will be traced.
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,5 +51,10 @@ for client in client_static client_driver client_runtime; do
     "$B/culeak" dump "$D/rec.culeak" >"$D/dump" || fail "$client: dump exited $?"
     grep -q '"api":"before-attach"' "$D/dump" || fail "$client: no before-attach event in the dump"
     grep -q 'before attach: 4 allocations, 32768 bytes' "$D/dump" || fail "$client: no before-attach note: $(grep note "$D/dump")"
+    grep -q 'no CUDA entry point was found' "$D/dump" && fail "$client: told that nothing will be traced: $(grep note "$D/dump")"
+    if [ "$client" = client_runtime ]; then # functions first called after the attach (lazy PLT slots)
+        grep -q '"type":"alloc".*"api":"cudaMallocHost"' "$D/dump" || fail "$client: cudaMallocHost after the attach not recorded"
+        grep -q '"type":"free".*"api":"cudaFreeHost"' "$D/dump" || fail "$client: cudaFreeHost after the attach not recorded"
+    fi
 done
 echo "attach_record: ok"
