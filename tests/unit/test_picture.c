@@ -154,6 +154,36 @@ static void test_ticks_without_marks(void **state)
     model_free(m);
 }
 
+/* After a pause longer than many ticks, the next tick counts from the moment taken: one
+ * moment for the pause, then one per tick, never one at every event to catch up. */
+static void test_ticks_after_a_pause(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 5000); /* a tick every 5 us; events 1 us apart */
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    uint64_t seq = 1;
+    for (int i = 0; i < 10; i++, seq++)
+        sb_alloc(b, seq, 1, 0x100000 + seq * 0x1000, 4096);
+    sb_event(b, (struct sb_ev){.seq = seq, .dt = 1000000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                               .kind = CULEAK_KIND_DEVICE, .size = 4096, .addr = 0x100000 + seq * 0x1000, .stack = 1});
+    for (seq++; seq < 32; seq++)
+        sb_alloc(b, seq, 1, 0x100000 + seq * 0x1000, 4096);
+    sb_exit(b, seq);
+    feed(m, b);
+    struct model_moment mm[64];
+    size_t n = model_moments(m, 0, mm, 64);
+    assert_true(n >= 3 && n < 64);
+    for (size_t i = 1; i < n; i++)
+        if (mm[i].t_ns - mm[i - 1].t_ns < 5000)
+            fail_msg("moments %zu and %zu are %llu ns apart, less than a tick", i - 1, i,
+                     (unsigned long long)(mm[i].t_ns - mm[i - 1].t_ns));
+    model_free(m);
+}
+
 /* Each stack's leaf leads to the root; values add up to the moment's bytes. */
 static void test_frame_tree(void **state)
 {
@@ -602,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_moments_thinned_when_full),
         cmocka_unit_test(test_moments_bounded_in_items),
         cmocka_unit_test(test_ticks_without_marks),
+        cmocka_unit_test(test_ticks_after_a_pause),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
         cmocka_unit_test(test_pool_blocks_apart),
