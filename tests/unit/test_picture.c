@@ -184,6 +184,44 @@ static void test_ticks_after_a_pause(void **state)
     model_free(m);
 }
 
+/* A label marked at every iteration ("step") that a snapshot waits for: only its first
+ * mark's moment is pinned; the later ones are thinned like any other, the newest kept. */
+static struct sb *steps(int n)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    uint64_t seq = 1;
+    for (int i = 0; i < n; i++) {
+        sb_alloc(b, seq++, 1, 0x100000 + (uint64_t)i * 0x1000, 4096);
+        sb_mark(b, seq++, "step");
+    }
+    sb_exit(b, seq);
+    return b;
+}
+
+static void test_only_the_first_armed_mark_pinned(void **state)
+{
+    (void)state;
+    struct model *all = model_new(NULL), *m = model_new(NULL);
+    model_keep_moments(all, 64, 1000000000000ull); /* marks only, none thinned */
+    model_keep_moments(m, 4, 1000000000000ull);
+    assert_int_equal(model_snapshot_at_mark(m, "step", "A"), 0);
+    feed(all, steps(10));
+    feed(m, steps(10));
+    struct model_moment every[64], mm[8];
+    assert_int_equal(model_moments(all, 0, every, 64), 10);
+    size_t n = model_moments(m, 0, mm, 8);
+    assert_int_equal(n, 4);
+    assert_int_equal(mm[0].t_ns, every[0].t_ns); /* the first: pinned */
+    assert_int_equal(mm[3].t_ns, every[9].t_ns); /* the newest */
+    /* thinned like any other: the newest marks kept, not the oldest */
+    assert_int_equal(mm[2].t_ns, every[8].t_ns);
+    model_free(all);
+    model_free(m);
+}
+
 /* Each stack's leaf leads to the root; values add up to the moment's bytes. */
 static void test_frame_tree(void **state)
 {
@@ -633,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_moments_bounded_in_items),
         cmocka_unit_test(test_ticks_without_marks),
         cmocka_unit_test(test_ticks_after_a_pause),
+        cmocka_unit_test(test_only_the_first_armed_mark_pinned),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
         cmocka_unit_test(test_pool_blocks_apart),
