@@ -222,6 +222,34 @@ static void test_only_the_first_armed_mark_pinned(void **state)
     model_free(m);
 }
 
+/* Pinned moments where thinning would keep every one: the oldest unpinned goes. */
+static void test_thinning_around_pinned_moments(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 4, 1000000000000ull);
+    assert_int_equal(model_snapshot_at_mark(m, "A", "A"), 0);
+    assert_int_equal(model_snapshot_at_mark(m, "C", "C"), 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    const char *labels[] = {"A", "x", "C", "y", "z"};
+    uint64_t seq = 1;
+    for (int i = 0; i < 5; i++) {
+        sb_alloc(b, seq++, 1, 0x100000 + (uint64_t)i * 0x1000, 4096);
+        sb_mark(b, seq++, labels[i]);
+    }
+    sb_exit(b, seq);
+    feed(m, b);
+    struct model_moment mm[8];
+    assert_int_equal(model_moments(m, 0, mm, 8), 4);
+    const char *want[] = {"A", "C", "y", "z"};
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(mm[i].label, want[i]);
+    model_free(m);
+}
+
 /* Each stack's leaf leads to the root; values add up to the moment's bytes. */
 static void test_frame_tree(void **state)
 {
@@ -672,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_ticks_without_marks),
         cmocka_unit_test(test_ticks_after_a_pause),
         cmocka_unit_test(test_only_the_first_armed_mark_pinned),
+        cmocka_unit_test(test_thinning_around_pinned_moments),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
         cmocka_unit_test(test_pool_blocks_apart),
