@@ -501,6 +501,27 @@ static void test_untracked_pool_beside_a_tracked_one(void **state)
     model_free(m);
 }
 
+/* CuPy's pool reporting its blocks: CuPy's pool is the one tracked, not PyTorch's. */
+static void test_cupy_blocks_track_cupys_pool(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_event(b, (struct sb_ev){.seq = 1, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUPY_BLOCK_ALLOC,
+                               .kind = CULEAK_KIND_BLOCK, .size = 4096, .addr = 0x100000, .stack = 1});
+    sb_exit(b, 2);
+    feed_stream(m, b);
+    struct model_memory now;
+    model_memory_now(m, MODEL_ALL, &now);
+    assert_int_equal(now.pools, 1u << MODEL_CACHE_CUPY);
+    assert_int_equal(now.allocated_bytes, 4096);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_diff_counts_blocks_apart),
         cmocka_unit_test(test_pool_segments_are_the_pools_row),
         cmocka_unit_test(test_untracked_pool_beside_a_tracked_one),
+        cmocka_unit_test(test_cupy_blocks_track_cupys_pool),
         cmocka_unit_test(test_pool_rows_beside_other_processes),
         cmocka_unit_test(test_untracked_segments_stay_sites),
         cmocka_unit_test(test_pool_segments_are_no_second_suspect),
