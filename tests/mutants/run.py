@@ -18,7 +18,9 @@ usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--jobs N] [NAME-PA
                 mutated file has a group (no builds)
   --keep        keep the scratch copy (its path is printed)
   --timeout S   a test running longer than S seconds is stopped (a hang, not a kill);
-                a test whose passing time is known gets 4 times that (at least 60 s)
+                a test whose passing time is known gets 4 times that, at least 150 s
+                (longer than the tests' own waits: a test failing by its own deadline
+                is a failure)
   --jobs N      tests run at a time (default 2); a test confirming a failure runs alone
   --min-killed  the least share of mutations killed for exit status 0 (default 95)
   --quick       the groups' tests only, never the whole suite (while writing a test)
@@ -31,9 +33,10 @@ times kept, so make rebuilds only what is out of date there); mutations run in t
 of their files, so a mutant costs one compile of its file and the links after it. The
 test that killed a mutation is kept in build/mutants-killers.txt and runs first, alone,
 next time; without one, the tests that killed other mutations of the same file run first,
-most kills first. Then the rest of the group, and the rest of the suite, run --jobs at a
-time, the longest first (the times of passing runs are kept in build/mutants-times.txt).
-A test is run on the unmutated tree only when it first fails on a mutant."""
+most kills first. Then the rest of the group in its order, and the rest of the suite,
+the longest first, run --jobs at a time (the times of passing runs are kept in
+build/mutants-times.txt). The last killers are run on the unmutated tree first, side by
+side; any other test is run there only when it first fails on a mutant."""
 import argparse
 import collections
 import fnmatch
@@ -247,7 +250,7 @@ class Tests:
 
     def limit(self, test):
         known = self.times.get(test)
-        return self.timeout if known is None else min(self.timeout, max(60.0, 4 * known))
+        return self.timeout if known is None else min(self.timeout, max(150.0, 4 * known))
 
     def start(self, test):
         cmd = ["build/tests/" + test] if test.startswith("test_") else ["tests/e2e/%s.sh" % test[4:]]
@@ -277,6 +280,24 @@ class Tests:
         failure (stop_at_fail) the others running are stopped and no more start."""
         todo, running, results = list(tests), [], []
         jobs = jobs or self.jobs
+        try:
+            return self._run(todo, running, results, log, jobs, stop_at_fail)
+        finally:  # interrupted (SIGTERM, Ctrl-C): nothing of a test is left running
+            self.stop(running)
+
+    def stop(self, running):
+        """SIGTERM (a test's own clean-up runs: its tmux server, its files), then SIGKILL."""
+        for r in running:
+            self.signal(r, signal.SIGTERM)
+        for r in running:
+            try:
+                r["p"].wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.signal(r, signal.SIGKILL)
+            r["p"].wait()
+
+    def _run(self, todo, running, results, log, jobs, stop_at_fail):
         while todo or running:
             while todo and len(running) < jobs:
                 running.append(self.start(todo.pop(0)))
@@ -296,17 +317,11 @@ class Tests:
                 running.remove(r)
                 self.finish(r, log, status)
                 results.append((r["test"], status))
-                if status == "fail" and stop_at_fail:
-                    for o in running:  # their results would not be used
-                        self.signal(o, signal.SIGTERM)
+                if status == "fail" and stop_at_fail:  # the others' results would not be used
+                    self.stop(running)
                     for o in running:
-                        try:
-                            o["p"].wait(10)
-                        except subprocess.TimeoutExpired:
-                            self.signal(o, signal.SIGKILL)
-                            o["p"].wait()
-                        self.signal(o, signal.SIGKILL)
                         self.finish(o, log, "stopped")
+                    running.clear()
                     return results
         return results
 
@@ -374,6 +389,7 @@ def try_mutant(tree, tests, order, rest, log, quick, base):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))  # the finally clauses run
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep", action="store_true")
@@ -444,6 +460,23 @@ def main():
             first = [t for t, _ in same_file.most_common()]
         return first + [t for t in group_of(groups, m["file"]) if t not in first]
     all_muts = parse(a.list)
+    # the tests that killed these mutations last time, asked on the unmutated tree up front,
+    # side by side (the others are asked when they first fail on a mutant)
+    first = sorted({killers[m["name"]] for m in live if m["name"] in killers and killers[m["name"]] in suite},
+                   key=lambda t: -times.get(t, 0))
+    if first and build(tree, first, base.log):
+        for t, s in tests.run(first, base.log, stop_at_fail=False):
+            if s == "pass":
+                base.known[t] = True
+        for t in first:
+            if t not in base.known:  # it failed (or hung): again, alone; passing now, it is flaky
+                base.known[t] = tests.one(t, base.log) == "pass"
+                if base.known[t]:
+                    base.flaky.add(t)
+        bad = [t for t in first if not base.known[t]]
+        print("baseline: %d killers asked (%.0f s)%s%s" % (
+            len(first), time.time() - t0, "; flaky: " + " ".join(sorted(base.flaky)) if base.flaky else "",
+            "; failing unmutated: " + " ".join(bad) if bad else ""), flush=True)
     # in the order of their files (the list's order within a file): a file's mutants one
     # after another cost one compile each
     files = list(dict.fromkeys(m["file"] for m in live))
