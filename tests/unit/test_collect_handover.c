@@ -13,6 +13,7 @@
 #include "ring.h"
 #include "wire.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -63,8 +64,8 @@ static pid_t hand_over(const char *sock, const char *path, int uid)
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    if (sendmsg(s, &m, 0) != 1)
-        _exit(6);
+    if (sendmsg(s, &m, MSG_NOSIGNAL) != 1) /* refused already: the collector closed the connection */
+        _exit(errno == EPIPE || errno == ECONNRESET ? 0 : 6);
     char ack; /* held open until the collector has read it (it closes the connection) */
     (void)!read(s, &ack, 1);
     _exit(0);
