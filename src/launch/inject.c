@@ -374,15 +374,22 @@ static void ptrace_refused(pid_t pid, char *err, size_t len)
                             "container, run it with CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)", (int)pid);
 }
 
-/* The step's last line that is not a marker: what gdb said went wrong. */
+/* What gdb said went wrong in the step: its ptrace error if it gave one, else its last
+ * line that is not a marker (without the prompts gdb prints before each command it
+ * reads, from a pipe too). */
 static void last_words(const struct gdb *g, char *out, size_t len)
 {
     char tmp[OUT_MAX];
     snprintf(tmp, sizeof tmp, "%s", g->buf + g->step_start);
     out[0] = 0;
-    for (char *line = strtok(tmp, "\n"); line; line = strtok(NULL, "\n"))
-        if (strncmp(line, "CULEAK-", 7) != 0 && line[strspn(line, " ")])
+    int ptrace_said = 0;
+    for (char *line = strtok(tmp, "\n"); line && !ptrace_said; line = strtok(NULL, "\n")) {
+        while (strncmp(line, "(gdb) ", 6) == 0)
+            line += 6;
+        if (strncmp(line, "CULEAK-", 7) != 0 && strcmp(line, "(gdb)") != 0 && line[strspn(line, " ")])
             snprintf(out, len, "%s", line);
+        ptrace_said = strncmp(line, "ptrace: ", 8) == 0;
+    }
 }
 
 static int quotable(const char *s) { return !strpbrk(s, "\"\\\n"); }

@@ -5,9 +5,11 @@
 # blocks of 12288 at one line. The report has the leak at that line, and the 4 earlier
 # blocks as (before attach): not judged (no stack), apart from the leaks, and not failing
 # check; leaks and before-attach sum to the fake driver's own count (69632). The job ends
-# with its own status (7) and output, its stderr untouched. For the three ways a program reaches the driver: a table filled through
-# cuGetProcAddress (client_static), the driver API through its GOT (client_driver), the
-# shared cudart through its GOT (client_runtime).
+# with its own status (7) and output, its stderr untouched. For the three ways a program
+# reaches the driver: a table filled through cuGetProcAddress (client_static), the driver
+# API through its GOT (client_driver), the shared cudart through its GOT (client_runtime),
+# whose functions first called after the attach (lazy PLT slots, not yet bound) are traced
+# too; culeak never says that nothing will be traced.
 set -u
 . "$(dirname "$0")/attach/job.sh"
 attach_test_setup
@@ -57,5 +59,10 @@ EOF
     "$B/culeak" dump "$D/rec.culeak" >"$D/dump" || fail "$client: dump exited $?"
     grep -q '"api":"before-attach"' "$D/dump" || fail "$client: no before-attach event in the dump"
     grep -q 'before attach: 5 allocations, 36864 bytes' "$D/dump" || fail "$client: no before-attach note: $(grep note "$D/dump")"
+    grep -q 'no CUDA entry point was found' "$D/dump" && fail "$client: told that nothing will be traced: $(grep note "$D/dump")"
+    if [ "$client" = client_runtime ]; then # functions first called after the attach (lazy PLT slots)
+        grep -q '"type":"alloc".*"api":"cudaMallocHost"' "$D/dump" || fail "$client: cudaMallocHost after the attach not recorded"
+        grep -q '"type":"free".*"api":"cudaFreeHost"' "$D/dump" || fail "$client: cudaFreeHost after the attach not recorded"
+    fi
 done
 echo "attach_record: ok"

@@ -200,13 +200,16 @@ FAKE_C10=$tmp/ngc/lib/libc10_cuda.so "$CULEAK" record -o "$tmp/ngc.culeak" -- "$
 "$CULEAK" dump "$tmp/ngc.culeak" >"$tmp/ngc.dump"
 ! grep -q '"kind":"block"' "$tmp/ngc.dump" || fail "block events from a stripped 2.11.0a0"
 
-# trace entries that do not read as expected: off, with the reason
-FAKE_C10_SKEWED_TRACE=1 "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
-    { cat "$tmp/skew.err"; fail "the job failed with a misread trace"; }
-grep -q "culeak: tensor tracking off: this torch's trace entries do not read as expected" "$tmp/skew.err" ||
-    { cat "$tmp/skew.err"; fail "a misread trace entry was not caught"; }
-"$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
-! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace"
+# trace entries that do not read as expected (their sizes, or their addresses, read at
+# the wrong place): off, with the reason
+for skew in size addr; do
+    FAKE_C10_SKEWED_TRACE=$skew "$CULEAK" record -o "$tmp/skew.culeak" -- "$PY" "$src" 3 >"$tmp/skew.out" 2>"$tmp/skew.err" ||
+        { cat "$tmp/skew.err"; fail "the job failed with a misread trace ($skew)"; }
+    grep -q "culeak: tensor tracking off: this torch's trace entries do not read as expected" "$tmp/skew.err" ||
+        { cat "$tmp/skew.err"; fail "a misread trace entry ($skew) was not caught"; }
+    "$CULEAK" dump "$tmp/skew.culeak" >"$tmp/skew.dump"
+    ! grep -q '"kind":"block"' "$tmp/skew.dump" || fail "block events from a misread trace ($skew)"
+done
 # expandable segments: the first mapping the shim sees is one page of a SEGMENT_MAP that
 # covers them all; and another device's segment traced first (another thread's) is not
 # this one's: tracking stays on in both

@@ -3,7 +3,8 @@
 # fresh venv under a fresh HOME, run from there with a PATH and LD_LIBRARY_PATH that lead
 # nowhere near the build tree (the simulated driver and the jobs are copied out of it):
 # - every ELF file installed needs nothing outside the wheel but the manylinux base set,
-#   and ldd resolves each need into the wheel;
+#   and ldd resolves each need into the wheel; a vendored library's SONAME is its hashed
+#   file name;
 # - culeak and python -m culeak give the VERSION file's version, as do pip, culeak.pc and
 #   the JSON report; culeak starts from inside a job under culeak;
 # - check, record and report on the simulated loop-leak demo; blocks of the fake caching
@@ -74,6 +75,12 @@ done < <(find "$pkg" "$libs" -type f -print0)
 [ "$newest" = "$glibc" ] || fail "the wheel is tagged manylinux_2_$glibc, its files need GLIBC_2.$newest"
 for lib in libunwind libdw libelf libvterm libncursesw libtinfo libreadline; do
     ls "$libs/$lib"-[0-9a-f]*.so.* >/dev/null 2>&1 || fail "$lib is not vendored with a hashed name"
+done
+# a vendored library is known by its hashed name (its SONAME): a job's own copy of the
+# library is never taken for it, nor it for the job's
+for f in "$libs"/*; do
+    soname=$(readelf -dW "$f" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ "$soname" = "$(basename "$f")" ] || fail "${f#"$site"/} keeps the SONAME ${soname:-(none)}"
 done
 for f in LICENSE libunwind8.copyright libreadline8.copyright; do
     [ -f "$site/culeak-$version.dist-info/licenses/$f" ] || fail "no licenses/$f in the dist-info"

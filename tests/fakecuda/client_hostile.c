@@ -26,7 +26,12 @@
  *                    N more allocations, exits 0 (the recording's path may change meanwhile)
  *   hup              1 allocation, raise(SIGHUP) (the job ignores it: nohup), 1 more, exits 0
  *   oomabort         a failed allocation (out of memory), then abort() (goto oom's event)
- *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0 */
+ *   forkexit         a child allocates and _exit(0)s; the parent waits and exits 0
+ *   vfork            1 allocation, a vfork child that _exit(0)s at once, 1 more; exits 0
+ *   orphan           1 allocation; a child allocates once, and once more after the parent
+ *                    has exited 0 (300 ms after it sees the parent gone)
+ *   execlinger FIFO  1 allocation; a child allocates once, then execs a shell that makes no
+ *                    CUDA call and waits for a line on FIFO; the parent exits 0 */
 #include "fakecuda.h"
 #include "scenarios.h"
 
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +73,78 @@ static void alloc_n(int n)
         if (cuMemAlloc(&d, HOSTILE_ALLOC) != CUDA_SUCCESS)
             die("cuMemAlloc");
     }
+}
+
+/* A vfork child shares its parent's memory, the shim's stream too: its _exit must leave
+ * the parent's recording as it is. */
+static int vfork_exit(void)
+{
+    alloc_n(1);
+    pid_t pid = vfork();
+    if (pid == 0)
+        _exit(0);
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die("vfork");
+    alloc_n(1);
+    return 0;
+}
+
+/* The child's first allocation, then the parent goes. */
+static pid_t child_after_alloc(int (*child)(const void *), const void *arg)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        die("pipe");
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        close(p[0]);
+        alloc_n(1);
+        close(p[1]);
+        _exit(child(arg));
+    }
+    close(p[1]);
+    char c;
+    if (read(p[0], &c, 1) != 0)
+        die("child");
+    close(p[0]);
+    return pid;
+}
+
+static int orphan_child(const void *arg)
+{
+    pid_t parent = *(const pid_t *)arg;
+    while (getppid() == parent) {
+        struct timespec t = {0, 10 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    struct timespec t = {0, 300 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    alloc_n(1);
+    return 0;
+}
+
+static int orphan(void)
+{
+    alloc_n(1);
+    pid_t me = getpid();
+    child_after_alloc(orphan_child, &me);
+    return 0;
+}
+
+static int linger_child(const void *fifo)
+{
+    execl("/bin/sh", "sh", "-c", "read line <\"$0\"", (const char *)fifo, (char *)NULL);
+    return 127;
+}
+
+static int execlinger(const char *fifo)
+{
+    alloc_n(1);
+    child_after_alloc(linger_child, fifo);
+    return 0;
 }
 
 static void write_str(int fd, const char *s)
@@ -274,6 +352,12 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
     }
+    if (!strcmp(s, "vfork"))
+        return vfork_exit();
+    if (!strcmp(s, "orphan"))
+        return orphan();
+    if (!strcmp(s, "execlinger") && argc > 2)
+        return execlinger(argv[2]);
     if (!strcmp(s, "oomabort")) {
         CUdeviceptr d;
         if (cuMemAlloc(&d, SZ_OOM) != CUDA_ERROR_OUT_OF_MEMORY)
@@ -298,6 +382,6 @@ int main(int argc, char **argv)
         execl("/bin/true", "true", (char *)NULL);
         die("exec");
     }
-    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|threadgate N|killnow N SIG [reraise]|fds|churn N|gateclose N|hup\n", argv[0]);
+    fprintf(stderr, "usage: %s closeall DIR N|closepipe DIR N|dup2all FILE N|abort|segv|exit|Exit|exec|kill9|oomabort|forkexit|vfork|orphan|execlinger FIFO|threadgate N|killnow N SIG [reraise]|fds|churn N|gateclose N|hup\n", argv[0]);
     return 2;
 }

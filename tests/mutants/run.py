@@ -2,32 +2,47 @@
 """Mutation testing: each mutation in tests/mutants/mutations.txt (a plausible bug: an exact
 snippet of a file and its replacement) is applied alone to a scratch copy of the tree, and
 the tests run there: first the tests that cover its file (tests/mutants/groups.txt), then,
-only when those all pass, the whole suite (tests/run.sh). A mutation is KILLED only when a
-test fails, and fails again when run once more on its own (a test that passes the second
-time is a flake; a test stopped by its timeout is a hang, neither counts). A mutation no
-test kills SURVIVED; one whose snippet is no longer in its file (the code moved on) is
-STALE; both are errors, and so is a mutation that does not build or a snippet found more
-than once. Survivors are listed at the end with their text. Exit status 0 only when every
-mutation was killed, or when the survivors are those explained in
-tests/mutants/survivors.txt and the killed ones are at least --min-killed percent.
+only when those all pass, the rest of the whole suite (every test tests/run.sh runs). A
+mutation is KILLED only when a test fails, and fails again when run once more on its own
+(a test that passes the second time is a flake; a test stopped by its timeout is a hang,
+neither counts), and that test passes on the unmutated tree (one that failed there once
+and then passed is flaky, and kills only when it fails three times in a row on the
+mutant). A mutation no test kills SURVIVED; one whose snippet is no longer in its file
+(the code moved on) is STALE; both are errors, and so is a mutation that does not build or
+a snippet found more than once. Survivors are listed at the end with their text. Exit
+status 0 only when every mutation was killed, or when the survivors are those explained
+in tests/mutants/survivors.txt and the killed ones are at least --min-killed percent.
 
-usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--list FILE] [NAME-PART...]
+usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--jobs N] [NAME-PART...]
   --check       only check that every snippet is found exactly once and that each
                 mutated file has a group (no builds)
   --keep        keep the scratch copy (its path is printed)
-  --timeout S   a test running longer than S seconds is stopped (a hang, not a kill)
+  --timeout S   a test running longer than S seconds is stopped (a hang, not a kill);
+                a test whose passing time is known gets 4 times that, at least 150 s
+                (longer than the tests' own waits: a test failing by its own deadline
+                is a failure)
+  --jobs N      tests run at a time (default 2); a test confirming a failure runs alone
   --min-killed  the least share of mutations killed for exit status 0 (default 95)
   --quick       the groups' tests only, never the whole suite (while writing a test)
   --start N     from the Nth mutation of the list on (a run cut short, resumed)
   NAME-PART     run only the mutations whose name contains one of these
 
-The copy is the working tree as it is (committed or not, untracked files included, build
-outputs excluded); it is built once, and each mutant rebuilds what its file touches. The
-test that killed a mutation is kept in build/mutants-killers.txt and runs first next time."""
+Where the time goes, and what keeps it short: the copy is the working tree as it is
+(committed or not, untracked files included) with the worktree's build/ (modification
+times kept, so make rebuilds only what is out of date there); mutations run in the order
+of their files, so a mutant costs one compile of its file and the links after it. The
+test that killed a mutation is kept in build/mutants-killers.txt and runs first, alone,
+next time; without one, the tests that killed other mutations of the same file run first,
+most kills first. Then the rest of the group in its order, and the rest of the suite,
+the longest first, run --jobs at a time (the times of passing runs are kept in
+build/mutants-times.txt). The last killers are run on the unmutated tree first, side by
+side; any other test is run there only when it first fails on a mutant."""
 import argparse
+import collections
 import fnmatch
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +53,9 @@ HERE = os.path.join(ROOT, "tests", "mutants")
 # The test that killed each mutation last time (lines "TEST<tab>NAME"), tried first the
 # next time: most mutants then cost one build and one test.
 KILLERS = os.path.join(ROOT, "build", "mutants-killers.txt")
+# How long each test took when it last passed (lines "SECONDS<tab>TEST"): its timeout, and
+# the order of the tests that run side by side (the longest first).
+TIMES = os.path.join(ROOT, "build", "mutants-times.txt")
 
 
 def load_killers():
@@ -55,6 +73,25 @@ def save_killers(killers):
     with open(KILLERS + ".tmp", "w") as f:
         f.writelines("%s\t%s\n" % (t, n) for n, t in sorted(killers.items()))
     os.replace(KILLERS + ".tmp", KILLERS)
+
+
+def load_times():
+    times = {}
+    if os.path.exists(TIMES):
+        for line in open(TIMES):
+            secs, sep, test = line.rstrip("\n").partition("\t")
+            try:
+                times[test] = float(secs)
+            except ValueError:
+                pass
+    return times
+
+
+def save_times(times):
+    os.makedirs(os.path.dirname(TIMES), exist_ok=True)
+    with open(TIMES + ".tmp", "w") as f:
+        f.writelines("%.1f\t%s\n" % (s, t) for t, s in sorted(times.items()))
+    os.replace(TIMES + ".tmp", TIMES)
 
 
 def parse(path):
@@ -144,6 +181,8 @@ def locate(tree, m):
 
 
 def copy_tree(dest):
+    """The working tree's files, then its build/ (times kept: what is up to date there is
+    up to date in the copy)."""
     files = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                            check=True, capture_output=True).stdout.decode().split("\0")
     for f in files:
@@ -152,6 +191,10 @@ def copy_tree(dest):
             continue
         os.makedirs(os.path.join(dest, os.path.dirname(f)), exist_ok=True)
         shutil.copy2(src, os.path.join(dest, f), follow_symlinks=False)
+    build = os.path.join(ROOT, "build")
+    if os.path.isdir(build):
+        shutil.copytree(build, os.path.join(dest, "build"), symlinks=True, dirs_exist_ok=True,
+                        ignore=lambda d, names: [n for n in names if n.startswith("mutants-")])
 
 
 def env():
@@ -164,6 +207,17 @@ def env():
 def all_units(tree):
     return sorted("build/tests/" + f[:-2] for f in os.listdir(os.path.join(tree, "tests", "unit"))
                   if f.startswith("test_") and f.endswith(".c"))
+
+
+def suite_tests(tree):
+    """Every test tests/run.sh runs: the unit tests, then the e2e scripts (those with a #!
+    line; the others are libraries the scripts source)."""
+    tests = [os.path.basename(u) for u in all_units(tree)]
+    e2e = os.path.join(tree, "tests", "e2e")
+    for f in sorted(os.listdir(e2e)):
+        if f.endswith(".sh") and open(os.path.join(e2e, f), "rb").read(2) == b"#!":
+            tests.append("e2e/" + f[:-3])
+    return tests
 
 
 # What a unit test needs besides its binary: the shim and the fake driver it starts.
@@ -186,91 +240,161 @@ def build(tree, tests, log):
     return r.returncode == 0
 
 
-def run_test(tree, test, timeout, log):
-    """'pass', 'fail' or 'hang' of one test: test_NAME (a unit test) or e2e/NAME."""
-    cmd = ["build/tests/" + test] if test.startswith("test_") else ["tests/e2e/%s.sh" % test[4:]]
-    with open(log, "ab") as out:
-        out.write(("==== %s\n" % test).encode())
-        out.flush()
+class Tests:
+    """Runs tests in the copy, several at a time, each in a session of its own (a hang is
+    stopped with everything it started: SIGTERM, then SIGKILL 10 s later, as tests/run.sh's
+    timeout does); their output goes to the mutant's log, one test after another."""
+
+    def __init__(self, tree, timeout, jobs, times):
+        self.tree, self.timeout, self.jobs, self.times = tree, timeout, jobs, times
+
+    def limit(self, test):
+        known = self.times.get(test)
+        return self.timeout if known is None else min(self.timeout, max(150.0, 4 * known))
+
+    def start(self, test):
+        cmd = ["build/tests/" + test] if test.startswith("test_") else ["tests/e2e/%s.sh" % test[4:]]
+        out = tempfile.TemporaryFile()
+        p = subprocess.Popen(cmd, cwd=self.tree, env=env(), stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        return {"test": test, "p": p, "out": out, "t0": time.time(), "limit": self.limit(test), "term": None}
+
+    @staticmethod
+    def signal(r, sig):
         try:
-            r = subprocess.run(cmd, cwd=tree, env=env(), stdout=out, stderr=subprocess.STDOUT, timeout=timeout,
-                               start_new_session=True)
-        except subprocess.TimeoutExpired:
-            return "hang"
-    return "pass" if r.returncode == 0 else "fail"
+            os.killpg(r["p"].pid, sig)
+        except OSError:
+            pass
 
+    def finish(self, r, log, status):
+        r["out"].seek(0)
+        with open(log, "ab") as f:
+            f.write(("==== %s (%s, %.0f s)\n" % (r["test"], status, time.time() - r["t0"])).encode())
+            shutil.copyfileobj(r["out"], f)
+        r["out"].close()
+        if status == "pass":
+            self.times[r["test"]] = time.time() - r["t0"]
 
-def run_suite(tree, timeout, log):
-    """(status, the tests that failed) of tests/run.sh, stopping at its first failure."""
-    e = dict(env(), CULEAK_TEST_FAIL_FAST="1", TEST_TIMEOUT=str(timeout))
-    with open(log, "ab") as out:
-        out.write(b"==== tests/run.sh\n")
-        out.flush()
-        r = subprocess.run(["tests/run.sh"], cwd=tree, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        out.write(r.stdout)
-    text = r.stdout.decode(errors="replace")
-    failed, hung = [], []
-    for l in text.splitlines():
-        if l.startswith("FAIL "):
-            (hung if "it hung" in l else failed).append(l.split()[1])
-    return ("pass" if r.returncode == 0 else "fail"), failed, hung
+    def run(self, tests, log, jobs=None, stop_at_fail=True):
+        """(test, 'pass'|'fail'|'hang') for each test in the order they end; at the first
+        failure (stop_at_fail) the others running are stopped and no more start."""
+        todo, running, results = list(tests), [], []
+        jobs = jobs or self.jobs
+        try:
+            return self._run(todo, running, results, log, jobs, stop_at_fail)
+        finally:  # interrupted (SIGTERM, Ctrl-C): nothing of a test is left running
+            self.stop(running)
+
+    def stop(self, running):
+        """SIGTERM (a test's own clean-up runs: its tmux server, its files), then SIGKILL."""
+        for r in running:
+            self.signal(r, signal.SIGTERM)
+        for r in running:
+            try:
+                r["p"].wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.signal(r, signal.SIGKILL)
+            r["p"].wait()
+
+    def _run(self, todo, running, results, log, jobs, stop_at_fail):
+        while todo or running:
+            while todo and len(running) < jobs:
+                running.append(self.start(todo.pop(0)))
+            time.sleep(0.05)
+            for r in list(running):
+                now = time.time()
+                rc = r["p"].poll()
+                if rc is None:
+                    if r["term"] is None and now - r["t0"] > r["limit"]:
+                        self.signal(r, signal.SIGTERM)
+                        r["term"] = now
+                    elif r["term"] is not None and now - r["term"] > 10:
+                        self.signal(r, signal.SIGKILL)
+                    continue
+                self.signal(r, signal.SIGKILL)  # what it left running in its session
+                status = "hang" if r["term"] is not None else "pass" if rc == 0 else "fail"
+                running.remove(r)
+                self.finish(r, log, status)
+                results.append((r["test"], status))
+                if status == "fail" and stop_at_fail:  # the others' results would not be used
+                    self.stop(running)
+                    for o in running:
+                        self.finish(o, log, "stopped")
+                    running.clear()
+                    return results
+        return results
+
+    def one(self, test, log):
+        return self.run([test], log, jobs=1)[0][1]
 
 
 class Baseline:
-    """Whether a test passes on the unmutated tree (asked once per test, lazily): one that
-    never passes kills nothing; one that fails once and then passes is flaky, and kills
-    only when it fails three times in a row on a mutant."""
+    """Whether a test passes on the unmutated tree, asked when it first fails on a mutant
+    (the mutation undone): one that never passes kills nothing; one that fails once and
+    then passes is flaky, and kills only when it fails three times in a row on a mutant."""
 
-    def __init__(self, tree, timeout, log):
-        self.tree, self.timeout, self.log, self.known, self.flaky = tree, timeout, log, {}, set()
+    def __init__(self, tests, log):
+        self.tests, self.log, self.known, self.flaky = tests, log, {}, set()
 
     def passes(self, test):
         if test not in self.known:
-            ok = run_test(self.tree, test, self.timeout, self.log) == "pass"
-            if not ok and run_test(self.tree, test, self.timeout, self.log) == "pass":
+            ok = self.tests.one(test, self.log) == "pass"
+            if not ok and self.tests.one(test, self.log) == "pass":
                 ok = True
                 self.flaky.add(test)
             self.known[test] = ok
         return self.known[test]
 
 
-def confirm(tree, test, timeout, log, base):
+def confirm(tests, test, log, base):
     """A failure counts when the test fails again, run alone (twice more if it is flaky)."""
-    for _ in range(2 if base and test in base.flaky else 1):
-        if run_test(tree, test, timeout, log) != "fail":
+    for _ in range(2 if test in base.flaky else 1):
+        if tests.one(test, log) != "fail":
             return False
     return True
 
 
-def try_mutant(tree, m, tests, timeout, log, quick, base):
-    """('killed', test), ('survived', why) or ('build', None)."""
-    notes = []
-    for t in tests:  # each built just before it runs: the first often kills
-        if not build(tree, [t], log):
+def try_mutant(tree, tests, order, rest, log, quick, base):
+    """('killed', test), ('survived', why) or ('build', None): the first test of order
+    alone, then the rest of order in its order, then (unless quick) the rest of the suite,
+    the longest first, --jobs at a time. A test known to fail on the unmutated tree is
+    skipped."""
+    notes, ran = [], set()
+
+    def stage(names, jobs=None, longest_first=False):
+        names = [t for t in names if t not in ran and base.known.get(t, True)]
+        if not names:
+            return None
+        ran.update(names)
+        if not build(tree, names, log):
             return "build", None
-        s = run_test(tree, t, timeout, log)
-        if s == "fail" and confirm(tree, t, timeout, log, base):
-            return "killed", t
-        if s != "pass":
-            notes.append("%s %s" % (t, "hung" if s == "hang" else "failed once (a flake)"))
-    if quick:
-        return "survived", "; ".join(notes + ["its group's tests pass"])
-    if not build(tree, None, log):
-        return "build", None
-    status, failed, hung = run_suite(tree, timeout, log)
-    for t in failed:
-        if confirm(tree, t, timeout, log, base):
-            return "killed", t + " (the whole suite)"
-        notes.append("%s failed once (a flake)" % t)
-    notes += ["%s hung" % t for t in hung]
-    return "survived", "; ".join(notes)
+        if longest_first:  # every one of them runs unless one kills: the shortest wall time
+            names.sort(key=lambda t: -tests.times.get(t, 0))
+        for t, s in tests.run(names, log, jobs=jobs):
+            if s == "fail":
+                if confirm(tests, t, log, base):
+                    return "killed", t
+                notes.append("%s failed once (a flake)" % t)
+            elif s == "hang":
+                notes.append("%s hung" % t)
+        return None
+
+    for names, jobs, longest in ((order[:1], 1, False), (order[1:], None, False)) + \
+            (() if quick else ((rest, None, True),)):
+        r = stage(names, jobs, longest)
+        if r:
+            return r
+    return "survived", "; ".join(notes + ["its group's tests pass" if quick else "every test passes"])
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))  # the finally clauses run
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--min-killed", type=float, default=95.0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--start", type=int, default=1)
@@ -313,39 +437,80 @@ def main():
     logs = os.path.join(tree, ".mutant-logs")
     os.makedirs(logs)
     print("scratch copy: %s" % tree, flush=True)
-    copy_tree(tree)
     t0 = time.time()
+    copy_tree(tree)
     if not build(tree, None, os.path.join(logs, "baseline.log")):
         print("the unmutated copy does not build; see %s/baseline.log" % logs)
         return 2
-    base = Baseline(tree, a.timeout, os.path.join(logs, "baseline.log"))
+    print("copied and built (%.0f s)" % (time.time() - t0), flush=True)
+    times = load_times()
+    tests = Tests(tree, a.timeout, max(1, a.jobs), times)
+    base = Baseline(tests, os.path.join(logs, "baseline.log"))
     killers = load_killers()
+    suite = suite_tests(tree)
 
-    def tests_of(m):  # the last killer first, then the group
-        first = [killers[m["name"]]] if m["name"] in killers else []
+    def tests_of(m):
+        """The last killer; else the killers of other mutations of its file, most kills
+        first; then its group."""
+        if m["name"] in killers:
+            first = [killers[m["name"]]]
+        else:
+            same_file = collections.Counter(killers[o["name"]] for o in all_muts
+                                            if o["file"] == m["file"] and o["name"] in killers)
+            first = [t for t, _ in same_file.most_common()]
         return first + [t for t in group_of(groups, m["file"]) if t not in first]
-    bad = [t for t in sorted({t for m in live for t in tests_of(m)[:1 if m["name"] in killers else None]})
-           if not base.passes(t)]
-    if bad:
-        print("the unmutated copy fails %s; see %s/baseline.log" % (" ".join(bad), logs))
-        return 2
-    print("baseline: the groups' tests pass (%.0f s)%s" % (time.time() - t0, "; flaky: " + " ".join(
-        sorted(base.flaky)) if base.flaky else ""), flush=True)
+    all_muts = parse(a.list)
+    # the tests that killed these mutations last time, asked on the unmutated tree up front,
+    # side by side (the others are asked when they first fail on a mutant)
+    first = sorted({killers[m["name"]] for m in live if m["name"] in killers and killers[m["name"]] in suite},
+                   key=lambda t: -times.get(t, 0))
+    if first and build(tree, first, base.log):
+        for t, s in tests.run(first, base.log, stop_at_fail=False):
+            if s == "pass":
+                base.known[t] = True
+        for t in first:
+            if t not in base.known:  # it failed (or hung): again, alone; passing now, it is flaky
+                base.known[t] = tests.one(t, base.log) == "pass"
+                if base.known[t]:
+                    base.flaky.add(t)
+        bad = [t for t in first if not base.known[t]]
+        print("baseline: %d killers asked (%.0f s)%s%s" % (
+            len(first), time.time() - t0, "; flaky: " + " ".join(sorted(base.flaky)) if base.flaky else "",
+            "; failing unmutated: " + " ".join(bad) if bad else ""), flush=True)
+    # in the order of their files (the list's order within a file): a file's mutants one
+    # after another cost one compile each
+    files = list(dict.fromkeys(m["file"] for m in live))
+    live.sort(key=lambda m: files.index(m["file"]))
     killed, survived = [], []
     for i, m in enumerate(live, 1):
         path = os.path.join(tree, m["file"])
         orig = open(path).read()
-        open(path, "w").write(orig.replace(m["find"], m["replace"], 1))
+        mutated = orig.replace(m["find"], m["replace"], 1)
+        order = tests_of(m)
+        rest = [t for t in suite if t not in order]
         t = time.time()
         log = os.path.join(logs, "%03d.log" % i)
-        try:
-            status, what = try_mutant(tree, m, tests_of(m), a.timeout, log, a.quick, base)
-        finally:
-            open(path, "w").write(orig)  # a fresh mtime: make rebuilds what the mutant touched
-        killer = what.split()[0] if status == "killed" else None
-        if killer and killer not in base.known:  # not asked yet: does it pass unmutated?
-            if not build(tree, [killer], log) or not base.passes(killer):
-                status, what = "survived", "only %s failed, which fails unmutated too" % killer
+        while True:
+            open(path, "w").write(mutated)
+            try:
+                status, what = try_mutant(tree, tests, order, rest, log, a.quick, base)
+            finally:
+                open(path, "w").write(orig)  # a fresh mtime: make rebuilds what the mutant touched
+            if status != "killed" or what in base.known:
+                break
+            # the killer was never asked on the unmutated tree: ask it now
+            flaky_before = what in base.flaky
+            if not build(tree, [what], log) or not base.passes(what):
+                continue  # it fails unmutated too: the mutant runs again without it
+            if what in base.flaky and not flaky_before:  # flaky: a third failure in a row
+                open(path, "w").write(mutated)
+                try:
+                    third = build(tree, [what], log) and tests.one(what, log) == "fail"
+                finally:
+                    open(path, "w").write(orig)
+                if not third:
+                    status, what = "survived", "%s failed twice, but it is flaky and passed the third time" % what
+            break
         took = time.time() - t
         if status == "survived":
             survived.append(m)
@@ -357,8 +522,9 @@ def main():
         else:
             killed.append(m)
             print("killed   %s by %s (%.0f s)" % (m["name"], what, took), flush=True)
-            killers[m["name"]] = what.split()[0]
+            killers[m["name"]] = what
             save_killers(killers)
+        save_times(times)
     n = len(muts)
     share = 100.0 * len(killed) / n if n else 100.0
     print("%d mutations: %d killed (%.1f%%), %d survived, %d stale or in error (%.1f min)"

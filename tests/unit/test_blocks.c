@@ -458,6 +458,70 @@ static void test_pool_rows_beside_other_processes(void **state)
     model_free(m);
 }
 
+/* One process, two caching allocators: PyTorch's reports its blocks, CuPy's does not (its
+ * segment taken inside cupy/cuda/memory). Only PyTorch's segment is a pool's reserved
+ * memory; CuPy's stays at its call site, memory outside the pools. */
+static void test_untracked_pool_beside_a_tracked_one(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_module(b, C10, C10_BASE, 0, 0x10000);
+    sb_module(b, "/opt/venv/lib/python3.12/site-packages/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so",
+              0x7e0000000000ull, 0, 0x10000);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_frame(b, 2, 1, C10_BASE + 0x1234);        /* PyTorch's segment */
+    sb_frame(b, 3, 1, 0x7e0000000100ull);        /* CuPy's */
+    ev(b, 1, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x100000, 2 << 20, 2);
+    ev(b, 2, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000, 4096, 1);
+    ev(b, 3, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x800000, 1 << 20, 3);
+    sb_exit(b, 4);
+    feed_stream(m, b);
+    struct model_memory now;
+    model_memory_now(m, MODEL_ALL, &now);
+    assert_int_equal(now.pools, 1u << MODEL_CACHE_PYTORCH);
+    assert_int_equal(now.reserved_bytes, 2 << 20);
+    assert_int_equal(now.reserved_segments, 1);
+    assert_int_equal(now.other_bytes, 1 << 20);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_table t;
+    assert_int_equal(model_table_build(m, &q, &t), 0);
+    int cupy_rows = 0;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.rows[i].live_bytes == 1 << 20) {
+            cupy_rows++;
+            assert_int_equal(t.rows[i].pool, MODEL_CACHE_NONE);
+        }
+    assert_int_equal(cupy_rows, 1);
+    model_table_free(&t);
+    model_free(m);
+}
+
+/* CuPy's pool reporting its blocks: CuPy's pool is the one tracked, not PyTorch's. */
+static void test_cupy_blocks_track_cupys_pool(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_pyframe(b, 4, TRAIN, "<module>", 13);
+    sb_frame(b, 1, 0, CULEAK_PYFRAME_TAG | 4);
+    sb_event(b, (struct sb_ev){.seq = 1, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUPY_BLOCK_ALLOC,
+                               .kind = CULEAK_KIND_BLOCK, .size = 4096, .addr = 0x100000, .stack = 1});
+    sb_exit(b, 2);
+    feed_stream(m, b);
+    struct model_memory now;
+    model_memory_now(m, MODEL_ALL, &now);
+    assert_int_equal(now.pools, 1u << MODEL_CACHE_CUPY);
+    assert_int_equal(now.allocated_bytes, 4096);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +532,8 @@ int main(void)
         cmocka_unit_test(test_blocks_are_not_leaks),
         cmocka_unit_test(test_diff_counts_blocks_apart),
         cmocka_unit_test(test_pool_segments_are_the_pools_row),
+        cmocka_unit_test(test_untracked_pool_beside_a_tracked_one),
+        cmocka_unit_test(test_cupy_blocks_track_cupys_pool),
         cmocka_unit_test(test_pool_rows_beside_other_processes),
         cmocka_unit_test(test_untracked_segments_stay_sites),
         cmocka_unit_test(test_pool_segments_are_no_second_suspect),

@@ -1,5 +1,6 @@
 /* The console's gdb and htop habits without a terminal: ignore counts, breakpoints saved as
- * commands and read back, `commands N ... end`, `info` alone, the init files' trust rules
+ * commands and read back, `commands N ... end`, `info` alone, confirmations answered as gdb
+ * takes them, the init files' trust rules
  * and -nx, the table's column titles under the mouse, clicks, the wheel, the key bar and
  * the single sort keys. */
 #include <setjmp.h>
@@ -184,6 +185,33 @@ static void test_info_alone_and_errors(void **state)
     assert_true(c->u.mouse_off);
     console_exec(c, "set mouse sometimes");
     assert_true(c->u.msg_error);
+    console_del(c);
+}
+
+/* A question's answer as gdb reads it: y or Y, n or N, blanks before it allowed. */
+static void test_confirmations(void **state)
+{
+    (void)state;
+    struct console *c = console_new();
+    console_exec(c, "break a.c:1");
+    console_exec(c, "break b.c:2");
+    assert_int_equal(c->u.bps.n, 2);
+    console_exec(c, "delete");
+    assert_non_null(c->confirm_yes);
+    console_exec(c, "  Y");
+    assert_null(c->confirm_yes);
+    assert_int_equal(c->u.bps.n, 0);
+    console_exec(c, "break a.c:1");
+    console_exec(c, "delete");
+    console_exec(c, "maybe");
+    assert_true(c->u.msg_error); /* Please answer y or n. */
+    assert_non_null(c->confirm_yes);
+    console_exec(c, "\tN");
+    assert_null(c->confirm_yes);
+    assert_int_equal(c->u.bps.n, 1);
+    console_exec(c, "delete");
+    console_exec(c, "y");
+    assert_int_equal(c->u.bps.n, 0);
     console_del(c);
 }
 
@@ -469,7 +497,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ignore_count), cmocka_unit_test(test_breakpoints_saved_and_read_back),
-        cmocka_unit_test(test_info_alone_and_errors), cmocka_unit_test(test_safe_path),
+        cmocka_unit_test(test_info_alone_and_errors), cmocka_unit_test(test_confirmations),
+        cmocka_unit_test(test_safe_path),
         cmocka_unit_test(test_init_files), cmocka_unit_test(test_column_titles_under_the_mouse),
         cmocka_unit_test(test_clicks_wheel_and_keys), cmocka_unit_test(test_key_bar_on_small_screens),
         cmocka_unit_test(test_lines_cut_at_words),

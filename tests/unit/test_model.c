@@ -709,6 +709,29 @@ static void test_timeline_and_stop(void **state)
     sb_free(b);
 }
 
+/* Once in buckets, a change at the very start of the next interval opens that interval:
+ * 4 samples of room, a step of 1 us: six allocations 1 us apart make buckets of 2 us, the
+ * sixth the start of a bucket of its own. */
+static void test_timeline_bucket_boundary(void **state)
+{
+    (void)state;
+    struct model_options o = {.timeline_capacity = 4, .timeline_step_ns = 1000};
+    struct model *m = model_new(&o);
+    struct sb *b = standard_prefix(1, NULL);
+    for (uint64_t i = 1; i <= 6; i++)
+        sb_alloc(b, i, 3, 0x1000 * i, 10);
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    struct model_sample s[8];
+    size_t n = model_timeline(m, 0, MODEL_ALL, s, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 1; i < n; i++)
+        assert_int_equal(s[i].t_ns, s[i - 1].t_ns + 2000);
+    assert_int_equal(s[2].live_bytes, 50); /* the 4th and 5th allocations' bucket */
+    assert_int_equal(s[3].live_bytes, 60); /* the 6th's own */
+    model_free(m);
+    sb_free(b);
+}
+
 /* A long series is thinned into time buckets that keep their extremes: a 1 MiB spike among
  * a hundred 4 KiB allocations freed at once is a bucket's most, the freed state its least. */
 static void test_timeline_buckets_keep_extremes(void **state)
@@ -743,6 +766,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_site_aggregation),
         cmocka_unit_test(test_timeline_buckets_keep_extremes),
+        cmocka_unit_test(test_timeline_bucket_boundary),
         cmocka_unit_test(test_kinds_apart_and_reservations),
         cmocka_unit_test(test_free_all_leaks_at_reset),
         cmocka_unit_test(test_failures_and_bad_frees),

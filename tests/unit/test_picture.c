@@ -154,6 +154,102 @@ static void test_ticks_without_marks(void **state)
     model_free(m);
 }
 
+/* After a pause longer than many ticks, the next tick counts from the moment taken: one
+ * moment for the pause, then one per tick, never one at every event to catch up. */
+static void test_ticks_after_a_pause(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 64, 5000); /* a tick every 5 us; events 1 us apart */
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    uint64_t seq = 1;
+    for (int i = 0; i < 10; i++, seq++)
+        sb_alloc(b, seq, 1, 0x100000 + seq * 0x1000, 4096);
+    sb_event(b, (struct sb_ev){.seq = seq, .dt = 1000000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUDA_MALLOC,
+                               .kind = CULEAK_KIND_DEVICE, .size = 4096, .addr = 0x100000 + seq * 0x1000, .stack = 1});
+    for (seq++; seq < 32; seq++)
+        sb_alloc(b, seq, 1, 0x100000 + seq * 0x1000, 4096);
+    sb_exit(b, seq);
+    feed(m, b);
+    struct model_moment mm[64];
+    size_t n = model_moments(m, 0, mm, 64);
+    assert_true(n >= 3 && n < 64);
+    for (size_t i = 1; i < n; i++)
+        if (mm[i].t_ns - mm[i - 1].t_ns < 5000)
+            fail_msg("moments %zu and %zu are %llu ns apart, less than a tick", i - 1, i,
+                     (unsigned long long)(mm[i].t_ns - mm[i - 1].t_ns));
+    model_free(m);
+}
+
+/* A label marked at every iteration ("step") that a snapshot waits for: only its first
+ * mark's moment is pinned; the later ones are thinned like any other, the newest kept. */
+static struct sb *steps(int n)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    uint64_t seq = 1;
+    for (int i = 0; i < n; i++) {
+        sb_alloc(b, seq++, 1, 0x100000 + (uint64_t)i * 0x1000, 4096);
+        sb_mark(b, seq++, "step");
+    }
+    sb_exit(b, seq);
+    return b;
+}
+
+static void test_only_the_first_armed_mark_pinned(void **state)
+{
+    (void)state;
+    struct model *all = model_new(NULL), *m = model_new(NULL);
+    model_keep_moments(all, 64, 1000000000000ull); /* marks only, none thinned */
+    model_keep_moments(m, 4, 1000000000000ull);
+    assert_int_equal(model_snapshot_at_mark(m, "step", "A"), 0);
+    feed(all, steps(10));
+    feed(m, steps(10));
+    struct model_moment every[64], mm[8];
+    assert_int_equal(model_moments(all, 0, every, 64), 10);
+    size_t n = model_moments(m, 0, mm, 8);
+    assert_int_equal(n, 4);
+    assert_int_equal(mm[0].t_ns, every[0].t_ns); /* the first: pinned */
+    assert_int_equal(mm[3].t_ns, every[9].t_ns); /* the newest */
+    /* thinned like any other: the newest marks kept, not the oldest */
+    assert_int_equal(mm[2].t_ns, every[8].t_ns);
+    model_free(all);
+    model_free(m);
+}
+
+/* Pinned moments where thinning would keep every one: the oldest unpinned goes. */
+static void test_thinning_around_pinned_moments(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    model_keep_moments(m, 4, 1000000000000ull);
+    assert_int_equal(model_snapshot_at_mark(m, "A", "A"), 0);
+    assert_int_equal(model_snapshot_at_mark(m, "C", "C"), 0);
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100);
+    const char *labels[] = {"A", "x", "C", "y", "z"};
+    uint64_t seq = 1;
+    for (int i = 0; i < 5; i++) {
+        sb_alloc(b, seq++, 1, 0x100000 + (uint64_t)i * 0x1000, 4096);
+        sb_mark(b, seq++, labels[i]);
+    }
+    sb_exit(b, seq);
+    feed(m, b);
+    struct model_moment mm[8];
+    assert_int_equal(model_moments(m, 0, mm, 8), 4);
+    const char *want[] = {"A", "C", "y", "z"};
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(mm[i].label, want[i]);
+    model_free(m);
+}
+
 /* Each stack's leaf leads to the root; values add up to the moment's bytes. */
 static void test_frame_tree(void **state)
 {
@@ -602,6 +698,9 @@ int main(void)
         cmocka_unit_test(test_moments_thinned_when_full),
         cmocka_unit_test(test_moments_bounded_in_items),
         cmocka_unit_test(test_ticks_without_marks),
+        cmocka_unit_test(test_ticks_after_a_pause),
+        cmocka_unit_test(test_only_the_first_armed_mark_pinned),
+        cmocka_unit_test(test_thinning_around_pinned_moments),
         cmocka_unit_test(test_frame_tree),
         cmocka_unit_test(test_stacks_at_some_moments),
         cmocka_unit_test(test_pool_blocks_apart),

@@ -1,13 +1,15 @@
 /* The shared ring (src/common/ring.c): records come out whole and in order across the
  * area's end, a full ring with a stopped reader makes the writer give up after its
- * bounded wait and count what it dropped, a reader draining beside a writer gets every
- * record not counted as dropped, and what a process wrote stays after it is killed. */
+ * bounded wait and count what it dropped (each gap with its own first and last), a reader
+ * draining beside a writer gets every record not counted as dropped, what a process wrote
+ * stays after it is killed, and a reader maps no ring whose size is not a power of two. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,6 +110,36 @@ static void test_full_ring_drops_and_counts(void **state)
     assert_int_equal(put(&r, k, 100, 0), 0); /* room again */
     culeak_ring_told(&r);
     assert_int_equal(culeak_ring_untold(&r, &first, &last), 0);
+    /* a later gap: its own first and last */
+    culeak_ring_drop(&r, 700);
+    culeak_ring_drop(&r, 701);
+    culeak_ring_drop(&r, 702);
+    assert_int_equal(culeak_ring_untold(&r, &first, &last), 3);
+    assert_int_equal(first, 700);
+    assert_int_equal(last, 702);
+    culeak_ring_unmap(&r);
+    close(fd);
+}
+
+/* A reader maps only a ring whose header reads right: its data area a power of two of at
+ * least 4 KiB (the offsets are masked with size - 1). */
+static void test_map_checks_the_size(void **state)
+{
+    struct culeak_ring r, mine;
+    int fd;
+    assert_int_equal(culeak_ring_create(1 << 14, &fd, &r), 0);
+    assert_int_equal(culeak_ring_map(fd, &mine), 0);
+    culeak_ring_unmap(&mine);
+    static const uint64_t bad[] = {(1 << 14) - 4096, 2048, 0};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        r.h->size = bad[i];
+        errno = 0;
+        assert_int_equal(culeak_ring_map(fd, &mine), -1);
+        assert_int_equal(errno, EINVAL);
+    }
+    r.h->size = 1 << 14;
+    memcpy(r.h->magic, "notaring", 8);
+    assert_int_equal(culeak_ring_map(fd, &mine), -1);
     culeak_ring_unmap(&r);
     close(fd);
 }
@@ -178,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_records_whole_across_the_end),
         cmocka_unit_test(test_full_ring_drops_and_counts),
+        cmocka_unit_test(test_map_checks_the_size),
         cmocka_unit_test(test_reader_beside_writer),
         cmocka_unit_test(test_records_outlive_a_killed_writer),
     };

@@ -8,7 +8,8 @@
 #                              (DIR/end), waits for it: $job_rc is its exit status
 #   leak_line FILE             the line of FILE marked ATTACH_LEAK_LINE
 #   wait_inventory RECORDING   waits until the shim has sent what was live before the
-#                              attach (its NOTE is in the recording)
+#                              attach (its NOTE is in the recording); fails at once if
+#                              the job ($job) died
 # The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
 # loaded into the job comes from another (plain) build, as in tmux_harness.sh.
 [ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
@@ -45,9 +46,15 @@ finish_job() {
     job_rc=0
     wait "$job" || job_rc=$?
 }
+# the job runs (a zombie, not yet waited for, has ended)
+job_alive() {
+    local s
+    s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null) && [ "$s" != Z ]
+}
 wait_inventory() {
     local end=$((SECONDS + 60))
     until grep -aq "before attach: [0-9]* allocation" "$1" 2>/dev/null; do
+        [ -z "${job:-}" ] || job_alive || fail "the job died before its inventory was sent: $(cat "/proc/$job/stat" 2>/dev/null)"
         [ "$SECONDS" -lt "$end" ] || fail "no before-attach inventory in $1"
         sleep 0.05
     done

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -86,14 +87,16 @@ struct NativeCachingAllocator : CUDAAllocator {
     {
         if (trackers.empty())
             return;
-        static const bool skewed = std::getenv("FAKE_C10_SKEWED_TRACE") != nullptr; // a layout culeak misreads
+        // a layout culeak misreads: its addresses ("addr"), else its sizes
+        static const char *skew = std::getenv("FAKE_C10_SKEWED_TRACE");
+        static const bool skew_addr = skew && std::strcmp(skew, "addr") == 0, skewed = skew && !skew_addr;
         TraceEntry e{};
         e.action_ = a;
 #ifdef FAKE_C10_SHIFTED
         e.other_ = 0x55;
 #endif
         e.device_ = device;
-        e.addr_ = reinterpret_cast<size_t>(addr);
+        e.addr_ = reinterpret_cast<size_t>(addr) + (skew_addr ? 512 : 0);
         e.size_ = size + (skewed ? 8 : 0);
         for (auto &t : trackers[0])
             t(e);
