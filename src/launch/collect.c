@@ -20,6 +20,7 @@ struct ring_out {
 
 struct culeak_collector {
     struct culeak_hub *hub;
+    char *attach_out; /* attached: the recording of rings that name none */
     struct ring_out *outs; /* one per ring of the hub, by its index */
     size_t n;
 };
@@ -34,6 +35,29 @@ struct culeak_collector *culeak_collector_new(void)
         return NULL;
     }
     return c;
+}
+
+struct culeak_collector *culeak_collector_attach(const char *out)
+{
+    struct culeak_collector *c = culeak_collector_new();
+    if (!c)
+        return NULL;
+    if (!(c->attach_out = strdup(out))) {
+        culeak_collector_free(c);
+        return NULL;
+    }
+    culeak_hub_started(c->hub); /* no program gets the first ring */
+    return c;
+}
+
+const char *culeak_collector_socket(const struct culeak_collector *c) { return culeak_hub_socket(c->hub); }
+
+int culeak_collector_has(const struct culeak_collector *c, long pid)
+{
+    for (size_t i = 0; i < culeak_hub_count(c->hub); i++)
+        if (culeak_hub_pid(c->hub, i) == pid)
+            return 1;
+    return 0;
 }
 
 int culeak_collector_child_env(struct culeak_collector *c) { return culeak_hub_child_env(c->hub); }
@@ -65,10 +89,15 @@ static void open_out(struct culeak_collector *c, size_t i)
     char path[CULEAK_RING_PATH_MAX], made[CULEAK_RING_PATH_MAX + 32];
     memcpy(path, r->h->path, sizeof path);
     path[sizeof path - 1] = 0;
+    int shared = r->h->path_shared != 0;
+    if (path[0] != '/' && c->attach_out) { /* an attached process names no recording */
+        snprintf(path, sizeof path, "%s", c->attach_out);
+        shared = 1;
+    }
     o->failed = 1;
     if (path[0] != '/')
         return; /* no recording asked for */
-    o->out = culeak_create_recording(path, r->h->path_shared != 0, pid, made, sizeof made);
+    o->out = culeak_create_recording(path, shared, pid, made, sizeof made);
     if (o->out < 0)
         fprintf(stderr, "culeak: cannot create %s (%s): process %ld is not recorded\n", made, strerror(errno), pid);
     o->failed = o->out < 0;
@@ -163,5 +192,6 @@ void culeak_collector_free(struct culeak_collector *c)
     }
     culeak_hub_free(c->hub);
     free(c->outs);
+    free(c->attach_out);
     free(c);
 }

@@ -12,6 +12,13 @@ struct culeak_collector;
 /* A hand-over socket in a private directory and the ring for the program about to be
  * started. NULL (message on stderr) when they cannot be made. */
 struct culeak_collector *culeak_collector_new(void);
+/* The same for a process culeak attaches to (no program is started): a ring whose writer
+ * names no recording is written to out (the first; another process's to out.PID). */
+struct culeak_collector *culeak_collector_attach(const char *out);
+/* The hand-over socket (an attach's endpoint is "ring:" and it). */
+const char *culeak_collector_socket(const struct culeak_collector *c);
+/* 1 once process pid handed its ring over. */
+int culeak_collector_has(const struct culeak_collector *c, long pid);
 /* In the child about to exec: the ring's descriptor made inheritable, CULEAK_RING_FD and
  * CULEAK_RING_SOCKET set. 0, or -1. */
 int culeak_collector_child_env(struct culeak_collector *c);

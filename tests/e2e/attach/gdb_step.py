@@ -40,7 +40,7 @@ while True:
     m = re.search(rb'culeak_f\)\("([^"]+)"\)', line)
     if m and intrude:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(m.group(1).decode())
+        s.connect(m.group(1).decode().removeprefix("ring:"))
         s.sendall(b"not the attached process")
         s.close()
     m = re.match(rb"echo CULEAK-BEGIN (\w+)", line)
