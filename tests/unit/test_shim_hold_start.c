@@ -158,9 +158,17 @@ static void finish_with(struct job *j, const char *want_out)
     if (!j->gate_open)
         open_gate(j);
     int status;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     while (waitpid(j->pid, &status, WNOHANG) != j->pid) {
         drain(j);
         pause_a_little();
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 60) { /* a deadline for the failure: it ends in milliseconds */
+            kill(j->pid, SIGKILL);
+            waitpid(j->pid, &status, 0);
+            fail_msg("the program is still held a minute after its gate opened");
+        }
     }
     drain(j);
     assert_int_equal(culeak_decoder_finish(&j->dec), 0);
