@@ -8,7 +8,9 @@
 #  - no such process: refused;
 #  - a job that ends during the attach: record says so and ends;
 #  - attached twice: the second is refused while the first records; once the first has
-#    detached (SIGINT), a new attach records again.
+#    detached (SIGINT), a new attach records again;
+#  - record stopped (SIGSTOP) while the job floods its ring: the job runs to its end, the
+#    recording counts what was lost.
 set -u
 . "$(dirname "$0")/attach/job.sh"
 attach_test_setup
@@ -158,4 +160,37 @@ wait "$third" || rc=$?
 [ "$rc" -eq 0 ] || fail "attach after a detach: record exited $rc: $(cat "$D/third.err")"
 whole_report "$D/third.culeak" || fail "attach after a detach: $(culeak_report "$D/third.culeak")"
 check_job_output client_static "$D"
+
+# 6. record --pid stopped (SIGSTOP) while the attached job floods its ring: the job runs to
+# its end meanwhile (a bounded wait, then its events are dropped and counted), and the
+# recording says how many were lost once record reads again
+D=$T/stopped-reader
+mkdir "$D"
+mkfifo "$D/gate"
+LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/client_static" gated 400000 <"$D/gate" >"$D/out" 2>"$D/err" &
+job=$!
+exec 7>"$D/gate" # the job's first half runs, then it waits for a byte
+"$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
+rec=$!
+wait_attached "$D/rec.err" "$job"
+wait_inventory "$D/rec.culeak"
+kill -STOP "$rec"
+printf x >&7
+exec 7>&-
+end=$((SECONDS + 60))
+while kill -0 "$job" 2>/dev/null; do
+    [ "$SECONDS" -lt "$end" ] || { kill -CONT "$rec"; fail "a stopped record --pid: the job did not finish while it was stopped"; }
+    sleep 0.1
+done
+job_rc=0
+wait "$job" || job_rc=$?
+job=
+kill -CONT "$rec"
+rc=0
+wait "$rec" || rc=$?
+[ "$rc" -eq 0 ] || fail "a stopped record --pid exited $rc: $(cat "$D/rec.err")"
+[ "$job_rc" -eq 0 ] && grep -q "^client_static gated ok" "$D/out" ||
+    fail "a stopped record --pid: the job exited $job_rc: $(cat "$D/out" "$D/err")"
+"$B/culeak" report "$D/rec.culeak" >"$D/report" 2>&1
+grep -Eq "[1-9][0-9]* events lost" "$D/report" || fail "a stopped record --pid: no gap said: $(tail -5 "$D/report")"
 echo "attach_failures: ok"
