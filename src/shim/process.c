@@ -25,8 +25,7 @@
  * No CULEAK_OUTPUT and no ring: the shim only passes calls through. With a ring, the
  * recording at CULEAK_OUTPUT is written by culeak's reader, not the shim; a ring without
  * a recording is the console's. A process culeak attaches to is configured by
- * culeak_attach_configure instead: a ring for the console, or culeak record --pid's
- * socket. */
+ * culeak_attach_configure instead: a ring it hands over to the attaching culeak. */
 #include "outpath.h"
 #include "ring.h"
 #include "shim.h"
@@ -53,7 +52,7 @@ int culeak_free_stacks;
 int culeak_hold_at_start;
 int culeak_attached;
 
-static const char *socket_path, *output_path, *ring_socket;
+static const char *output_path, *ring_socket;
 static struct culeak_ring given; /* CULEAK_RING_FD's ring, claimed at load; h NULL: none */
 static size_t ring_size = 1u << 20; /* as culeak's own (src/launch/collect.c) */
 static int output_exclusive; /* CULEAK_OUTPUT_EXCL */
@@ -104,38 +103,8 @@ static int expand_path(const char *tmpl, char *out, size_t cap)
     return has_pid || forked_child;
 }
 
-static int open_output(int *is_socket)
+static int open_output(void)
 {
-    if (socket_path) {
-        *is_socket = 1;
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
-        if (strlen(socket_path) >= sizeof a.sun_path) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        strcpy(a.sun_path, socket_path);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        while (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-            if (errno != EINTR) {
-                int e = errno;
-                close(fd);
-                errno = e;
-                return -1;
-            }
-        }
-        /* attached: the endpoint came through a debugger; only this user's culeak gets the stream */
-        struct ucred peer;
-        socklen_t plen = sizeof peer;
-        if (culeak_attached && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0 || peer.uid != geteuid())) {
-            close(fd);
-            errno = EPERM;
-            return -1;
-        }
-        return fd;
-    }
-    *is_socket = 0;
     char path[4096], made[4200];
     int shared = !expand_path(output_path, path, sizeof path) && output_exclusive;
     return culeak_create_recording(path, shared, (long)getpid(), made, sizeof made);
@@ -317,16 +286,15 @@ int culeak_ensure_started(void)
     uint8_t *modules = culeak_modules_record(&mlen);
     pthread_mutex_lock(&start_mu);
     if (__atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_IDLE) {
-        int is_socket = 0;
         uint64_t t0 = culeak_now_ns();
         struct culeak_ring r;
-        int shared = !socket_path && shared_ring(&r) == 0;
+        int shared = shared_ring(&r) == 0;
         /* without culeak's reader (gone, or never there) the shim writes the file itself;
          * a console's process (a ring and no file) then runs untraced */
         errno = ECONNREFUSED;
-        int fd = shared ? INT_MAX : socket_path || output_path ? open_output(&is_socket) : -1;
+        int fd = shared ? INT_MAX : output_path ? open_output() : -1;
         size_t hlen = 0;
-        uint8_t *hello = fd >= 0 ? hello_record(t0, !is_socket, &hlen) : NULL;
+        uint8_t *hello = fd >= 0 ? hello_record(t0, 1, &hlen) : NULL;
         char why[600];
         if (shared && (!hello || !modules || culeak_stream_open_shared(&r, t0) < 0)) {
             culeak_ring_unmap(&r);
@@ -338,15 +306,14 @@ int culeak_ensure_started(void)
             culeak_stream_start_flusher();
             culeak_abrupt_end_arm();
         } else if (fd < 0) {
-            if (!socket_path && !output_path)
+            if (!output_path)
                 snprintf(why, sizeof why, "cannot hand a ring to the console at %s (%s); the program runs untraced",
                          ring_socket ? ring_socket : "(none)", strerror(errno));
             else
-                snprintf(why, sizeof why, "cannot %s %s (%s); the program runs untraced",
-                         is_socket ? "connect to" : "create", is_socket ? socket_path : output_path,
+                snprintf(why, sizeof why, "cannot create %s (%s); the program runs untraced", output_path,
                          strerror(errno));
             culeak_stop(why);
-        } else if (!hello || !modules || culeak_stream_open(fd, is_socket, t0) < 0) {
+        } else if (!hello || !modules || culeak_stream_open(fd, t0) < 0) {
             close(fd);
             culeak_stop("out of memory at start; the program runs untraced");
         } else {
@@ -417,10 +384,10 @@ static void arm(void)
 
 int culeak_attach_configure(const char *endpoint)
 {
-    /* "ring:PATH": a console's hand-over socket; else culeak record --pid's socket */
-    int ring = !strncmp(endpoint, "ring:", 5);
-    const char *path = ring ? endpoint + 5 : endpoint;
-    char *copy = strdup(path);
+    /* "ring:PATH": the hand-over socket of the attaching culeak (console or record) */
+    if (strncmp(endpoint, "ring:", 5) != 0)
+        return -1;
+    char *copy = strdup(endpoint + 5);
     if (!copy)
         return -1;
     pthread_mutex_lock(&start_mu);
@@ -431,11 +398,9 @@ int culeak_attach_configure(const char *endpoint)
         return 1;
     }
     /* only the start, under start_mu, reads them */
-    free((char *)socket_path);
     free((char *)output_path);
     free((char *)ring_socket);
-    socket_path = ring ? NULL : copy;
-    ring_socket = ring ? copy : NULL;
+    ring_socket = copy;
     output_path = NULL;
     culeak_hold_at_start = 0;
     __atomic_store_n(&culeak_attached, 1, __ATOMIC_RELEASE);
@@ -463,7 +428,7 @@ __attribute__((constructor)) static void culeak_init(void)
     const char *excl = getenv("CULEAK_OUTPUT_EXCL");
     output_exclusive = excl && strcmp(excl, "1") == 0;
     take_ring();
-    if (!socket_path && !output_path && !given.h && !ring_socket) {
+    if (!output_path && !given.h && !ring_socket) {
         culeak_ring_unmap(&given);
         return;
     }

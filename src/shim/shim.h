@@ -36,9 +36,9 @@ extern int culeak_hold_at_start;
  * says nothing on the program's stderr (the attaching culeak speaks for it). */
 extern int culeak_attached;
 /* Makes the shim stream from its next traced call on, in a process it was loaded into
- * while running: "ring:PATH", a ring handed over to the console listening at PATH; else
- * PATH is culeak record --pid's socket. 0, 1 when a stream is on already (the process is
- * traced), -1 when out of memory. */
+ * while running: "ring:PATH", a ring handed over to the culeak (console, or record --pid)
+ * listening at PATH. 0, 1 when a stream is on already (the process is traced), -1 when
+ * out of memory or endpoint is no "ring:". */
 int culeak_attach_configure(const char *endpoint);
 /* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
  * 0, or -1 with a NOTE saying why not. */
@@ -167,9 +167,10 @@ extern uintptr_t culeak_self_lo, culeak_self_hi;
 void culeak_self_range_init(void);
 
 /* ---- stream.c: the buffer, writer, flush thread and console commands ---- */
-/* Sets up the stream on fd (connected or opened); is_socket enables commands and holds.
- * t0 is HELLO's monotonic time (the base of the first dt). Returns -1 when out of memory. */
-int culeak_stream_open(int fd, int is_socket, uint64_t t0);
+/* Sets up the stream on fd, a recording just opened (CULEAK_OUTPUT without culeak's
+ * reader). t0 is HELLO's monotonic time (the base of the first dt). Returns -1 when out
+ * of memory. */
+int culeak_stream_open(int fd, uint64_t t0);
 struct culeak_ring;
 /* Sets up the stream on a ring shared with culeak's reader (mapped, claimed, its path
  * written): records go there and nowhere else. -1 when out of memory. */
@@ -194,9 +195,9 @@ void culeak_stream_reset_child(void);
 void culeak_stream_release_all(void);
 
 /* ---- sink.c: the stream's descriptor, which the program may close or take over ---- */
-/* Takes fd (just opened or connected) as the stream's descriptor: moved high,
+/* Takes fd (a recording just opened) as the stream's descriptor: moved high,
  * close-on-exec, its identity noted. Returns the descriptor to use. */
-int culeak_sink_adopt(int fd, int is_socket);
+int culeak_sink_adopt(int fd);
 /* The stream's descriptor if it is still the one opened (a recording taken away is
  * reopened), else -1: the caller must not touch any descriptor then. */
 int culeak_sink_fd(void);

@@ -3,26 +3,23 @@
  * descriptor high, out of the way of the numbers programs reuse, remembers the identity of
  * what it opened (device and inode), and checks it before every read or write: it never
  * touches a descriptor that is no longer its own. A recording taken away is reopened by
- * its path (the same file, appended to), so recording goes on; a console connection taken
- * away cannot be reopened, and tracing stops with a message. */
+ * its path (the same file, appended to), so recording goes on. */
 #include "shim.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static struct {
     int fd;           /* -1: none, or given up */
-    int is_socket;
     dev_t dev;
     ino_t ino;
     char path[4096];  /* a recording's absolute path, from /proc/self/fd at open */
-} K = {-1, 0, 0, 0, ""};
+} K = {-1, 0, 0, ""};
 
 /* fd moved to a number near the top of the descriptor limit (7/8 of it, at most 3584),
  * close-on-exec; fd itself when that cannot be done. */
@@ -42,7 +39,7 @@ static int move_high(int fd)
     return high;
 }
 
-int culeak_sink_adopt(int fd, int is_socket)
+int culeak_sink_adopt(int fd)
 {
     struct stat st;
     fd = move_high(fd);
@@ -51,14 +48,10 @@ int culeak_sink_adopt(int fd, int is_socket)
         return fd;
     K.dev = st.st_dev;
     K.ino = st.st_ino;
-    K.is_socket = is_socket;
-    K.path[0] = 0;
-    if (!is_socket) {
-        char link[64];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, K.path, sizeof K.path - 1);
-        K.path[n > 0 ? n : 0] = 0;
-    }
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, K.path, sizeof K.path - 1);
+    K.path[n > 0 ? n : 0] = 0;
     K.fd = fd;
     return fd;
 }
@@ -71,7 +64,7 @@ int culeak_sink_fd(void)
     if (fstat(K.fd, &st) == 0 && st.st_dev == K.dev && st.st_ino == K.ino)
         return K.fd;
     K.fd = -1; /* that number is the program's now: never touched again */
-    if (K.is_socket || K.path[0] != '/')
+    if (K.path[0] != '/')
         return -1;
     int fd = open(K.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -91,8 +84,6 @@ ssize_t culeak_sink_write(const void *p, size_t n)
         errno = EBADF;
         return -1;
     }
-    if (K.is_socket)
-        return send(fd, p, n, MSG_NOSIGNAL);
     /* A file size limit (RLIMIT_FSIZE) answers a write past it with SIGXFSZ, which kills
      * by default: the recording's write must fail with EFBIG instead, and the program go
      * on. The signal is blocked around the write and a pending one it caused taken back. */

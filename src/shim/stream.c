@@ -14,9 +14,9 @@
  * thread whose allocation the console holds waits here on the header's released word
  * (FUTEX_WAIT) until its RELEASE comes, tracing stops, or the console is gone.
  *
- * A private ring (CULEAK_OUTPUT without culeak's reader, or the socket of culeak record
- * --pid) is drained by the process: by a flush thread every FLUSH_MS or by the appending
- * thread when the ring is full (blocking: backpressure, nothing is dropped).
+ * A private ring (CULEAK_OUTPUT without culeak's reader: the shim writes the recording
+ * itself) is drained by the process: by a flush thread every FLUSH_MS or by the appending
+ * thread when the ring is full (blocking on the file's write: nothing is dropped).
  *
  * Lock order: write_mu -> lk -> hold_mu. Nothing waits for I/O while holding lk. */
 #include "shim.h"
@@ -26,13 +26,11 @@
 #include "ring.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,7 +57,7 @@ struct stream {
     struct culeak_ring ring;
     int shared;               /* the ring is drained by culeak's reader */
     uint8_t *w0, *w;          /* the record being written: its start, the write position */
-    int fd, is_socket;
+    int fd;
     int magic_out;            /* a private ring's MAGIC is written (it is no record) */
     uint64_t seq, t_last;
     struct culeak_tree *tree;
@@ -91,7 +89,7 @@ static struct stream *stream_new(uint64_t t0)
     return s;
 }
 
-int culeak_stream_open(int fd, int is_socket, uint64_t t0)
+int culeak_stream_open(int fd, uint64_t t0)
 {
     struct stream *s = stream_new(t0);
     if (!s)
@@ -100,8 +98,7 @@ int culeak_stream_open(int fd, int is_socket, uint64_t t0)
         free(s);
         return -1;
     }
-    s->fd = culeak_sink_adopt(fd, is_socket);
-    s->is_socket = is_socket;
+    s->fd = culeak_sink_adopt(fd);
     __atomic_store_n(&S, s, __ATOMIC_RELEASE);
     return 0;
 }
@@ -139,22 +136,16 @@ static void write_all(struct stream *s, const uint8_t *p, size_t n)
     while (n > 0) {
         ssize_t k = culeak_sink_write(p, n);
         if (k < 0 && errno == EBADF) {
-            culeak_stop(s->is_socket ? "the program closed or reused the console connection's descriptor; "
-                                       "tracing stopped, the program continues"
-                                     : "the recording cannot be reopened after the program closed its "
-                                       "descriptor; tracing stopped, the program continues");
+            culeak_stop("the recording cannot be reopened after the program closed its descriptor; tracing "
+                        "stopped, the program continues");
             return;
         }
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
             char why[160];
-            if (s->is_socket)
-                snprintf(why, sizeof why, "console went away (%s); tracing stopped, the program continues",
-                         k < 0 ? strerror(errno) : "closed");
-            else
-                snprintf(why, sizeof why, "cannot write the recording (%s); tracing stopped, the program continues",
-                         k < 0 ? strerror(errno) : "short write");
+            snprintf(why, sizeof why, "cannot write the recording (%s); tracing stopped, the program continues",
+                     k < 0 ? strerror(errno) : "short write");
             culeak_stop(why);
             return;
         }
@@ -603,33 +594,13 @@ static void take_commands(struct stream *s)
     }
 }
 
-/* culeak record --pid's socket says nothing to the process: readable means it closed. */
-static int reader_closed(void)
-{
-    int fd = culeak_sink_fd();
-    if (fd < 0)
-        return 1;
-    uint8_t b[256];
-    ssize_t k = recv(fd, b, sizeof b, MSG_DONTWAIT);
-    return k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN);
-}
-
 static void *flusher(void *arg)
 {
     struct stream *s = arg;
     unsigned ticks = 0;
     while (active() && __atomic_load_n(&S, __ATOMIC_ACQUIRE) == s) {
-        if (s->is_socket) {
-            struct pollfd pfd = {culeak_sink_fd(), POLLIN, 0};
-            int r = poll(&pfd, 1, FLUSH_MS);
-            if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) && reader_closed()) {
-                culeak_stop("culeak went away; tracing stopped, the program continues");
-                break;
-            }
-        } else {
-            struct timespec ts = {0, FLUSH_MS * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        struct timespec ts = {0, FLUSH_MS * 1000000L};
+        nanosleep(&ts, NULL);
         /* a reader that said it reads no more (a console that quit or detached), or
          * died: tracing stops, and the program no longer pays for it */
         if (s->shared && (__atomic_load_n(&s->ring.h->reader_gone, __ATOMIC_ACQUIRE) ||
