@@ -17,16 +17,6 @@ attach_test_setup
 holder=
 trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; rm -rf "$T"' EXIT
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
-STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
-
-# wait_attached FILE PID: record says it attached
-wait_attached() {
-    local end=$((SECONDS + 60))
-    until grep -qs "attached to pid $2" "$1"; do
-        [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
-        sleep 0.05
-    done
-}
 # whole_report RECORDING: its report has the 3 leaks made after the attach and the 4
 # blocks live before it (with them, the fake driver's own 69632 bytes)
 whole_report() {
@@ -36,12 +26,6 @@ whole_report() {
         grep -q "^ATTACH SUMMARY: 32768 bytes in 4 allocations" <<<"$r"
 }
 culeak_report() { "$B/culeak" report "$1" 2>&1; }
-# not_stopped: the job is not left in a stop (T/t)
-not_stopped() {
-    local s
-    s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null)
-    case "$s" in T|t) fail "$1: the job is left stopped (state $s)";; esac
-}
 
 # 1. the injector killed at each step
 for step in attach dlopen start detach; do

@@ -10,22 +10,6 @@ set -u
 . "$(dirname "$0")/attach/job.sh"
 attach_test_setup
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
-STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
-
-# wait_attached FILE PID: record says it attached
-wait_attached() {
-    local end=$((SECONDS + 60))
-    until grep -qs "attached to pid $2" "$1"; do
-        [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
-        sleep 0.05
-    done
-}
-# not_stopped: the job is not left in a stop (T/t)
-not_stopped() {
-    local s
-    s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null)
-    case "$s" in T|t) fail "$1: the job is left stopped (state $s)";; esac
-}
 
 # the injector dies and leaves the job stopped (untraced): culeak makes it run
 D=$T/stopped

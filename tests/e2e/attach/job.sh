@@ -1,7 +1,10 @@
 # Helpers of the attach tests, sourced (no #! line: tests/run.sh passes it over).
 #   attach_test_setup          (scripts without the tmux harness) sets ROOT, B (the build),
-#                              T (a scratch directory), fail, and a trap that kills the
-#                              job ($job) and removes T at exit; fails without gdb
+#                              T (a scratch directory), fail, STEP_GDB (the stepping gdb
+#                              stand-in, tests/e2e/attach/gdb_step.py), and a trap that
+#                              kills the job ($job) and removes T at exit; fails without gdb
+#   wait_attached FILE PID     waits until record's stderr FILE says it attached to PID
+#   not_stopped WHAT           fails when the job is left in a stop (T/t)
 #   start_job CLIENT DIR       runs the fake driver's CLIENT `attach 4 DIR` without culeak,
 #                              in the background ($job: its pid), and waits for DIR/ready
 #   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
@@ -22,6 +25,19 @@ attach_test_setup() {
     trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
     fail() { echo "FAIL: $*"; exit 1; }
     command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
+    STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
+}
+wait_attached() {
+    local end=$((SECONDS + 60))
+    until grep -qs "attached to pid $2" "$1"; do
+        [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
+        sleep 0.05
+    done
+}
+not_stopped() {
+    local s
+    s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null)
+    case "$s" in T|t) fail "$1: the job is left stopped (state $s)";; esac
 }
 start_job() {
     LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/$1" attach 4 "$2" >"$2/out" 2>"$2/err" &
