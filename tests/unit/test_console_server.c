@@ -86,18 +86,49 @@ static void hand_over(const struct server *s, struct culeak_ring *r)
     close(rfd);
 }
 
+/* A console's server and a process connected to it through the ring it handed over. */
+struct peer {
+    struct server s;
+    struct model *m;
+    struct culeak_ring mine; /* the process's side of its ring */
+    struct conn *k;          /* the console's side */
+};
+
+static void peer_open(struct peer *p)
+{
+    char err[256];
+    p->m = model_new(NULL);
+    assert_int_equal(server_open(&p->s, err, sizeof err), 0);
+}
+
+static void peer_connect(struct peer *p)
+{
+    hand_over(&p->s, &p->mine);
+    alarm(30); /* a hand-over taken is never waited for */
+    p->k = server_accept(&p->s, p->m);
+    alarm(0);
+    assert_non_null(p->k);
+}
+
+/* Closes both sides; the ring's reader_gone word once the console closed. */
+static uint32_t peer_close(struct peer *p)
+{
+    conn_close(p->k);
+    server_close(&p->s);
+    uint32_t gone = __atomic_load_n(&p->mine.h->reader_gone, __ATOMIC_ACQUIRE);
+    culeak_ring_unmap(&p->mine);
+    model_free(p->m);
+    return gone;
+}
+
 static void test_process_that_takes_no_commands(void **state)
 {
     (void)state;
-    struct server s;
-    char err[256];
-    struct model *m = model_new(NULL);
-    assert_int_equal(server_open(&s, err, sizeof err), 0);
-    struct culeak_ring mine;
-    hand_over(&s, &mine);
+    struct peer p;
+    peer_open(&p);
+    peer_connect(&p);
+    struct conn *k = p.k;
     alarm(30);
-    struct conn *k = server_accept(&s, m);
-    assert_non_null(k);
     uint64_t watch[257] = {256};
     for (int i = 1; i < 257; i++)
         watch[i] = (uint64_t)i << 40;
@@ -110,59 +141,43 @@ static void test_process_that_takes_no_commands(void **state)
     assert_int_equal(rc, -1); /* the queue's limit, not a wait */
     assert_true(k->outq_len <= CONN_OUTQ_MAX);
     assert_true(sends > 1);
-    conn_close(k);
-    server_close(&s);
-    /* the console let it go when it closed */
-    assert_int_equal(__atomic_load_n(&mine.h->reader_gone, __ATOMIC_ACQUIRE), 1);
-    culeak_ring_unmap(&mine);
-    model_free(m);
+    assert_int_equal(peer_close(&p), 1); /* the console let it go when it closed */
 }
 
 static void test_silent_peers_never_stop_a_hand_over(void **state)
 {
     (void)state;
-    struct server s;
-    char err[256];
-    struct model *m = model_new(NULL);
-    assert_int_equal(server_open(&s, err, sizeof err), 0);
+    struct peer p;
+    peer_open(&p);
     int silent[40];
     for (int i = 0; i < 40; i++) /* more than the hub keeps waiting */
-        silent[i] = dial(&s);
+        silent[i] = dial(&p.s);
     alarm(30);
-    assert_null(server_accept(&s, m)); /* nothing came: no wait for it */
-    struct culeak_ring mine;
-    hand_over(&s, &mine);
-    struct conn *k = server_accept(&s, m);
+    assert_null(server_accept(&p.s, p.m)); /* nothing came: no wait for it */
     alarm(0);
-    assert_non_null(k);
-    assert_int_equal(k->ring->h->pid, mine.h->pid);
-    assert_int_equal(k->ring->h->reader_pid, (uint32_t)getpid());
+    peer_connect(&p);
+    assert_int_equal(p.k->ring->h->pid, p.mine.h->pid);
+    assert_int_equal(p.k->ring->h->reader_pid, (uint32_t)getpid());
     for (int i = 0; i < 40; i++)
         close(silent[i]);
-    conn_close(k);
-    server_close(&s);
-    culeak_ring_unmap(&mine);
-    model_free(m);
+    peer_close(&p);
 }
 
 static void test_commands_in_the_ring(void **state)
 {
     (void)state;
-    struct server s;
-    char err[256];
-    struct model *m = model_new(NULL);
-    assert_int_equal(server_open(&s, err, sizeof err), 0);
-    struct culeak_ring mine;
-    hand_over(&s, &mine);
-    struct conn *k = server_accept(&s, m);
-    assert_non_null(k);
+    struct peer p;
+    peer_open(&p);
+    peer_connect(&p);
+    struct conn *k = p.k;
+    struct culeak_ring *mine = &p.mine;
     uint64_t on = 1, seq = 77;
     assert_int_equal(conn_send(k, CULEAK_CMD_HOLD_ALL, &on, 1), 0);
-    assert_int_equal(mine.h->hold_all, 1);
-    assert_int_equal(mine.h->hold_new, 0);
-    uint32_t gen = mine.h->released;
+    assert_int_equal(mine->h->hold_all, 1);
+    assert_int_equal(mine->h->hold_new, 0);
+    uint32_t gen = mine->h->released;
     assert_int_equal(conn_send(k, CULEAK_CMD_RELEASE, &seq, 1), 0);
-    assert_true(mine.h->released != gen); /* a held thread is woken to take it */
+    assert_true(mine->h->released != gen); /* a held thread is woken to take it */
     uint64_t watch[301] = {300};
     for (int i = 1; i < 301; i++)
         watch[i] = (uint64_t)i;
@@ -171,7 +186,7 @@ static void test_commands_in_the_ring(void **state)
     uint8_t buf[CULEAK_RING_CMD];
     size_t stacks = 0, releases = 0, off = 0, have;
     for (int round = 0; round < 4; round++) {
-        have = culeak_ring_cmd_take(&mine, buf, sizeof buf);
+        have = culeak_ring_cmd_take(mine, buf, sizeof buf);
         off = 0;
         while (off < have) {
             uint8_t type;
@@ -195,10 +210,7 @@ static void test_commands_in_the_ring(void **state)
     }
     assert_int_equal(releases, 1);
     assert_int_equal(stacks, 300);
-    conn_close(k);
-    server_close(&s);
-    culeak_ring_unmap(&mine);
-    model_free(m);
+    peer_close(&p);
 }
 
 int main(void)
