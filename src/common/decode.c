@@ -1,6 +1,7 @@
 /* Incremental decoder of the culeak stream: framing, magic, and per-record fields. */
 #include "decode.h"
 #include "wire.h"
+#include "apis.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,10 +137,10 @@ static int decode_modules(struct culeak_decoder *d, struct culeak_cursor *c, uin
 static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
 {
     struct culeak_event e;
-    e.seq = culeak_get_u(c);
+    e.seq = d->seq_last = culeak_get_u(c);
     d->t_last += culeak_get_u(c);
     e.t_ns = d->t_last;
-    e.tid = culeak_get_u(c);
+    e.tid = d->tid_last = culeak_get_u(c);
     e.op = (uint32_t)culeak_get_u(c);
     e.api = (uint32_t)culeak_get_u(c);
     e.kind = (uint32_t)culeak_get_u(c);
@@ -154,6 +155,49 @@ static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     if (c->bad)
         return fail(d, at, "truncated EVENT record");
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
+}
+
+/* A FREE: an EVENT of a free without stack, device or context (culeak-stream(5)). */
+static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_event e;
+    uint64_t step = culeak_get_u(c);
+    d->t_last += culeak_get_u(c);
+    uint64_t tid = culeak_get_u(c);
+    e.op = CULEAK_OP_FREE;
+    e.api = (uint32_t)culeak_get_u(c);
+    e.kind = (uint32_t)culeak_get_u(c);
+    e.addr = culeak_get_u(c);
+    e.size = culeak_get_u(c);
+    e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    if (c->bad)
+        return fail(d, at, "truncated FREE record");
+    if (step == 0 || d->seq_last + step < d->seq_last)
+        return fail(d, at, "a FREE record's seq does not follow the previous record's");
+    e.seq = d->seq_last += step;
+    e.t_ns = d->t_last;
+    e.tid = d->tid_last = tid ? tid : d->tid_last;
+    e.device = -1;
+    e.ctx = 0;
+    e.stack = 0;
+    e.flags = 0;
+    return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
+}
+
+/* A NODE: a FRAME whose id is the previous node's plus one, its parent and ip steps. */
+static int decode_node(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    uint64_t back = culeak_get_u(c);
+    int64_t step = culeak_get_z(c);
+    if (c->bad)
+        return fail(d, at, "truncated NODE record");
+    uint64_t id = d->node_id + 1;
+    if (back == 0 || back > id)
+        return fail(d, at, "a NODE record's parent is not before it");
+    d->node_id = id;
+    d->node_ip += (uint64_t)step;
+    return d->sink.frame ? d->sink.frame(d->sink.ctx, id, id - back, d->node_ip) : 0;
 }
 
 static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *p, size_t n, uint64_t at)
@@ -172,13 +216,19 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
         uint64_t id = culeak_get_u(&c), parent = culeak_get_u(&c), ip = culeak_get_u(&c);
         if (c.bad)
             return fail(d, at, "truncated FRAME record");
+        d->node_id = id;
+        d->node_ip = ip;
         return d->sink.frame ? d->sink.frame(d->sink.ctx, id, parent, ip) : 0;
     }
     case CULEAK_REC_EVENT:
         return decode_event(d, &c, at);
+    case CULEAK_REC_FREE:
+        return decode_free(d, &c, at);
+    case CULEAK_REC_NODE:
+        return decode_node(d, &c, at);
     case CULEAK_REC_MARK: {
         struct culeak_mark m;
-        m.seq = culeak_get_u(&c);
+        m.seq = d->seq_last = culeak_get_u(&c);
         d->t_last += culeak_get_u(&c);
         m.t_ns = d->t_last;
         m.tid = culeak_get_u(&c);
@@ -198,7 +248,7 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
     }
     case CULEAK_REC_EXIT: {
         struct culeak_exit x;
-        x.seq = culeak_get_u(&c);
+        x.seq = d->seq_last = culeak_get_u(&c);
         d->t_last += culeak_get_u(&c);
         x.t_ns = d->t_last;
         x.reason = culeak_get_u(&c);

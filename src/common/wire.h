@@ -31,6 +31,13 @@
  *           [z device, u free bytes, u total bytes]  -- the current device's memory
  *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
+ *   FREE    u seq_step, u dt_ns, u tid (0: the previous EVENT's or FREE's), u api, u kind,
+ *           u addr, u size, [u aux, u result]  -- an EVENT of a free with stack 0,
+ *           device -1, context 0 and flags 0 (aux and result 0 when absent); its seq is the
+ *           previous EVENT's, FREE's, MARK's or EXIT's plus seq_step (> 0)
+ *   NODE    u back, z ip_step         -- a FRAME: id is the previous FRAME's or NODE's plus
+ *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
+ *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
  *   NOTE    s text                    -- a message from the shim for the user
  *   PYFRAME u id, s file, s function, u line, u firstlineno
  *           -- a Python frame (CPython code object + instruction), sent once before the
@@ -55,7 +62,7 @@
 
 #define CULEAK_MAGIC "\x89" "CULEAK\n"
 #define CULEAK_MAGIC_LEN 8
-#define CULEAK_FORMAT_VERSION 1
+#define CULEAK_FORMAT_VERSION 2
 /* A record longer than this is corrupt (the largest, MODULES, stays far below). */
 #define CULEAK_MAX_RECORD (16u << 20)
 /* A before-attach segment's auxiliary value: the caching allocator whose it is. */
@@ -72,6 +79,8 @@ enum culeak_record {
     CULEAK_REC_PYFRAME = 8,
     /* 9: PAD, in a ring only (ring.h) */
     CULEAK_REC_LOST = 10, /* events dropped while the reader was stopped */
+    CULEAK_REC_FREE = 11, /* an EVENT of a bare free, in few bytes */
+    CULEAK_REC_NODE = 12, /* a FRAME, in few bytes */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

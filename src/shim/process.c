@@ -336,7 +336,6 @@ static void fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     start_mu = fresh; /* the parent's may have been held by another thread */
     culeak_inflight_reset(); /* frees other threads had in flight never end here */
-    culeak_clock_fork_child();
     culeak_ctx_forget();
     culeak_py_fork_child();
     culeak_backward_fork_child();

@@ -60,12 +60,8 @@ static inline uint32_t culeak_tid(void)
     return culeak_tid_ask();
 }
 
-/* ---- clock.c: CLOCK_MONOTONIC ns, from the time-stamp counter where it is invariant ---- */
+/* ---- clock.c: the events' clock, CLOCK_MONOTONIC_COARSE ns (the kernel's tick) ---- */
 uint64_t culeak_now_ns(void);
-/* The flush thread, at every tick: anchors the counter's scale to CLOCK_MONOTONIC. */
-void culeak_clock_calibrate(void);
-/* In a forked child: a calibration the fork cut short is started over. */
-void culeak_clock_fork_child(void);
 
 /* ---- event.c: one traced call = one event ---- */
 

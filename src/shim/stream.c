@@ -60,6 +60,9 @@ struct stream {
     int fd;
     int magic_out;            /* a private ring's MAGIC is written (it is no record) */
     uint64_t seq, t_last;
+    uint64_t seq_put;         /* the seq of the last EVENT, FREE, MARK or EXIT written */
+    uint64_t tid_put;         /* the tid of the last EVENT or FREE written */
+    uint64_t ip_put;          /* the ip of the last trace-tree node written */
     struct culeak_tree *tree;
     uint64_t *watch;
     size_t nwatch, watch_cap;
@@ -274,14 +277,17 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
     culeak_slock_unlock(&s->lk, h);
 }
 
+/* A trace-tree node as a NODE record: its id is the previous node's plus one, its parent
+ * a step back from it, its ip a signed step from the previous node's ip (the nodes of a
+ * new stack come one after another, their addresses mostly in one library). */
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
 {
     struct stream *s = arg;
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = culeak_put_u(p, id);
-    k += culeak_put_u(p + k, parent);
-    k += culeak_put_u(p + k, ip);
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_FRAME, k);
+    size_t k = culeak_put_u(p, id - parent);
+    k += culeak_put_z(p + k, (int64_t)((uint64_t)ip - s->ip_put));
+    s->ip_put = ip;
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_NODE, k);
 }
 
 /* With lk held: the next seq and the time since the previous timed record, for a
@@ -291,7 +297,8 @@ static inline size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
 {
     uint64_t dt = now > s->t_last ? now - s->t_last : 0;
     s->t_last = now > s->t_last ? now : s->t_last;
-    size_t k = culeak_put_u(p, ++s->seq);
+    s->seq_put = ++s->seq;
+    size_t k = culeak_put_u(p, s->seq);
     return k + culeak_put_u(p + k, dt);
 }
 
@@ -382,6 +389,34 @@ static void wait_release(struct stream *s, struct waiter *w)
     pthread_mutex_unlock(&s->hold_mu);
 }
 
+/* With lk held, after room: a free without stack, device or context (the most common
+ * event with its allocation) as a FREE record: its seq as the step from the previous
+ * record's, its tid 0 when it is the previous event's, aux and result only when one is
+ * not 0. */
+static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
+{
+    uint64_t prev = s->seq_put;
+    uint64_t dt = now > s->t_last ? now - s->t_last : 0;
+    s->t_last = now > s->t_last ? now : s->t_last;
+    s->seq_put = ++s->seq;
+    uint64_t tid = culeak_tid();
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+    size_t k = culeak_put_u(p, s->seq - prev);
+    k += culeak_put_u(p + k, dt);
+    k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
+    s->tid_put = tid;
+    k += culeak_put_u(p + k, e->api);
+    k += culeak_put_u(p + k, e->kind);
+    k += culeak_put_u(p + k, e->addr);
+    k += culeak_put_u(p + k, e->size);
+    if (e->aux || e->result) {
+        k += culeak_put_u(p + k, e->aux);
+        k += culeak_put_u(p + k, e->result);
+    }
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_FREE, k);
+    commit(s);
+}
+
 void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
@@ -389,7 +424,7 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         return;
     struct waiter w = {0, 0, NULL};
     int fresh = 0, held = 0;
-    /* read outside the lock: the counter's read overlaps the work before it */
+    /* read outside the lock: the clock is no work done under it */
     uint64_t now = culeak_now_ns();
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
     if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
@@ -399,9 +434,15 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
     }
     uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
     held = e->op == CULEAK_OP_ALLOC && holds(s, leaf, fresh);
+    if (e->op == CULEAK_OP_FREE && !leaf && e->device == -1 && !e->ctx) {
+        put_free(s, e, now);
+        culeak_slock_unlock(&s->lk, h);
+        return;
+    }
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_seq_dt_at(s, p, now);
-    k += culeak_put_u(p + k, culeak_tid());
+    s->tid_put = culeak_tid();
+    k += culeak_put_u(p + k, s->tid_put);
     k += culeak_put_u(p + k, e->op);
     k += culeak_put_u(p + k, e->api);
     k += culeak_put_u(p + k, e->kind);
@@ -610,7 +651,6 @@ static void *flusher(void *arg)
                             : "culeak went away; tracing stopped, the program continues");
             break;
         }
-        culeak_clock_calibrate();
         culeak_modules_send_if_changed();
         flush(s, 1);
     }

@@ -6,8 +6,7 @@
  *   - the thread's previous stack, root first with its ids: a stack that is all of it or
  *     a part of it from the root needs no lookup, and a new stack usually shares all but
  *     its innermost frames with it;
- *   - the table of whole stacks, by a hash of all the frames, checked against the nodes
- *     from the leaf up (the nodes of a stack made at once are next to each other);
+ *   - the table of whole stacks, by two hashes of all the frames (struct whole);
  *   - frame by frame through the (parent, ip) index, creating the nodes it lacks.
  * Nodes live in arrays by id; the index and the whole-stack table hold ids only, so the
  * memory per node stays small. */
@@ -35,6 +34,19 @@ static void big_free(void *p, size_t bytes)
         munmap(p, bytes);
 }
 
+/* Faults in the pages of p[from, to) at once (MADV_POPULATE_WRITE, Linux 5.14): one
+ * system call instead of a page fault per page, the larger part of the cost of fresh
+ * memory, and several times more in a virtual machine. Memory about to be written all
+ * over (a grown index, whose slots are spread by hash) or in order (the node arrays, a
+ * step ahead of the next id). Where the kernel cannot, the pages fault in as used. */
+static void populate(void *p, size_t from, size_t to)
+{
+    const size_t page = 4096;
+    from &= ~(page - 1);
+    if (to > from)
+        madvise((char *)p + from, to - from, MADV_POPULATE_WRITE);
+}
+
 /* Grows *p from old_bytes to new_bytes (contents kept, the rest zero). -1: no memory.
  * The pages move rather than be copied: a copy would touch every byte twice more. */
 static int big_grow(void **p, size_t old_bytes, size_t new_bytes)
@@ -53,8 +65,13 @@ static int big_grow(void **p, size_t old_bytes, size_t new_bytes)
     return 0;
 }
 
+/* A whole stack, known by two independent 64-bit hashes of its frames and its depth: a
+ * lookup compares these and reads no node (walking a stack's nodes from its leaf is a
+ * chain of cache misses, one per node made with another stack). Two stacks of one
+ * depth that share both hashes are the same stack, but for a chance of about n^2 / 2^129
+ * among n stacks. */
 struct whole {
-    uint64_t hash;
+    uint64_t hash, hash2;
     uint32_t leaf; /* 0: empty */
     uint32_t n;
 };
@@ -77,6 +94,7 @@ struct culeak_tree {
                           * (at most 2^32 slots), kept so that growing the index reads
                           * the nodes in order and hashes nothing again */
     uint32_t next_id, node_cap;
+    uint32_t populated;  /* the node arrays' pages are in up to this id */
     struct slot *index;  /* open addressing by path hash */
     size_t mask;
     uint32_t used;
@@ -84,6 +102,7 @@ struct culeak_tree {
     size_t smask, sused;
 };
 
+#define POPULATE_STEP 16384u /* nodes: 128 KB of ips */
 #define ROOT_HASH UINT64_C(0x6a09e667f3bcc909)
 
 static uint64_t path_hash(uint64_t parent_hash, uint64_t ip)
@@ -92,6 +111,15 @@ static uint64_t path_hash(uint64_t parent_hash, uint64_t ip)
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 32);
+}
+
+/* The whole stack's second hash: other constants, other shifts (its chain runs beside
+ * path_hash's). */
+#define SECOND_SEED UINT64_C(0xbb67ae8584caa73b)
+static uint64_t second_hash(uint64_t h, uint64_t ip)
+{
+    h = (h + ip) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
 }
 
 static void tree_free(struct culeak_tree *t)
@@ -133,6 +161,7 @@ static int grow_index(struct culeak_tree *t)
     struct slot *s = big_alloc(cap * sizeof *s);
     if (!s)
         return -1;
+    populate(s, 0, cap * sizeof *s);
     const uint32_t *h = t->place;
     for (uint32_t id = 1; id < t->next_id; id++) {
         if (id + 16 < t->next_id) /* the slots are random: ask for them ahead */
@@ -154,6 +183,7 @@ static int grow_stacks(struct culeak_tree *t)
     struct whole *s = big_alloc(cap * sizeof *s);
     if (!s)
         return -1;
+    populate(s, 0, cap * sizeof *s);
     for (size_t i = 0; i <= t->smask; i++) {
         if (!t->stacks[i].leaf)
             continue;
@@ -180,6 +210,14 @@ static int reserve(struct culeak_tree *t, uint32_t more)
             return -1;
         t->node_cap = cap;
     }
+    if (t->next_id + more > t->populated) { /* the node arrays, POPULATE_STEP nodes ahead */
+        uint32_t to = t->next_id + more + POPULATE_STEP;
+        to = to < t->node_cap ? to : t->node_cap;
+        populate(t->ip, t->populated * sizeof *t->ip, to * sizeof *t->ip);
+        populate(t->parent, t->populated * sizeof *t->parent, to * sizeof *t->parent);
+        populate(t->place, t->populated * sizeof *t->place, to * sizeof *t->place);
+        t->populated = to;
+    }
     /* the index stays at most 3/4 full */
     while ((size_t)(t->used + more) * 4 > (t->mask + 1) * 3)
         if (grow_index(t) < 0)
@@ -195,6 +233,7 @@ struct prefix {
     uintptr_t ip[CULEAK_MAX_DEPTH];
     uint32_t id[CULEAK_MAX_DEPTH];
     uintptr_t last[CULEAK_MAX_DEPTH];
+    int last_n;
     uint32_t last_leaf;
 };
 
@@ -250,44 +289,32 @@ static uint32_t make(struct culeak_tree *t, uint64_t h, uint32_t parent, uint64_
     return id;
 }
 
-/* The leaf of ips[0..n) from the whole-stack table, its ids written root first into c
- * (when not NULL); 0 when not there. */
-static uint32_t whole_lookup(const struct culeak_tree *t, const uintptr_t *ips, int n, uint64_t h, struct prefix *c)
+/* The leaf of the stack of n frames whose hashes are h and h2, from the whole-stack
+ * table; 0 when not there. */
+static uint32_t whole_lookup(const struct culeak_tree *t, int n, uint64_t h, uint64_t h2)
 {
     for (size_t j = (size_t)h & t->smask; t->stacks[j].leaf; j = (j + 1) & t->smask) {
         const struct whole *w = &t->stacks[j];
-        if (w->hash != h || w->n != (uint32_t)n)
-            continue;
-        uint32_t id = w->leaf;
-        int k = 0;
-        for (; k < n && id && t->ip[id] == ips[k]; k++)
-            id = t->parent[id];
-        if (k < n || id != 0)
-            continue;
-        id = w->leaf;
-        for (k = 0; c && k < n; k++, id = t->parent[id]) {
-            c->ip[n - 1 - k] = ips[k];
-            c->id[n - 1 - k] = id;
-        }
-        return w->leaf;
+        if (w->hash == h && w->hash2 == h2 && w->n == (uint32_t)n)
+            return w->leaf;
     }
     return 0;
 }
 
-static void whole_add(struct culeak_tree *t, uint64_t h, uint32_t leaf, int n)
+static void whole_add(struct culeak_tree *t, uint64_t h, uint64_t h2, uint32_t leaf, int n)
 {
     if ((t->sused + 1) * 2 > t->smask + 1 && grow_stacks(t) < 0)
         return; /* such stacks are found frame by frame */
     size_t j = (size_t)h & t->smask;
     while (t->stacks[j].leaf)
         j = (j + 1) & t->smask;
-    t->stacks[j] = (struct whole){h, leaf, (uint32_t)n};
+    t->stacks[j] = (struct whole){h, h2, leaf, (uint32_t)n};
     t->sused++;
 }
 
 static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
                        void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg, int *fresh,
-                       struct prefix *c)
+                       struct prefix *c, int *whole)
 {
     int same = 0;
     if (c && c->tree == t) {
@@ -298,16 +325,19 @@ static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
     } else if (c) {
         c->n = 0;
     }
-    /* the path hash of every frame, root first */
-    uint64_t hk[CULEAK_MAX_DEPTH], h = ROOT_HASH;
-    for (int k = 0; k < n; k++)
+    /* the path hash of every frame, root first; and the stack's second hash */
+    uint64_t hk[CULEAK_MAX_DEPTH], h = ROOT_HASH, h2 = SECOND_SEED;
+    for (int k = 0; k < n; k++) {
         hk[k] = h = path_hash(h, ips[n - 1 - k]);
-    uint32_t leaf = whole_lookup(t, ips, n, h, c);
+        h2 = second_hash(h2, ips[n - 1 - k]);
+    }
+    uint32_t leaf = whole_lookup(t, n, h, h2);
     if (leaf) {
-        if (c) {
+        if (c) { /* its nodes' ids are not read: no prefix for the next stack */
             c->tree = t;
-            c->n = n;
+            c->n = 0;
         }
+        *whole = 1;
         return leaf;
     }
     reserve(t, (uint32_t)(n - same)); /* no growth below: the slots asked for stay */
@@ -340,7 +370,7 @@ static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
         c->n = n;
     }
     if (complete)
-        whole_add(t, h, parent, n);
+        whole_add(t, h, h2, parent, n);
     return parent;
 }
 
@@ -352,11 +382,13 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
     if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
         return 0;
     struct prefix *c = thread_prefix();
-    if (c && c->tree == t && c->n == n && c->last_leaf && memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)
+    if (c && c->tree == t && c->last_n == n && c->last_leaf && memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)
         return c->last_leaf;
-    uint32_t leaf = intern(t, ips, n, emit, arg, fresh, c);
-    if (c && leaf && c->n == n) {
+    int whole = 0;
+    uint32_t leaf = intern(t, ips, n, emit, arg, fresh, c, &whole);
+    if (c && leaf && (whole || c->n == n)) {
         memcpy(c->last, ips, (size_t)n * sizeof *ips);
+        c->last_n = n;
         c->last_leaf = leaf;
     } else if (c) {
         c->last_leaf = 0;

@@ -142,11 +142,41 @@ static void test_prefixes_and_extensions(void **state)
     free(s.parent);
 }
 
+/* A stack found whole in the table reads none of its nodes: the stacks after it that
+ * share its frames from the root are found, or made under the right parents. */
+static void test_after_a_whole_stack(void **state)
+{
+    (void)state;
+    struct culeak_tree *t = culeak_tree_new();
+    struct sent s = {0};
+    assert_non_null(t);
+    uintptr_t a[] = {6, 5, 4, 3, 2, 1}, x[] = {6, 5, 4, 3, 2, 99}, a2[] = {7, 5, 4, 3, 2, 1}, p[] = {3, 2, 1};
+    int fresh;
+    uint32_t la = culeak_tree_intern(t, a, 6, on_frame, &s, &fresh);
+    culeak_tree_intern(t, x, 6, on_frame, &s, &fresh);
+    assert_int_equal(s.n, 12);
+    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la); /* whole */
+    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la); /* the same again */
+    uint32_t l2 = culeak_tree_intern(t, a2, 6, on_frame, &s, &fresh);
+    assert_int_equal(s.n, 13);
+    assert_int_equal(fresh, 1);
+    check_path(&s, l2, a2, 6);
+    assert_int_equal(s.parent[l2 - 1], s.parent[la - 1]);
+    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la);
+    uint32_t lp = culeak_tree_intern(t, p, 3, on_frame, &s, &fresh); /* a part of a, from the root */
+    assert_int_equal(s.n, 13);
+    check_path(&s, lp, p, 3);
+    tree_free(t);
+    free(s.ip);
+    free(s.parent);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_stacks_differing_near_the_root),
         cmocka_unit_test(test_prefixes_and_extensions),
+        cmocka_unit_test(test_after_a_whole_stack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,203 @@
+/* The stream's compact records (culeak-stream(5)): a FREE reads as the EVENT of a bare
+ * free, its seq stepped from the previous timed record's, its tid 0 standing for the
+ * previous event's; a NODE reads as the FRAME whose id follows the previous node's, with
+ * its parent and ip as steps. The decoder refuses the steps that cannot be. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode.h"
+#include "stream_builder.h"
+
+struct got {
+    struct culeak_event ev[16];
+    int nev;
+    uint64_t frame[16][3]; /* id, parent, ip */
+    int nframe;
+};
+
+static int on_event(void *ctx, const struct culeak_event *e)
+{
+    struct got *g = ctx;
+    g->ev[g->nev++] = *e;
+    return 0;
+}
+
+static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct got *g = ctx;
+    g->frame[g->nframe][0] = id;
+    g->frame[g->nframe][1] = parent;
+    g->frame[g->nframe][2] = ip;
+    g->nframe++;
+    return 0;
+}
+
+/* Decodes b whole: the decoder's verdict (0, or -1 with *why). */
+static int decode(struct sb *b, struct got *g, char *why, size_t len)
+{
+    struct culeak_sink sink = {0};
+    sink.ctx = g;
+    sink.event = on_event;
+    sink.frame = on_frame;
+    struct culeak_decoder d;
+    culeak_decoder_init(&d, &sink, 1);
+    memset(g, 0, sizeof *g);
+    int rc = culeak_decoder_feed(&d, b->buf, b->n);
+    if (rc == 0)
+        rc = culeak_decoder_finish(&d);
+    snprintf(why, len, "%s", d.error);
+    culeak_decoder_free(&d);
+    return rc;
+}
+
+static void sb_free_rec(struct sb *b, uint64_t step, uint64_t dt, uint64_t tid, uint64_t api, uint64_t addr,
+                        uint64_t size, int with_aux, uint64_t aux, uint64_t result)
+{
+    sb_u(b, step);
+    sb_u(b, dt);
+    sb_u(b, tid);
+    sb_u(b, api);
+    sb_u(b, CULEAK_KIND_DEVICE);
+    sb_u(b, addr);
+    sb_u(b, size);
+    if (with_aux) {
+        sb_u(b, aux);
+        sb_u(b, result);
+    }
+    sb_end(b, CULEAK_REC_FREE);
+}
+
+static void test_free_records(void **state)
+{
+    (void)state;
+    struct sb *b = sb_new();
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_event(b, (struct sb_ev){.seq = 5, .dt = 100, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CU_MEM_ALLOC,
+                               .kind = CULEAK_KIND_DEVICE, .ctx = 0x1000, .size = 256, .addr = 0x7000,
+                               .stack = 0, .tid = 31});
+    sb_free_rec(b, 1, 20, 0, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);       /* seq 6, thread 31 */
+    sb_free_rec(b, 3, 0, 32, CULEAK_API_CU_MEM_FREE, 0x8000, 4096, 1, 9, 0);    /* seq 9 (two lost), thread 32 */
+    sb_free_rec(b, 1, 7, 0, CULEAK_API_CU_MEM_FREE, 0x9000, 0, 1, 0, 700);      /* seq 10, thread 32 again */
+    sb_mark(b, 20, "step");
+    sb_free_rec(b, 2, 0, 0, CULEAK_API_CU_MEM_FREE, 0xa000, 0, 0, 0, 0);        /* after the MARK: seq 22 */
+    struct got g;
+    char why[256];
+    assert_int_equal(decode(b, &g, why, sizeof why), 0);
+    assert_int_equal(g.nev, 5);
+    const struct culeak_event *e = &g.ev[1];
+    assert_int_equal(e->seq, 6);
+    assert_int_equal(e->t_ns, g.ev[0].t_ns + 20);
+    assert_int_equal(e->tid, 31);
+    assert_int_equal(e->op, CULEAK_OP_FREE);
+    assert_int_equal(e->api, CULEAK_API_CU_MEM_FREE);
+    assert_int_equal(e->kind, CULEAK_KIND_DEVICE);
+    assert_int_equal(e->addr, 0x7000);
+    assert_int_equal(e->device, -1);
+    assert_int_equal(e->ctx, 0);
+    assert_int_equal(e->stack, 0);
+    assert_int_equal(e->flags, 0);
+    assert_int_equal(e->aux, 0);
+    assert_int_equal(e->result, 0);
+    e = &g.ev[2];
+    assert_int_equal(e->seq, 9);
+    assert_int_equal(e->tid, 32);
+    assert_int_equal(e->size, 4096);
+    assert_int_equal(e->aux, 9);
+    e = &g.ev[3];
+    assert_int_equal(e->seq, 10);
+    assert_int_equal(e->tid, 32);
+    assert_int_equal(e->result, 700);
+    assert_int_equal(e->t_ns, g.ev[2].t_ns + 7);
+    assert_int_equal(g.ev[4].seq, 22);
+    assert_int_equal(g.ev[4].tid, 32); /* a MARK's thread is not an event's */
+    sb_free(b);
+}
+
+static void test_node_records(void **state)
+{
+    (void)state;
+    struct sb *b = sb_new();
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_u(b, 1); /* id 1, parent 0 */
+    sb_z(b, 0x401000);
+    sb_end(b, CULEAK_REC_NODE);
+    sb_u(b, 1); /* id 2, parent 1 */
+    sb_z(b, -0x20);
+    sb_end(b, CULEAK_REC_NODE);
+    sb_frame(b, 7, 2, 0x7f0000001000); /* a FRAME sets where the next NODE steps from */
+    sb_u(b, 6); /* id 8, parent 2 */
+    sb_z(b, 0x10);
+    sb_end(b, CULEAK_REC_NODE);
+    sb_u(b, 1); /* id 9, parent 8: a Python frame (bit 63), reached by a step that wraps */
+    sb_z(b, (int64_t)((CULEAK_PYFRAME_TAG | 3) - UINT64_C(0x7f0000001010)));
+    sb_end(b, CULEAK_REC_NODE);
+    struct got g;
+    char why[256];
+    assert_int_equal(decode(b, &g, why, sizeof why), 0);
+    assert_int_equal(g.nframe, 5);
+    const uint64_t want[5][3] = {{1, 0, 0x401000},
+                                 {2, 1, 0x400fe0},
+                                 {7, 2, 0x7f0000001000},
+                                 {8, 2, 0x7f0000001010},
+                                 {9, 8, CULEAK_PYFRAME_TAG | 3}};
+    for (int i = 0; i < 5; i++)
+        for (int f = 0; f < 3; f++)
+            assert_int_equal(g.frame[i][f], want[i][f]);
+    sb_free(b);
+}
+
+/* The steps that cannot be: a FREE that does not move the seq on, a NODE whose parent is
+ * itself or before the root. Each is a corrupt stream, said so, and what came before is
+ * delivered. */
+static void test_impossible_steps(void **state)
+{
+    (void)state;
+    struct got g;
+    char why[256];
+    struct sb *b = sb_new();
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_free_rec(b, 1, 0, 5, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);
+    sb_free_rec(b, 0, 0, 5, CULEAK_API_CU_MEM_FREE, 0x8000, 0, 0, 0, 0);
+    assert_int_equal(decode(b, &g, why, sizeof why), -1);
+    assert_int_equal(g.nev, 1);
+    assert_non_null(strstr(why, "FREE"));
+    sb_free(b);
+
+    static const uint64_t bad_back[] = {0, 2};
+    for (int i = 0; i < 2; i++) {
+        b = sb_new();
+        sb_hello(b, 42, "/bin/job", NULL);
+        sb_u(b, bad_back[i]); /* id 1: its parent is 1 - back */
+        sb_z(b, 0x401000);
+        sb_end(b, CULEAK_REC_NODE);
+        assert_int_equal(decode(b, &g, why, sizeof why), -1);
+        assert_int_equal(g.nframe, 0);
+        assert_non_null(strstr(why, "NODE"));
+        sb_free(b);
+    }
+
+    b = sb_new(); /* cut inside the fields it must have */
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_u(b, 1);
+    sb_u(b, 0);
+    sb_u(b, 5);
+    sb_end(b, CULEAK_REC_FREE);
+    assert_int_equal(decode(b, &g, why, sizeof why), -1);
+    assert_non_null(strstr(why, "truncated FREE"));
+    sb_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_free_records),
+        cmocka_unit_test(test_node_records),
+        cmocka_unit_test(test_impossible_steps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
