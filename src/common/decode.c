@@ -145,7 +145,7 @@ static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     e.api = (uint32_t)culeak_get_u(c);
     e.kind = (uint32_t)culeak_get_u(c);
     e.device = (int32_t)culeak_get_z(c);
-    e.ctx = culeak_get_u(c);
+    e.ctx = d->ctx_last = culeak_get_u(c);
     e.size = culeak_get_u(c);
     e.addr = culeak_get_u(c);
     e.aux = culeak_get_u(c);
@@ -182,6 +182,36 @@ static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64
     e.ctx = 0;
     e.stack = 0;
     e.flags = 0;
+    return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
+}
+
+/* An ALLOC: the EVENT of an allocation, in fewer bytes (culeak-stream(5)). */
+static int decode_alloc(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_event e;
+    uint64_t step = culeak_get_u(c);
+    d->t_last += culeak_get_u(c);
+    uint64_t tid = culeak_get_u(c);
+    e.op = CULEAK_OP_ALLOC;
+    e.api = (uint32_t)culeak_get_u(c);
+    e.kind = (uint32_t)culeak_get_u(c);
+    int64_t dev = culeak_get_z(c);
+    uint64_t ctx = culeak_get_u(c);
+    e.size = culeak_get_u(c);
+    e.addr = culeak_get_u(c);
+    e.stack = culeak_get_u(c);
+    e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    e.flags = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    if (c->bad)
+        return fail(d, at, "truncated ALLOC record");
+    if (step == 0 || d->seq_last + step < d->seq_last)
+        return fail(d, at, "an ALLOC record's seq does not follow the previous record's");
+    e.seq = d->seq_last += step;
+    e.t_ns = d->t_last;
+    e.tid = d->tid_last = tid ? tid : d->tid_last;
+    e.device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
+    e.ctx = d->ctx_last = ctx ? ctx - 1 : d->ctx_last;
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
@@ -224,6 +254,8 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
         return decode_event(d, &c, at);
     case CULEAK_REC_FREE:
         return decode_free(d, &c, at);
+    case CULEAK_REC_ALLOC:
+        return decode_alloc(d, &c, at);
     case CULEAK_REC_NODE:
         return decode_node(d, &c, at);
     case CULEAK_REC_MARK: {

@@ -88,7 +88,8 @@ struct culeak_decoder {
     uint64_t records;       /* complete records decoded */
     uint64_t t_last;
     uint64_t seq_last;      /* the seq of the last EVENT, FREE, MARK or EXIT (FREE steps from it) */
-    uint64_t tid_last;      /* the tid of the last EVENT or FREE (a FREE's 0 is it) */
+    uint64_t tid_last;      /* the tid of the last EVENT, ALLOC or FREE (their 0 is it) */
+    uint64_t ctx_last;      /* the context of the last EVENT or ALLOC (an ALLOC's 0 is it) */
     uint64_t node_id, node_ip; /* the last FRAME or NODE (a NODE steps from it) */
     int expect_magic;       /* streams begin with MAGIC; command channels do not */
     int seen_hello;

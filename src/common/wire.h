@@ -31,10 +31,14 @@
  *           [z device, u free bytes, u total bytes]  -- the current device's memory
  *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
- *   FREE    u seq_step, u dt_ns, u tid (0: the previous EVENT's or FREE's), u api, u kind,
+ *   FREE    u seq_step, u dt_ns, u tid (0: the previous EVENT's, ALLOC's or FREE's), u api, u kind,
  *           u addr, u size, [u aux, u result]  -- an EVENT of a free with stack 0,
  *           device -1, context 0 and flags 0 (aux and result 0 when absent); its seq is the
- *           previous EVENT's, FREE's, MARK's or EXIT's plus seq_step (> 0)
+ *           previous EVENT's, ALLOC's, FREE's, MARK's or EXIT's plus seq_step (> 0)
+ *   ALLOC   u seq_step, u dt_ns, u tid (0: as FREE's), u api, u kind, z device,
+ *           u ctx_x (0: the previous EVENT's or ALLOC's context, else context + 1),
+ *           u size, u addr, u stack, [u aux, [u result, [u flags]]]  -- an EVENT of op 1
+ *           (absent fields 0); seq as FREE's
  *   NODE    u back, z ip_step         -- a FRAME: id is the previous FRAME's or NODE's plus
  *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
  *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
@@ -81,6 +85,7 @@ enum culeak_record {
     CULEAK_REC_LOST = 10, /* events dropped while the reader was stopped */
     CULEAK_REC_FREE = 11, /* an EVENT of a bare free, in few bytes */
     CULEAK_REC_NODE = 12, /* a FRAME, in few bytes */
+    CULEAK_REC_ALLOC = 13, /* an EVENT of an allocation, in few bytes */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

@@ -61,7 +61,8 @@ struct stream {
     int magic_out;            /* a private ring's MAGIC is written (it is no record) */
     uint64_t seq, t_last;
     uint64_t seq_put;         /* the seq of the last EVENT, FREE, MARK or EXIT written */
-    uint64_t tid_put;         /* the tid of the last EVENT or FREE written */
+    uint64_t tid_put;         /* the tid of the last EVENT, ALLOC or FREE written */
+    uint64_t ctx_put;         /* the context of the last EVENT or ALLOC written */
     uint64_t ip_put;          /* the ip of the last trace-tree node written */
     struct culeak_tree *tree;
     uint64_t *watch;
@@ -417,6 +418,43 @@ static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
     commit(s);
 }
 
+/* With lk held, after room: an allocation as an ALLOC record: as a FREE, its seq a step
+ * and its tid 0 when it is the previous event's; its context 0 when it is the previous
+ * EVENT's or ALLOC's (else the context plus one); aux, result and flags only up to the
+ * last that is not 0. */
+static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf, int held)
+{
+    uint64_t prev = s->seq_put;
+    uint64_t dt = now > s->t_last ? now - s->t_last : 0;
+    s->t_last = now > s->t_last ? now : s->t_last;
+    s->seq_put = ++s->seq;
+    uint64_t tid = culeak_tid();
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+    size_t k = culeak_put_u(p, s->seq - prev);
+    k += culeak_put_u(p + k, dt);
+    k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
+    s->tid_put = tid;
+    k += culeak_put_u(p + k, e->api);
+    k += culeak_put_u(p + k, e->kind);
+    k += culeak_put_z(p + k, e->device);
+    k += culeak_put_u(p + k, e->ctx == s->ctx_put ? 0 : e->ctx + 1);
+    s->ctx_put = e->ctx;
+    k += culeak_put_u(p + k, e->size);
+    k += culeak_put_u(p + k, e->addr);
+    k += culeak_put_u(p + k, leaf);
+    uint64_t flags = held ? CULEAK_EVENT_HELD : 0;
+    if (e->aux || e->result || flags) {
+        k += culeak_put_u(p + k, e->aux);
+        if (e->result || flags) {
+            k += culeak_put_u(p + k, e->result);
+            if (flags)
+                k += culeak_put_u(p + k, flags);
+        }
+    }
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_ALLOC, k);
+    commit(s);
+}
+
 void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
@@ -439,23 +477,28 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
         culeak_slock_unlock(&s->lk, h);
         return;
     }
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_seq_dt_at(s, p, now);
-    s->tid_put = culeak_tid();
-    k += culeak_put_u(p + k, s->tid_put);
-    k += culeak_put_u(p + k, e->op);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
-    k += culeak_put_z(p + k, e->device);
-    k += culeak_put_u(p + k, e->ctx);
-    k += culeak_put_u(p + k, e->size);
-    k += culeak_put_u(p + k, e->addr);
-    k += culeak_put_u(p + k, e->aux);
-    k += culeak_put_u(p + k, e->result);
-    k += culeak_put_u(p + k, leaf);
-    k += culeak_put_u(p + k, held ? CULEAK_EVENT_HELD : 0);
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
-    commit(s);
+    if (e->op == CULEAK_OP_ALLOC) {
+        put_alloc(s, e, now, leaf, held);
+    } else {
+        uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+        size_t k = put_seq_dt_at(s, p, now);
+        s->tid_put = culeak_tid();
+        s->ctx_put = e->ctx;
+        k += culeak_put_u(p + k, s->tid_put);
+        k += culeak_put_u(p + k, e->op);
+        k += culeak_put_u(p + k, e->api);
+        k += culeak_put_u(p + k, e->kind);
+        k += culeak_put_z(p + k, e->device);
+        k += culeak_put_u(p + k, e->ctx);
+        k += culeak_put_u(p + k, e->size);
+        k += culeak_put_u(p + k, e->addr);
+        k += culeak_put_u(p + k, e->aux);
+        k += culeak_put_u(p + k, e->result);
+        k += culeak_put_u(p + k, leaf);
+        k += culeak_put_u(p + k, 0);
+        s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
+        commit(s);
+    }
     if (held) {
         /* Registered before the event can reach the console, so no RELEASE is missed. */
         w.seq = s->seq;

@@ -1,6 +1,7 @@
 /* The stream's compact records (culeak-stream(5)): a FREE reads as the EVENT of a bare
  * free, its seq stepped from the previous timed record's, its tid 0 standing for the
- * previous event's; a NODE reads as the FRAME whose id follows the previous node's, with
+ * previous event's; an ALLOC as the EVENT of an allocation, its context 0 standing for
+ * the previous EVENT's or ALLOC's; a NODE reads as the FRAME whose id follows the previous node's, with
  * its parent and ip as steps. The decoder refuses the steps that cannot be. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +119,80 @@ static void test_free_records(void **state)
     sb_free(b);
 }
 
+static void sb_alloc_rec(struct sb *b, uint64_t step, uint64_t tid, int64_t device, uint64_t ctx_x, uint64_t size,
+                         uint64_t addr, uint64_t stack, int tail, uint64_t aux, uint64_t result, uint64_t flags)
+{
+    sb_u(b, step);
+    sb_u(b, 10);
+    sb_u(b, tid);
+    sb_u(b, CULEAK_API_CU_MEM_ALLOC);
+    sb_u(b, CULEAK_KIND_DEVICE);
+    sb_z(b, device);
+    sb_u(b, ctx_x);
+    sb_u(b, size);
+    sb_u(b, addr);
+    sb_u(b, stack);
+    if (tail > 0)
+        sb_u(b, aux);
+    if (tail > 1)
+        sb_u(b, result);
+    if (tail > 2)
+        sb_u(b, flags);
+    sb_end(b, CULEAK_REC_ALLOC);
+}
+
+static void test_alloc_records(void **state)
+{
+    (void)state;
+    struct sb *b = sb_new();
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_alloc_rec(b, 1, 31, 0, 0x1000 + 1, 256, 0x7000, 4, 0, 0, 0, 0);           /* seq 1, context 0x1000 */
+    sb_alloc_rec(b, 1, 0, 1, 0, 512, 0x8000, 4, 1, 77, 0, 0);                    /* the same context, thread */
+    sb_free_rec(b, 1, 0, 0, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);        /* a FREE keeps the context */
+    sb_alloc_rec(b, 2, 32, -1, 0 + 1, 0, 0, 0, 3, 0, 2, CULEAK_EVENT_HELD);      /* context 0, failed, held */
+    sb_event(b, (struct sb_ev){.seq = 9, .op = CULEAK_OP_FREE_ALL, .api = CULEAK_API_CU_MEM_FREE,
+                               .ctx = 0x2000, .device = 0, .tid = 33});
+    sb_alloc_rec(b, 1, 0, 0, 0, 64, 0x9000, 5, 0, 0, 0, 0);                      /* after the EVENT: its context */
+    struct got g;
+    char why[256];
+    assert_int_equal(decode(b, &g, why, sizeof why), 0);
+    assert_int_equal(g.nev, 6);
+    const struct culeak_event *e = &g.ev[0];
+    assert_int_equal(e->seq, 1);
+    assert_int_equal(e->op, CULEAK_OP_ALLOC);
+    assert_int_equal(e->api, CULEAK_API_CU_MEM_ALLOC);
+    assert_int_equal(e->kind, CULEAK_KIND_DEVICE);
+    assert_int_equal(e->tid, 31);
+    assert_int_equal(e->device, 0);
+    assert_int_equal(e->ctx, 0x1000);
+    assert_int_equal(e->size, 256);
+    assert_int_equal(e->addr, 0x7000);
+    assert_int_equal(e->stack, 4);
+    assert_int_equal(e->aux, 0);
+    assert_int_equal(e->result, 0);
+    assert_int_equal(e->flags, 0);
+    e = &g.ev[1];
+    assert_int_equal(e->seq, 2);
+    assert_int_equal(e->tid, 31);
+    assert_int_equal(e->device, 1);
+    assert_int_equal(e->ctx, 0x1000);
+    assert_int_equal(e->aux, 77);
+    assert_int_equal(g.ev[2].seq, 3);
+    e = &g.ev[3];
+    assert_int_equal(e->seq, 5);
+    assert_int_equal(e->tid, 32);
+    assert_int_equal(e->device, -1);
+    assert_int_equal(e->ctx, 0);
+    assert_int_equal(e->result, 2);
+    assert_int_equal(e->flags, CULEAK_EVENT_HELD);
+    e = &g.ev[5];
+    assert_int_equal(e->seq, 10);
+    assert_int_equal(e->tid, 33);
+    assert_int_equal(e->ctx, 0x2000);
+    assert_int_equal(e->t_ns, g.ev[4].t_ns + 10);
+    sb_free(b);
+}
+
 static void test_node_records(void **state)
 {
     (void)state;
@@ -190,12 +265,21 @@ static void test_impossible_steps(void **state)
     assert_int_equal(decode(b, &g, why, sizeof why), -1);
     assert_non_null(strstr(why, "truncated FREE"));
     sb_free(b);
+
+    b = sb_new();
+    sb_hello(b, 42, "/bin/job", NULL);
+    sb_alloc_rec(b, 0, 5, 0, 1, 256, 0x7000, 0, 0, 0, 0, 0);
+    assert_int_equal(decode(b, &g, why, sizeof why), -1);
+    assert_int_equal(g.nev, 0);
+    assert_non_null(strstr(why, "ALLOC"));
+    sb_free(b);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_free_records),
+        cmocka_unit_test(test_alloc_records),
         cmocka_unit_test(test_node_records),
         cmocka_unit_test(test_impossible_steps),
     };
