@@ -22,7 +22,8 @@
  * lookup, two-dimensional in a virtual machine (100k distinct stacks: about 15% less
  * per event with them). Its pages are faulted in at once when it grows (populate), so a
  * compaction for huge pages, where the kernel does one, happens there, once per growth.
- * The node arrays, written in order, keep small pages. */
+ * So does the table of whole stacks. The node arrays, written in order, keep small
+ * pages. */
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -32,7 +33,7 @@ static void *big_alloc(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* bytes (a multiple of HUGE_PAGE) at an address huge pages can back: aligned to
+/* bytes (a multiple of the page size) at an address huge pages can back: aligned to
  * HUGE_PAGE, which mmap does not promise. */
 static void *huge_alloc(size_t bytes)
 {
@@ -199,11 +200,11 @@ static int grow_index(struct culeak_tree *t)
 
 static int grow_stacks(struct culeak_tree *t)
 {
-    size_t cap = (t->smask + 1) * 2;
-    struct whole *s = big_alloc(cap * sizeof *s);
+    size_t cap = (t->smask + 1) * 2, bytes = cap * sizeof(struct whole);
+    struct whole *s = bytes >= HUGE_PAGE ? huge_alloc(bytes) : big_alloc(bytes);
     if (!s)
         return -1;
-    populate(s, 0, cap * sizeof *s);
+    populate(s, 0, bytes);
     for (size_t i = 0; i <= t->smask; i++) {
         if (!t->stacks[i].leaf)
             continue;
