@@ -570,6 +570,8 @@ static int series_rank(const struct process *p, const char *key)
     return 0;
 }
 
+#define SHORT_ITERATION_S 0.010
+
 static void judge_series(const struct process *p, const struct mseries *s, struct model_suspects *out,
                          size_t *cap, size_t first_of_proc, int *oom)
 {
@@ -582,6 +584,11 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
     for (unsigned i = 0; i < w; i++)
         dt[i] = (int64_t)(s->s[(first + i + 1) % RING].t_ns - s->s[(first + i) % RING].t_ns);
     double interval_s = median_i64(dt, w) / 1e9;
+    /* Events are timed by the kernel's tick (1 to 4 ms, culeak-stream(5)): marks closer
+     * than a few ticks come 0 or a tick apart, and their median says little. Below
+     * SHORT_ITERATION_S an iteration is the window's mean. */
+    if (interval_s < SHORT_ITERATION_S)
+        interval_s = (double)(s->s[last % RING].t_ns - s->s[first % RING].t_ns) / w / 1e9;
     const struct model_mark *mem = memory_mark(p);
     for (size_t k = 0; k < s->nsites; k++) {
         const struct site_ring *r = &s->sites[k];

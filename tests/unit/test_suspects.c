@@ -379,6 +379,31 @@ static void test_forecast_edges(void **state)
     model_free(m);
 }
 
+/* Iterations shorter than the events' clock's tick: the marks come 0 or a tick (4 ms)
+ * apart, a tick at every third mark. An iteration is then the window's mean, about
+ * 1.6 ms, not the median interval (the few microseconds of the events between marks). */
+static void test_iterations_within_a_tick(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    struct job j = {.addr = 0x7000000000ull};
+    for (int i = 0; i < 12; i++)
+        iteration(b, &j, i, i % 3 == 2 ? 4000000ull : 0, 1ull << 30, 2ull << 30);
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 1);
+    const struct model_suspect *x = &s.v[0];
+    /* the last 10 intervals: 4 ticks (marks 2, 5, 8 and 11) and 10 iterations' events (3
+     * or 4 us each) */
+    if (!(x->interval_s > 0.00160 && x->interval_s < 0.00161))
+        fail_msg("an iteration of %.6f s", x->interval_s);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
 /* Fewer marks than the window (7: 6 intervals): a site must rise at ceil(0.8 * 6) = 5 of
  * them; one that rises at 4 and falls a little at 2 (higher at the end) is not a suspect,
  * one that rises at 5 is. */
@@ -598,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_fewer_marks_than_window),
         cmocka_unit_test(test_forecast),
         cmocka_unit_test(test_forecast_edges),
+        cmocka_unit_test(test_iterations_within_a_tick),
         cmocka_unit_test(test_share_of_rises_rounds_up),
         cmocka_unit_test(test_processes_kept_apart),
         cmocka_unit_test(test_soonest_to_fill_first),
