@@ -40,8 +40,8 @@ times kept, so make rebuilds only what is out of date there); mutations run in t
 of their files, so a mutant costs one compile of its file and the links after it. The
 test that killed a mutation is kept in build/mutants-killers.txt and runs first, alone,
 next time (a tree without one, a fresh clone, starts from the committed seed
-tests/mutants/killers.txt, which --save-seed rewrites; the first line of the output says
-which was read); without one, the tests that killed other mutations of the same file run first,
+tests/mutants/killers.txt, which --save-seed rewrites; the output says which it read);
+without one, the tests that killed other mutations of the same file run first,
 most kills first. Then the rest of the group in its order, and the rest of the suite,
 the longest first, run --jobs at a time (the times of passing runs are kept in
 build/mutants-times.txt). The last killers are run on the unmutated tree first, side by
