@@ -1,7 +1,7 @@
 /* The one entry of a shim loaded into a running process: `culeak attach` has a debugger
  * dlopen libculeak.so into the process and call culeak_attach_start(endpoint) once. The
  * call returns at once (the debugger holds the process while it runs); a thread of the
- * shim then does the work, once the debugger has detached:
+ * shim then does the work, once the debugger has detached (untraced.c):
  *   1. routes the entry points the modules already resolved through the shim (patch.c);
  *   2. starts the stream to the endpoint as a launched process does at its first traced
  *      call (HELLO, marked attached; MODULES);
@@ -13,14 +13,10 @@
 #include "shim.h"
 #include "wire.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 static void note(const char *text)
 {
@@ -30,33 +26,10 @@ static void note(const char *text)
     culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
 }
 
-/* The debugger that called culeak_attach_start still holds the process: whatever this
- * thread did meanwhile (the loader's probes are breakpoints) could leave a trap pending
- * that kills the process if the debugger died before detaching. So it waits for the
- * detach first (TracerPid 0), checking every 10 ms. */
-static void wait_untraced(void)
-{
-    for (int i = 0; i < 6000; i++) {
-        char buf[2048];
-        int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n <= 0)
-            return;
-        buf[n] = 0;
-        const char *t = strstr(buf, "TracerPid:");
-        if (!t || strtol(t + 10, NULL, 10) == 0)
-            return;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
-
 static void *attach_main(void *arg)
 {
     (void)arg;
-    wait_untraced();
+    culeak_wait_untraced();
     struct culeak_patch_count pc;
     culeak_patch_loaded(&pc);
     if (!culeak_ensure_started())

@@ -43,6 +43,9 @@ int culeak_attach_configure(const char *endpoint);
 /* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
  * 0, or -1 with a NOTE saying why not. */
 int culeak_attach_python(void);
+/* untraced.c: returns once no debugger holds the process (TracerPid 0), or after a
+ * minute; the attach's thread waits so before anything it does could leave a trap. */
+void culeak_wait_untraced(void);
 
 /* Starts the stream if it is not started yet. Returns 1 when tracing is on. */
 int culeak_ensure_started(void);

@@ -25,14 +25,14 @@ job=$!
 wait_file_exists "$T/ready"
 "$B/culeak" record --pid "$job" -o "$T/rec.culeak" 2>"$T/rec.err" &
 rec=$!
-end=$((SECONDS + 60))
+end=$((SECONDS + WAIT_S))
 until grep -qs "attached to pid $job" "$T/rec.err"; do
     kill -0 "$rec" 2>/dev/null || fail "record ended: $(cat "$T/rec.err")"
     [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$T/rec.err")"
     sleep 0.05
 done
 wait_inventory "$T/rec.culeak"
-end=$((SECONDS + 60))
+end=$((SECONDS + WAIT_S))
 until grep -aq "caching allocator tracked from now on" "$T/rec.culeak"; do
     [ "$SECONDS" -lt "$end" ] || fail "culeak's Python side never ran in the job: $("$B/culeak" dump "$T/rec.culeak" | grep note)"
     sleep 0.05
@@ -76,7 +76,7 @@ job=$!
 wait_file_exists "$T/ready"
 "$B/culeak" record --pid "$job" -o "$T/fails.culeak" 2>"$T/rec.err" &
 rec=$!
-end=$((SECONDS + 60))
+end=$((SECONDS + WAIT_S))
 until grep -aqs "caching allocator tracked from now on" "$T/fails.culeak"; do
     [ "$SECONDS" -lt "$end" ] || fail "culeak's Python side never ran in the job: $(cat "$T/rec.err")"
     sleep 0.05

@@ -65,7 +65,7 @@ for step in dlopen start detach; do
         >"$D/rec.out" 2>"$D/rec.err" || rc=$?
     [ "$rc" -eq 137 ] || fail "culeak killed at $step: exited $rc: $(cat "$D/rec.err")"
     # the debugger goes once it has read all; the job must not stay traced or stopped
-    end=$((SECONDS + 60))
+    end=$((SECONDS + WAIT_S))
     until [ "$(sed -n 's/^TracerPid:\t*//p' "/proc/$job/status")" = 0 ]; do
         [ "$SECONDS" -lt "$end" ] || fail "culeak killed at $step: the job stays traced"
         sleep 0.05
@@ -161,7 +161,7 @@ wait_inventory "$D/rec.culeak"
 kill -STOP "$rec"
 printf x >&7
 exec 7>&-
-end=$((SECONDS + 60))
+end=$((SECONDS + WAIT_S))
 while kill -0 "$job" 2>/dev/null; do
     [ "$SECONDS" -lt "$end" ] || { kill -CONT "$rec"; fail "a stopped record --pid: the job did not finish while it was stopped"; }
     sleep 0.1

@@ -57,7 +57,7 @@ start_job client_static "$D"
 CULEAK_GDB=$STEP_GDB INTRUDE=1 timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
 rec=$!
 wait_attached "$D/rec.err" "$job"
-end=$((SECONDS + 60))
+end=$((SECONDS + WAIT_S))
 until grep -aq "before attach: [0-9]* allocation" "$D/rec.culeak" 2>/dev/null; do
     kill -0 "$rec" 2>/dev/null || fail "an intruder: record ended before the job's inventory came: $(cat "$D/rec.err")"
     [ "$SECONDS" -lt "$end" ] || fail "an intruder: no inventory of the job in the recording"

@@ -20,7 +20,7 @@ for client in client_static client_driver client_runtime; do
     start_job "$client" "$D"
     "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
     rec=$!
-    end=$((SECONDS + 60))
+    end=$((SECONDS + WAIT_S))
     until grep -qs "attached to pid $job" "$D/rec.err"; do
         kill -0 "$rec" 2>/dev/null || fail "$client: record ended: $(cat "$D/rec.err")"
         [ "$SECONDS" -lt "$end" ] || fail "$client: record never attached: $(cat "$D/rec.err")"

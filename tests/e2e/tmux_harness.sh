@@ -5,7 +5,10 @@
 # private tmux server and temporary directory $T (both gone at exit), and defines
 #     start ARGS...             culeak ARGS in a fresh 120x40 session (start_sized COLS ROWS ARGS...)
 #     screen                    what the session shows
-#     wait_for TEXT             polls the screen until TEXT is on it, else fails
+#     wait_for TEXT             polls the screen until TEXT is on it, else fails (with
+#                               UNLESS=ERE set, at once on a screen that matches ERE and
+#                               lacks TEXT: what shows instead, such as the job's end where
+#                               it should pause, fails without waiting out the deadline)
 #     wait_gone TEXT            polls the screen until TEXT is no longer on it, else fails
 #     wait_file FILE TEXT       polls FILE until a line of it holds TEXT, else fails
 #                               (each wait fails after $WAIT_S seconds, 60 unless set: a
@@ -56,12 +59,25 @@ until_deadline() {
     done
 }
 on_screen() { screen | grep -qF -- "$1"; }
+# on_screen_unless TEXT ERE: TEXT is on the screen (0), or not yet (1); fails when the
+# screen matches ERE without TEXT
+on_screen_unless() {
+    local now
+    now=$(screen)
+    grep -qF -- "$1" <<<"$now" && return 0
+    grep -qE -- "$2" <<<"$now" && fail "saw /$2/ on the screen while waiting for: $1"
+    return 1
+}
 off_screen() { ! on_screen "$1"; }
 in_file() { grep -qF -- "$2" "$1" 2>/dev/null; }
 # wait_for TEXT: polls the screen until a generous deadline (never a fixed sleep)
 wait_for() {
     waiting="waiting for: $1"
-    until_deadline on_screen "$1" || fail "never saw in $WAIT_S s: $1"
+    if [ -n "${UNLESS:-}" ]; then
+        until_deadline on_screen_unless "$1" "$UNLESS" || fail "never saw in $WAIT_S s: $1"
+    else
+        until_deadline on_screen "$1" || fail "never saw in $WAIT_S s: $1"
+    fi
     waiting=""
 }
 wait_gone() {

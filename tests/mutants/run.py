@@ -13,7 +13,8 @@ a snippet found more than once. Survivors are listed at the end with their text.
 status 0 only when every mutation was killed, or when the survivors are those explained
 in tests/mutants/survivors.txt and the killed ones are at least --min-killed percent.
 
-usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--jobs N] [NAME-PART...]
+usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--wait S] [--jobs N]
+                            [--save-seed] [NAME-PART...]
   --check       only check that every snippet is found exactly once and that each
                 mutated file has a group (no builds)
   --keep        keep the scratch copy (its path is printed)
@@ -21,10 +22,16 @@ usage: tests/mutants/run.py [--check] [--keep] [--timeout S] [--jobs N] [NAME-PA
                 a test whose passing time is known gets 4 times that, at least 150 s
                 (longer than the tests' own waits: a test failing by its own deadline
                 is a failure)
+  --wait S      the deadline of the tests' waits for what should come (WAIT_S in every
+                test's environment, the unmutated tree's runs included; default 15, where
+                `make test` waits 60): a mutant that keeps a screen from ever showing
+                what a test waits for costs its two runs 2 x S seconds
   --jobs N      tests run at a time (default 2); a test confirming a failure runs alone
   --min-killed  the least share of mutations killed for exit status 0 (default 95)
   --quick       the groups' tests only, never the whole suite (while writing a test)
   --start N     from the Nth mutation of the list on (a run cut short, resumed)
+  --save-seed   at the end, write the killers known (this run's and the earlier ones'
+                of the mutations in the list) to tests/mutants/killers.txt
   NAME-PART     run only the mutations whose name contains one of these
 
 Where the time goes, and what keeps it short: the copy is the working tree as it is
@@ -32,7 +39,9 @@ Where the time goes, and what keeps it short: the copy is the working tree as it
 times kept, so make rebuilds only what is out of date there); mutations run in the order
 of their files, so a mutant costs one compile of its file and the links after it. The
 test that killed a mutation is kept in build/mutants-killers.txt and runs first, alone,
-next time; without one, the tests that killed other mutations of the same file run first,
+next time (a tree without one, a fresh clone, starts from the committed seed
+tests/mutants/killers.txt, which --save-seed rewrites; the output says which it read);
+without one, the tests that killed other mutations of the same file run first,
 most kills first. Then the rest of the group in its order, and the rest of the suite,
 the longest first, run --jobs at a time (the times of passing runs are kept in
 build/mutants-times.txt). The last killers are run on the unmutated tree first, side by
@@ -53,26 +62,30 @@ HERE = os.path.join(ROOT, "tests", "mutants")
 # The test that killed each mutation last time (lines "TEST<tab>NAME"), tried first the
 # next time: most mutants then cost one build and one test.
 KILLERS = os.path.join(ROOT, "build", "mutants-killers.txt")
+# The same, committed: what a tree without build/mutants-killers.txt starts from.
+SEED = os.path.join(HERE, "killers.txt")
 # How long each test took when it last passed (lines "SECONDS<tab>TEST"): its timeout, and
 # the order of the tests that run side by side (the longest first).
 TIMES = os.path.join(ROOT, "build", "mutants-times.txt")
 
 
-def load_killers():
+def load_killers(path):
     killers = {}
-    if os.path.exists(KILLERS):
-        for line in open(KILLERS):
-            test, sep, name = line.rstrip("\n").partition("\t")
-            if sep:
-                killers[name] = test
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        test, sep, name = line.rstrip("\n").partition("\t")
+        if sep:
+            killers[name] = test
     return killers
 
 
-def save_killers(killers):
-    os.makedirs(os.path.dirname(KILLERS), exist_ok=True)
-    with open(KILLERS + ".tmp", "w") as f:
+def save_killers(killers, path=KILLERS, head=""):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        f.write(head)
         f.writelines("%s\t%s\n" % (t, n) for n, t in sorted(killers.items()))
-    os.replace(KILLERS + ".tmp", KILLERS)
+    os.replace(path + ".tmp", path)
 
 
 def load_times():
@@ -197,8 +210,11 @@ def copy_tree(dest):
                         ignore=lambda d, names: [n for n in names if n.startswith("mutants-")])
 
 
+WAIT_S = 15  # --wait
+
+
 def env():
-    e = dict(os.environ, BUILD="build")
+    e = dict(os.environ, BUILD="build", WAIT_S=str(WAIT_S))
     for k in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "CULEAK_TEST_FAIL_FAST"):
         e.pop(k, None)
     return e
@@ -394,6 +410,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--wait", type=int, default=15)
+    ap.add_argument("--save-seed", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--min-killed", type=float, default=95.0)
     ap.add_argument("--quick", action="store_true")
@@ -403,6 +421,8 @@ def main():
     ap.add_argument("--survivors", default=os.path.join(HERE, "survivors.txt"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
+    global WAIT_S
+    WAIT_S = max(1, a.wait)
     muts = parse(a.list)
     groups = parse_groups(a.groups)
     known = parse_survivors(a.survivors)
@@ -446,7 +466,10 @@ def main():
     times = load_times()
     tests = Tests(tree, a.timeout, max(1, a.jobs), times)
     base = Baseline(tests, os.path.join(logs, "baseline.log"))
-    killers = load_killers()
+    source = KILLERS if os.path.exists(KILLERS) else SEED if os.path.exists(SEED) else None
+    killers = load_killers(source) if source else {}
+    print("killers tried first: %s; tests wait %d s (WAIT_S)" % (
+        "%d from %s" % (len(killers), os.path.relpath(source, ROOT)) if source else "none known", WAIT_S), flush=True)
     suite = suite_tests(tree)
 
     def tests_of(m):
@@ -524,7 +547,17 @@ def main():
             print("killed   %s by %s (%.0f s)" % (m["name"], what, took), flush=True)
             killers[m["name"]] = what
             save_killers(killers)
+            if m["name"] in known:  # a survivor no more: its explanation would mislead
+                errors.append(m["name"])
+                print("ERROR    %s: killed, but explained as a survivor in %s (remove it there)" % (
+                    m["name"], os.path.relpath(a.survivors, ROOT)), flush=True)
         save_times(times)
+    if a.save_seed:
+        names = {m["name"] for m in all_muts}
+        save_killers({n: t for n, t in killers.items() if n in names}, SEED,
+                     "# The test that killed each mutation (TEST<tab>NAME), tried first by tests/mutants/run.py\n"
+                     "# where build/mutants-killers.txt is absent; rewritten by run.py --save-seed.\n")
+        print("seed written: %s" % os.path.relpath(SEED, ROOT))
     n = len(muts)
     share = 100.0 * len(killed) / n if n else 100.0
     print("%d mutations: %d killed (%.1f%%), %d survived, %d stale or in error (%.1f min)"

@@ -3,7 +3,8 @@
  * waits until it takes them); a peer that connects to the hand-over socket and sends
  * nothing, or many of them, never stops the console from taking the ring of a process
  * that does hand one over; a WATCH of many stacks is cut into records that fit the
- * command area, and hold words are words of the header. */
+ * command area, and hold words are words of the header; events a process dropped before
+ * it ended are told at its stream's end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 #include "../../src/console/server.h"
 #include "ring.h"
+#include "stream_builder.h"
 #include "wire.h"
 
 static char dir[64];
@@ -213,12 +215,49 @@ static void test_commands_in_the_ring(void **state)
     peer_close(&p);
 }
 
+/* Events a process dropped after its last record (it ended while the console was stopped)
+ * are told at its stream's end: a LOST record with their count and seqs, then the end. */
+static void test_lost_before_the_end_are_told(void **state)
+{
+    (void)state;
+    struct peer p;
+    peer_open(&p);
+    peer_connect(&p);
+    struct sb *hello = sb_new(); /* the process's first record, then 5 events dropped */
+    sb_hello(hello, (uint64_t)getpid(), "job", NULL);
+    size_t hn = hello->n - CULEAK_MAGIC_LEN;
+    uint8_t *at = culeak_ring_reserve(&p.mine, hn, 0);
+    assert_non_null(at);
+    memcpy(at, hello->buf + CULEAK_MAGIC_LEN, hn);
+    culeak_ring_commit(&p.mine, hn);
+    sb_free(hello);
+    for (uint64_t seq = 40; seq < 45; seq++)
+        culeak_ring_drop(&p.mine, seq);
+    culeak_ring_end(&p.mine);
+    uint8_t buf[256];
+    assert_int_equal(conn_pump(p.k, buf, sizeof buf, 1), (long)hn);
+    long n = conn_pump(p.k, buf, sizeof buf, 1);
+    assert_true(n > 0);
+    uint8_t type;
+    const uint8_t *payload;
+    size_t plen;
+    assert_int_equal(culeak_next_record(buf, (size_t)n, &type, &payload, &plen), n);
+    assert_int_equal(type, CULEAK_REC_LOST);
+    struct culeak_cursor c = {payload, payload + plen, 0};
+    assert_int_equal(culeak_get_u(&c), 5);
+    assert_int_equal(culeak_get_u(&c), 40);
+    assert_int_equal(culeak_get_u(&c), 44);
+    assert_int_equal(conn_pump(p.k, buf, sizeof buf, 1), 0); /* told once, then the end */
+    peer_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_process_that_takes_no_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_silent_peers_never_stop_a_hand_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commands_in_the_ring, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_before_the_end_are_told, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * area's end, a full ring with a stopped reader makes the writer give up after its
  * bounded wait and count what it dropped (each gap with its own first and last), a reader
  * draining beside a writer gets every record not counted as dropped, what a process wrote
- * stays after it is killed, and a reader maps no ring whose size is not a power of two. */
+ * stays after it is killed, a reader maps no ring whose size is not a power of two, and
+ * a reader is alive until it says it is gone or its process ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -205,6 +206,33 @@ static void test_records_outlive_a_killed_writer(void **state)
     close(fd);
 }
 
+/* A reader is alive while it has not said it is gone and its process lives: one killed
+ * with SIGKILL (it said nothing) is dead once it has ended. */
+static void test_reader_alive_until_gone_or_killed(void **state)
+{
+    struct culeak_ring r;
+    int fd;
+    assert_int_equal(culeak_ring_create(1 << 16, &fd, &r), 0);
+    assert_true(culeak_ring_reader_alive(&r)); /* no reader named yet */
+    __atomic_store_n(&r.h->reader_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+    assert_true(culeak_ring_reader_alive(&r));
+    pid_t pid = fork();
+    if (pid == 0) {
+        raise(SIGKILL);
+        _exit(1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    __atomic_store_n(&r.h->reader_pid, (uint32_t)pid, __ATOMIC_RELEASE);
+    assert_false(culeak_ring_reader_alive(&r));
+    __atomic_store_n(&r.h->reader_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+    __atomic_store_n(&r.h->reader_gone, 1, __ATOMIC_RELEASE);
+    assert_false(culeak_ring_reader_alive(&r));
+    culeak_ring_unmap(&r);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_map_checks_the_size),
         cmocka_unit_test(test_reader_beside_writer),
         cmocka_unit_test(test_records_outlive_a_killed_writer),
+        cmocka_unit_test(test_reader_alive_until_gone_or_killed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

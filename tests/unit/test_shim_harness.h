@@ -155,6 +155,15 @@ static inline int th_wait_in_syscall(pid_t pid, pid_t tid, long nr, unsigned lon
     }
 }
 
+/* The deadline, in seconds, of a wait for what comes in milliseconds (only a failure
+ * reaches it): $WAIT_S, as the e2e harness's waits, 60 unless set. */
+static inline long th_wait_s(void)
+{
+    const char *w = getenv("WAIT_S");
+    long s = w && *w ? strtol(w, NULL, 10) : 0;
+    return s > 0 ? s : 60;
+}
+
 /* A unique scratch directory under /tmp (removed with th_rmdir). */
 static inline char *th_mkdtemp(char *buf, size_t cap)
 {

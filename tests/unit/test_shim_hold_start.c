@@ -164,10 +164,10 @@ static void finish_with(struct job *j, const char *want_out)
         drain(j);
         pause_a_little();
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > 60) { /* a deadline for the failure: it ends in milliseconds */
+        if (now.tv_sec - t0.tv_sec > th_wait_s()) { /* a deadline for the failure: it ends in milliseconds */
             kill(j->pid, SIGKILL);
             waitpid(j->pid, &status, 0);
-            fail_msg("the program is still held a minute after its gate opened");
+            fail_msg("the program is still held %ld s after its gate opened", th_wait_s());
         }
     }
     drain(j);

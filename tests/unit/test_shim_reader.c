@@ -71,8 +71,8 @@ static void test_reader_dies(void **s)
         _exit(0);
     assert_int_equal(waitpid(dead, NULL, 0), dead); /* a pid no process has now */
     __atomic_store_n(&ring.h->reader_pid, (uint32_t)dead, __ATOMIC_RELEASE);
-    /* the shim's word comes once it looked (a minute is far more than it takes: a
-     * deadline for the failure, as the e2e harness's waits) */
+    /* the shim's word comes once it looked (th_wait_s, a minute, is far more than it
+     * takes: a deadline for the failure, as the e2e harness's waits) */
     char text[4096];
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -80,7 +80,7 @@ static void test_reader_dies(void **s)
         if (waitpid(pid, &status, WNOHANG) == pid)
             fail_msg("the program ended (status %#x) before the shim said the reader was gone", status);
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > 60) {
+        if (now.tv_sec - t0.tv_sec > th_wait_s()) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             fail_msg("the shim never noticed that its reader was gone");

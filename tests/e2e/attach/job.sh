@@ -14,7 +14,9 @@
 #                              attach (its NOTE is in the recording); fails at once if
 #                              the job ($job) died
 # The job writes its stdout to DIR/out and its stderr to DIR/err. CULEAK_E2E_SHIM: the shim
-# loaded into the job comes from another (plain) build, as in tmux_harness.sh.
+# loaded into the job comes from another (plain) build, as in tmux_harness.sh. Each wait
+# of these tests fails after $WAIT_S seconds, 60 unless set (as tmux_harness.sh's).
+WAIT_S=${WAIT_S:-60}
 [ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
 attach_test_setup() {
     BUILD=${BUILD:-build}
@@ -28,7 +30,7 @@ attach_test_setup() {
     STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
 }
 wait_attached() {
-    local end=$((SECONDS + 60))
+    local end=$((SECONDS + WAIT_S))
     until grep -qs "attached to pid $2" "$1"; do
         [ "$SECONDS" -lt "$end" ] || fail "record never attached: $(cat "$1")"
         sleep 0.05
@@ -42,14 +44,14 @@ not_stopped() {
 start_job() {
     LD_LIBRARY_PATH=$B/fakecuda "$B/fakecuda/$1" attach 4 "$2" >"$2/out" 2>"$2/err" &
     job=$!
-    local end=$((SECONDS + 60))
+    local end=$((SECONDS + WAIT_S))
     until [ -e "$2/ready" ]; do
         [ "$SECONDS" -lt "$end" ] || fail "the job never got ready"
         sleep 0.05
     done
 }
 wait_file_exists() {
-    local end=$((SECONDS + 60))
+    local end=$((SECONDS + WAIT_S))
     until [ -e "$1" ]; do
         [ "$SECONDS" -lt "$end" ] || fail "$1 never appeared"
         sleep 0.05
@@ -68,7 +70,7 @@ job_alive() {
     s=$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat" 2>/dev/null) && [ "$s" != Z ]
 }
 wait_inventory() {
-    local end=$((SECONDS + 60))
+    local end=$((SECONDS + WAIT_S))
     until grep -aq "before attach: [0-9]* allocation" "$1" 2>/dev/null; do
         [ -z "${job:-}" ] || job_alive || fail "the job died before its inventory was sent: $(cat "/proc/$job/stat" 2>/dev/null)"
         [ "$SECONDS" -lt "$end" ] || fail "no before-attach inventory in $1"
