@@ -20,6 +20,8 @@ screen | grep -Eq "it fills device 0 in ~6[56],000 iterations \(~[0-9]+ min\) - 
 type_line "delete 1"
 type_line "continue"
 wait_for "EXITED (status 0)"
+# the exit's leak report first: printed after the listing, it would push it out of view
+wait_for "LEAK SUMMARY: "
 # a forecast needs a running process: after the exit the line keeps the growth alone
 wait_for " suspects: 1 site grows +16.0 KiB/iteration - \`suspects\` lists them"
 screen | grep " suspects: " | grep -q "fills" && fail "a forecast after the job exited"
