@@ -157,13 +157,32 @@ static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
+/* The head of a FREE or ALLOC record: its seq step, time since the previous timed record
+ * (taken into d->t_last), its thread (0: the previous event's). */
+static void step_dt_tid(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t *step, uint64_t *tid)
+{
+    *step = culeak_get_u(c);
+    d->t_last += culeak_get_u(c);
+    *tid = culeak_get_u(c);
+}
+
+/* The seq, time and thread of a FREE or ALLOC from its head; -1: a step that goes nowhere. */
+static int stepped(struct culeak_decoder *d, uint64_t step, uint64_t tid, struct culeak_event *e)
+{
+    if (step == 0 || d->seq_last + step < d->seq_last)
+        return -1;
+    e->seq = d->seq_last += step;
+    e->t_ns = d->t_last;
+    e->tid = d->tid_last = tid ? tid : d->tid_last;
+    return 0;
+}
+
 /* A FREE: an EVENT of a free without stack, device or context (culeak-stream(5)). */
 static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
 {
     struct culeak_event e;
-    uint64_t step = culeak_get_u(c);
-    d->t_last += culeak_get_u(c);
-    uint64_t tid = culeak_get_u(c);
+    uint64_t step, tid;
+    step_dt_tid(d, c, &step, &tid);
     e.op = CULEAK_OP_FREE;
     e.api = (uint32_t)culeak_get_u(c);
     e.kind = (uint32_t)culeak_get_u(c);
@@ -173,11 +192,8 @@ static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64
     e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
     if (c->bad)
         return fail(d, at, "truncated FREE record");
-    if (step == 0 || d->seq_last + step < d->seq_last)
+    if (stepped(d, step, tid, &e) < 0)
         return fail(d, at, "a FREE record's seq does not follow the previous record's");
-    e.seq = d->seq_last += step;
-    e.t_ns = d->t_last;
-    e.tid = d->tid_last = tid ? tid : d->tid_last;
     e.device = -1;
     e.ctx = 0;
     e.stack = 0;
@@ -189,9 +205,8 @@ static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64
 static int decode_alloc(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
 {
     struct culeak_event e;
-    uint64_t step = culeak_get_u(c);
-    d->t_last += culeak_get_u(c);
-    uint64_t tid = culeak_get_u(c);
+    uint64_t step, tid;
+    step_dt_tid(d, c, &step, &tid);
     e.op = CULEAK_OP_ALLOC;
     e.api = (uint32_t)culeak_get_u(c);
     e.kind = (uint32_t)culeak_get_u(c);
@@ -205,11 +220,8 @@ static int decode_alloc(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     e.flags = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
     if (c->bad)
         return fail(d, at, "truncated ALLOC record");
-    if (step == 0 || d->seq_last + step < d->seq_last)
+    if (stepped(d, step, tid, &e) < 0)
         return fail(d, at, "an ALLOC record's seq does not follow the previous record's");
-    e.seq = d->seq_last += step;
-    e.t_ns = d->t_last;
-    e.tid = d->tid_last = tid ? tid : d->tid_last;
     e.device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
     e.ctx = d->ctx_last = ctx ? ctx - 1 : d->ctx_last;
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;

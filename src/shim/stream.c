@@ -390,22 +390,31 @@ static void wait_release(struct stream *s, struct waiter *w)
     pthread_mutex_unlock(&s->hold_mu);
 }
 
-/* With lk held, after room: a free without stack, device or context (the most common
- * event with its allocation) as a FREE record: its seq as the step from the previous
- * record's, its tid 0 when it is the previous event's, aux and result only when one is
- * not 0. */
-static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
+/* With lk held: the head of a FREE or ALLOC record at p, for an event made at `now`: its
+ * seq as the step from the previous record's, the time since the previous timed record,
+ * its thread 0 when it is the previous event's. */
+static inline size_t put_step_dt_tid(struct stream *s, uint8_t *p, uint64_t now)
 {
     uint64_t prev = s->seq_put;
     uint64_t dt = now > s->t_last ? now - s->t_last : 0;
     s->t_last = now > s->t_last ? now : s->t_last;
     s->seq_put = ++s->seq;
     uint64_t tid = culeak_tid();
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = culeak_put_u(p, s->seq - prev);
     k += culeak_put_u(p + k, dt);
     k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
     s->tid_put = tid;
+    return k;
+}
+
+/* With lk held, after room: a free without stack, device or context (the most common
+ * event with its allocation) as a FREE record: its seq as the step from the previous
+ * record's, its tid 0 when it is the previous event's, aux and result only when one is
+ * not 0. */
+static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
+{
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+    size_t k = put_step_dt_tid(s, p, now);
     k += culeak_put_u(p + k, e->api);
     k += culeak_put_u(p + k, e->kind);
     k += culeak_put_u(p + k, e->addr);
@@ -424,16 +433,8 @@ static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
  * last that is not 0. */
 static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf, int held)
 {
-    uint64_t prev = s->seq_put;
-    uint64_t dt = now > s->t_last ? now - s->t_last : 0;
-    s->t_last = now > s->t_last ? now : s->t_last;
-    s->seq_put = ++s->seq;
-    uint64_t tid = culeak_tid();
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = culeak_put_u(p, s->seq - prev);
-    k += culeak_put_u(p + k, dt);
-    k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
-    s->tid_put = tid;
+    size_t k = put_step_dt_tid(s, p, now);
     k += culeak_put_u(p + k, e->api);
     k += culeak_put_u(p + k, e->kind);
     k += culeak_put_z(p + k, e->device);
