@@ -157,73 +157,46 @@ static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
-/* The head of a FREE or ALLOC record: its seq step, time since the previous timed record
- * (taken into d->t_last), its thread (0: the previous event's). */
-static void step_dt_tid(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t *step, uint64_t *tid)
+/* A FREE or an ALLOC (culeak-stream(5)): the EVENT it stands for. Both begin with the
+ * seq's step from the previous timed record, the time since it, the thread (0: the
+ * previous event's), API and kind. A FREE is a bare free: address and size (stack 0,
+ * device -1, context 0). An ALLOC has its device, its context (0: the previous EVENT's or
+ * ALLOC's, else the context plus one), size, address and stack. Both end with fields
+ * absent when 0. */
+static int decode_compact(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at, int alloc)
 {
-    *step = culeak_get_u(c);
+    const char *name = alloc ? "ALLOC" : "FREE";
+    struct culeak_event e = {.op = alloc ? CULEAK_OP_ALLOC : CULEAK_OP_FREE, .device = -1};
+    uint64_t step = culeak_get_u(c);
     d->t_last += culeak_get_u(c);
-    *tid = culeak_get_u(c);
-}
-
-/* The seq, time and thread of a FREE or ALLOC from its head; -1: a step that goes nowhere. */
-static int stepped(struct culeak_decoder *d, uint64_t step, uint64_t tid, struct culeak_event *e)
-{
+    uint64_t tid = culeak_get_u(c);
+    e.api = (uint32_t)culeak_get_u(c);
+    e.kind = (uint32_t)culeak_get_u(c);
+    int64_t dev = -1;
+    uint64_t ctx = 1; /* a FREE's: context 0 */
+    if (alloc) {
+        dev = culeak_get_z(c);
+        ctx = culeak_get_u(c);
+        e.size = culeak_get_u(c);
+        e.addr = culeak_get_u(c);
+        e.stack = culeak_get_u(c);
+    } else {
+        e.addr = culeak_get_u(c);
+        e.size = culeak_get_u(c);
+    }
+    e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    e.flags = alloc && culeak_cursor_more(c) ? culeak_get_u(c) : 0;
+    if (c->bad)
+        return fail(d, at, "truncated %s record", name);
     if (step == 0 || d->seq_last + step < d->seq_last)
-        return -1;
-    e->seq = d->seq_last += step;
-    e->t_ns = d->t_last;
-    e->tid = d->tid_last = tid ? tid : d->tid_last;
-    return 0;
-}
-
-/* A FREE: an EVENT of a free without stack, device or context (culeak-stream(5)). */
-static int decode_free(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
-{
-    struct culeak_event e;
-    uint64_t step, tid;
-    step_dt_tid(d, c, &step, &tid);
-    e.op = CULEAK_OP_FREE;
-    e.api = (uint32_t)culeak_get_u(c);
-    e.kind = (uint32_t)culeak_get_u(c);
-    e.addr = culeak_get_u(c);
-    e.size = culeak_get_u(c);
-    e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
-    e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
-    if (c->bad)
-        return fail(d, at, "truncated FREE record");
-    if (stepped(d, step, tid, &e) < 0)
-        return fail(d, at, "a FREE record's seq does not follow the previous record's");
-    e.device = -1;
-    e.ctx = 0;
-    e.stack = 0;
-    e.flags = 0;
-    return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
-}
-
-/* An ALLOC: the EVENT of an allocation, in fewer bytes (culeak-stream(5)). */
-static int decode_alloc(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
-{
-    struct culeak_event e;
-    uint64_t step, tid;
-    step_dt_tid(d, c, &step, &tid);
-    e.op = CULEAK_OP_ALLOC;
-    e.api = (uint32_t)culeak_get_u(c);
-    e.kind = (uint32_t)culeak_get_u(c);
-    int64_t dev = culeak_get_z(c);
-    uint64_t ctx = culeak_get_u(c);
-    e.size = culeak_get_u(c);
-    e.addr = culeak_get_u(c);
-    e.stack = culeak_get_u(c);
-    e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
-    e.result = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
-    e.flags = culeak_cursor_more(c) ? culeak_get_u(c) : 0;
-    if (c->bad)
-        return fail(d, at, "truncated ALLOC record");
-    if (stepped(d, step, tid, &e) < 0)
-        return fail(d, at, "an ALLOC record's seq does not follow the previous record's");
+        return fail(d, at, "the %s record's seq does not follow the previous record's", name);
+    e.seq = d->seq_last += step;
+    e.t_ns = d->t_last;
+    e.tid = d->tid_last = tid ? tid : d->tid_last;
     e.device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
-    e.ctx = d->ctx_last = ctx ? ctx - 1 : d->ctx_last;
+    if (alloc)
+        e.ctx = d->ctx_last = ctx ? ctx - 1 : d->ctx_last;
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
@@ -265,9 +238,8 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
     case CULEAK_REC_EVENT:
         return decode_event(d, &c, at);
     case CULEAK_REC_FREE:
-        return decode_free(d, &c, at);
     case CULEAK_REC_ALLOC:
-        return decode_alloc(d, &c, at);
+        return decode_compact(d, &c, at, type == CULEAK_REC_ALLOC);
     case CULEAK_REC_NODE:
         return decode_node(d, &c, at);
     case CULEAK_REC_MARK: {

@@ -73,6 +73,41 @@ static void sb_free_rec(struct sb *b, uint64_t step, uint64_t dt, uint64_t tid, 
     sb_end(b, CULEAK_REC_FREE);
 }
 
+/* got is want in every field the decoder fills. */
+static void expect_event(const struct culeak_event *got, struct culeak_event want)
+{
+    const uint64_t g[] = {got->seq, got->t_ns, got->tid, got->op, got->api, got->kind, (uint64_t)(int64_t)got->device,
+                          got->ctx, got->size, got->addr, got->aux, got->result, got->stack, got->flags};
+    const uint64_t w[] = {want.seq, want.t_ns, want.tid, want.op, want.api, want.kind, (uint64_t)(int64_t)want.device,
+                          want.ctx, want.size, want.addr, want.aux, want.result, want.stack, want.flags};
+    static const char *const field[] = {"seq", "t_ns", "tid", "op", "api", "kind", "device",
+                                        "ctx", "size", "addr", "aux", "result", "stack", "flags"};
+    for (size_t f = 0; f < sizeof g / sizeof *g; f++)
+        if (g[f] != w[f])
+            fail_msg("event seq %llu: %s is 0x%llx, not 0x%llx", (unsigned long long)got->seq, field[f],
+                     (unsigned long long)g[f], (unsigned long long)w[f]);
+}
+
+/* The EVENT a FREE of cuMemFree_v2 stands for (a bare free of device memory). */
+static struct culeak_event bare_free(uint64_t seq, uint64_t t_ns, uint64_t tid, uint64_t addr, uint64_t size)
+{
+    return (struct culeak_event){.seq = seq, .t_ns = t_ns, .tid = tid, .op = CULEAK_OP_FREE,
+                                 .api = CULEAK_API_CU_MEM_FREE, .kind = CULEAK_KIND_DEVICE, .device = -1,
+                                 .size = size, .addr = addr};
+}
+
+/* The EVENT an ALLOC of cuMemAlloc_v2 stands for. */
+static struct culeak_event device_alloc(uint64_t seq, uint64_t t_ns, uint64_t tid, int32_t device, uint64_t ctx,
+                                        uint64_t size, uint64_t addr, uint64_t stack)
+{
+    return (struct culeak_event){.seq = seq, .t_ns = t_ns, .tid = tid, .op = CULEAK_OP_ALLOC,
+                                 .api = CULEAK_API_CU_MEM_ALLOC, .kind = CULEAK_KIND_DEVICE, .device = device,
+                                 .ctx = ctx, .size = size, .addr = addr, .stack = stack};
+}
+
+/* HELLO's monotonic time in stream_builder.h: the base of the events' times. */
+#define T0 1000000u
+
 static void test_free_records(void **state)
 {
     (void)state;
@@ -84,38 +119,20 @@ static void test_free_records(void **state)
     sb_free_rec(b, 1, 20, 0, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);       /* seq 6, thread 31 */
     sb_free_rec(b, 3, 0, 32, CULEAK_API_CU_MEM_FREE, 0x8000, 4096, 1, 9, 0);    /* seq 9 (two lost), thread 32 */
     sb_free_rec(b, 1, 7, 0, CULEAK_API_CU_MEM_FREE, 0x9000, 0, 1, 0, 700);      /* seq 10, thread 32 again */
-    sb_mark(b, 20, "step");
+    sb_mark(b, 20, "step");                                                      /* 1000 ns on */
     sb_free_rec(b, 2, 0, 0, CULEAK_API_CU_MEM_FREE, 0xa000, 0, 0, 0, 0);        /* after the MARK: seq 22 */
     struct got g;
     char why[256];
     assert_int_equal(decode(b, &g, why, sizeof why), 0);
     assert_int_equal(g.nev, 5);
-    const struct culeak_event *e = &g.ev[1];
-    assert_int_equal(e->seq, 6);
-    assert_int_equal(e->t_ns, g.ev[0].t_ns + 20);
-    assert_int_equal(e->tid, 31);
-    assert_int_equal(e->op, CULEAK_OP_FREE);
-    assert_int_equal(e->api, CULEAK_API_CU_MEM_FREE);
-    assert_int_equal(e->kind, CULEAK_KIND_DEVICE);
-    assert_int_equal(e->addr, 0x7000);
-    assert_int_equal(e->device, -1);
-    assert_int_equal(e->ctx, 0);
-    assert_int_equal(e->stack, 0);
-    assert_int_equal(e->flags, 0);
-    assert_int_equal(e->aux, 0);
-    assert_int_equal(e->result, 0);
-    e = &g.ev[2];
-    assert_int_equal(e->seq, 9);
-    assert_int_equal(e->tid, 32);
-    assert_int_equal(e->size, 4096);
-    assert_int_equal(e->aux, 9);
-    e = &g.ev[3];
-    assert_int_equal(e->seq, 10);
-    assert_int_equal(e->tid, 32);
-    assert_int_equal(e->result, 700);
-    assert_int_equal(e->t_ns, g.ev[2].t_ns + 7);
-    assert_int_equal(g.ev[4].seq, 22);
-    assert_int_equal(g.ev[4].tid, 32); /* a MARK's thread is not an event's */
+    expect_event(&g.ev[1], bare_free(6, T0 + 120, 31, 0x7000, 0));
+    struct culeak_event e = bare_free(9, T0 + 120, 32, 0x8000, 4096);
+    e.aux = 9;
+    expect_event(&g.ev[2], e);
+    e = bare_free(10, T0 + 127, 32, 0x9000, 0);
+    e.result = 700;
+    expect_event(&g.ev[3], e);
+    expect_event(&g.ev[4], bare_free(22, T0 + 1127, 32, 0xa000, 0)); /* a MARK's thread is not an event's */
     sb_free(b);
 }
 
@@ -157,39 +174,16 @@ static void test_alloc_records(void **state)
     char why[256];
     assert_int_equal(decode(b, &g, why, sizeof why), 0);
     assert_int_equal(g.nev, 6);
-    const struct culeak_event *e = &g.ev[0];
-    assert_int_equal(e->seq, 1);
-    assert_int_equal(e->op, CULEAK_OP_ALLOC);
-    assert_int_equal(e->api, CULEAK_API_CU_MEM_ALLOC);
-    assert_int_equal(e->kind, CULEAK_KIND_DEVICE);
-    assert_int_equal(e->tid, 31);
-    assert_int_equal(e->device, 0);
-    assert_int_equal(e->ctx, 0x1000);
-    assert_int_equal(e->size, 256);
-    assert_int_equal(e->addr, 0x7000);
-    assert_int_equal(e->stack, 4);
-    assert_int_equal(e->aux, 0);
-    assert_int_equal(e->result, 0);
-    assert_int_equal(e->flags, 0);
-    e = &g.ev[1];
-    assert_int_equal(e->seq, 2);
-    assert_int_equal(e->tid, 31);
-    assert_int_equal(e->device, 1);
-    assert_int_equal(e->ctx, 0x1000);
-    assert_int_equal(e->aux, 77);
-    assert_int_equal(g.ev[2].seq, 3);
-    e = &g.ev[3];
-    assert_int_equal(e->seq, 5);
-    assert_int_equal(e->tid, 32);
-    assert_int_equal(e->device, -1);
-    assert_int_equal(e->ctx, 0);
-    assert_int_equal(e->result, 2);
-    assert_int_equal(e->flags, CULEAK_EVENT_HELD);
-    e = &g.ev[5];
-    assert_int_equal(e->seq, 10);
-    assert_int_equal(e->tid, 33);
-    assert_int_equal(e->ctx, 0x2000);
-    assert_int_equal(e->t_ns, g.ev[4].t_ns + 10);
+    expect_event(&g.ev[0], device_alloc(1, T0 + 10, 31, 0, 0x1000, 256, 0x7000, 4));
+    struct culeak_event e = device_alloc(2, T0 + 20, 31, 1, 0x1000, 512, 0x8000, 4);
+    e.aux = 77;
+    expect_event(&g.ev[1], e);
+    expect_event(&g.ev[2], bare_free(3, T0 + 20, 31, 0x7000, 0));
+    e = device_alloc(5, T0 + 30, 32, -1, 0, 0, 0, 0);
+    e.result = 2;
+    e.flags = CULEAK_EVENT_HELD;
+    expect_event(&g.ev[3], e);
+    expect_event(&g.ev[5], device_alloc(10, T0 + 40, 33, 0, 0x2000, 64, 0x9000, 5));
     sb_free(b);
 }
 
