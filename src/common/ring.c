@@ -10,6 +10,7 @@
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,4 +267,21 @@ void culeak_ring_wake_released(struct culeak_ring *r)
 {
     __atomic_add_fetch(&r->h->released, 1, __ATOMIC_SEQ_CST);
     futex_wake(&r->h->released);
+}
+
+int culeak_ring_send_fd(int sock, int fd)
+{
+    char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {&byte, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    ssize_t k;
+    while ((k = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return k == 1 ? 0 : -1;
 }

@@ -76,6 +76,10 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r);
 int culeak_ring_map(int fd, struct culeak_ring *r);
 /* 1 when fd is a ring culeak_ring_create made (a memfd of that name with the magic). */
 int culeak_ring_is_ring(int fd);
+/* Hands ring descriptor fd to the reader at the other end of Unix socket sock: one byte
+ * with fd as SCM_RIGHTS (MSG_NOSIGNAL: a reader gone is EPIPE, not SIGPIPE; EINTR tried
+ * again). 0 when sent, -1 with errno. */
+int culeak_ring_send_fd(int sock, int fd);
 /* The writer claims a ring it was given: 0 when no process claimed it before (its pid
  * is stored), -1 otherwise. */
 int culeak_ring_claim(struct culeak_ring *r, uint32_t pid);

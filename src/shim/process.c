@@ -132,19 +132,7 @@ static int ring_handover(struct culeak_ring *r)
         socklen_t crl = sizeof cr;
         if (c == 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0 && cr.uid == geteuid()) {
             __atomic_store_n(&r->h->reader_pid, (uint32_t)cr.pid, __ATOMIC_RELEASE);
-            char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
-            memset(ctl, 0, sizeof ctl);
-            struct iovec iov = {&byte, 1};
-            struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-            struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-            cm->cmsg_level = SOL_SOCKET;
-            cm->cmsg_type = SCM_RIGHTS;
-            cm->cmsg_len = CMSG_LEN(sizeof(int));
-            memcpy(CMSG_DATA(cm), &rfd, sizeof rfd);
-            ssize_t k;
-            while ((k = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-                ;
-            ok = k == 1;
+            ok = culeak_ring_send_fd(fd, rfd) == 0;
         }
         close(fd);
     }

@@ -55,16 +55,7 @@ static pid_t hand_over(const char *sock, const char *path, int uid)
     memcpy(a.sun_path, sock, strlen(sock) + 1);
     if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0)
         _exit(5);
-    char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {&byte, 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    if (sendmsg(s, &m, MSG_NOSIGNAL) != 1) /* refused already: the collector closed the connection */
+    if (culeak_ring_send_fd(s, fd) != 0) /* refused already: the collector closed the connection */
         _exit(errno == EPIPE || errno == ECONNRESET ? 0 : 6);
     char ack; /* held open until the collector has read it (it closes the connection) */
     (void)!read(s, &ack, 1);

@@ -74,16 +74,7 @@ static void hand_over(const struct server *s, struct culeak_ring *r)
     assert_int_equal(culeak_ring_create(4096, &rfd, r), 0);
     assert_int_equal(culeak_ring_claim(r, (uint32_t)getpid()), 0);
     int fd = dial(s);
-    char byte = 'R', ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {&byte, 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &rfd, sizeof rfd);
-    assert_int_equal(sendmsg(fd, &m, 0), 1);
+    assert_int_equal(culeak_ring_send_fd(fd, rfd), 0);
     close(fd);
     close(rfd);
 }
