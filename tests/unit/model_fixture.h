@@ -15,6 +15,13 @@ static inline int load(struct model *m, struct sb *b)
     return rc;
 }
 
+/* Feeds b whole into m, which must take it; b is freed. */
+static inline void feed_all(struct model *m, struct sb *b)
+{
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    sb_free(b);
+}
+
 static inline struct model *new_model(void)
 {
     struct model_options o = {.no_default_skips = 1, .skip_modules = "libcudart*"};

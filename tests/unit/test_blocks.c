@@ -11,6 +11,7 @@
 #include "report.h"
 #include "suspects.h"
 #include "stream_builder.h"
+#include "model_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static void feed_job(struct model *m, uint64_t pid);
 
 /* One stack: torch's functional.py:10 <- zoo/layers.py:7 <- zoo/model.py:20 <- train.py:13
  * (innermost first). A 2 MiB segment, then a 4 KiB block per iteration, marks around them. */
-static struct model *load(const char *my_code)
+static struct model *blocks_model(const char *my_code)
 {
     struct model_options o = {.my_code = my_code};
     struct model *m = model_new(&o);
@@ -56,7 +57,7 @@ static struct model *load(const char *my_code)
     return m;
 }
 
-/* The job of load() as process pid. */
+/* The job of blocks_model() as process pid. */
 static void feed_job(struct model *m, uint64_t pid)
 {
     struct sb *b = sb_new();
@@ -79,12 +80,7 @@ static void feed_job(struct model *m, uint64_t pid)
         sb_mark(b, seq++, label);
     }
     sb_exit(b, seq);
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    assert_int_equal(model_stream_finish(s), 0);
-    model_stream_close(s);
-    sb_free(b);
+    feed_all(m, b);
 }
 
 /* Rows that need texts only (the console's frames) keep the via line, by site and by
@@ -92,7 +88,7 @@ static void feed_job(struct model *m, uint64_t pid)
 static void test_texts_only_rows_keep_via_line(void **state)
 {
     (void)state;
-    struct model *m = load(NULL);
+    struct model *m = blocks_model(NULL);
     for (int resolved = 0; resolved < 2; resolved++) {
         for (int g = 0; g < 2; g++) {
             struct model_query q;
@@ -120,7 +116,7 @@ static void test_texts_only_rows_keep_via_line(void **state)
 static void test_user_line_via_library_line(void **state)
 {
     (void)state;
-    struct model *m = load(NULL);
+    struct model *m = blocks_model(NULL);
     struct model_query q;
     model_query_init(&q);
     struct model_table t;
@@ -146,7 +142,7 @@ static void test_user_line_via_library_line(void **state)
 static void test_my_code_makes_the_library_line_the_site(void **state)
 {
     (void)state;
-    struct model *m = load("/opt/venv/lib/python3.12/site-packages/zoo/layers");
+    struct model *m = blocks_model("/opt/venv/lib/python3.12/site-packages/zoo/layers");
     struct model_query q;
     model_query_init(&q);
     struct model_table t;
@@ -162,7 +158,7 @@ static void test_my_code_makes_the_library_line_the_site(void **state)
 static void test_blocks_are_not_leaks(void **state)
 {
     (void)state;
-    struct model *m = load(NULL);
+    struct model *m = blocks_model(NULL);
     struct model_query q;
     model_query_init(&q);
     q.source = MODEL_SOURCE_LEAKS;
@@ -177,7 +173,7 @@ static void test_blocks_are_not_leaks(void **state)
 static void test_diff_counts_blocks_apart(void **state)
 {
     (void)state;
-    struct model *m = load(NULL);
+    struct model *m = blocks_model(NULL);
     struct model_query q;
     model_query_init(&q);
     struct model_diff d;
@@ -237,12 +233,7 @@ static struct model *load_pool(int blocks, int steps, int segment_each)
         sb_mark(b, seq++, label);
     }
     sb_exit(b, seq);
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    assert_int_equal(model_stream_finish(s), 0);
-    model_stream_close(s);
-    sb_free(b);
+    feed_all(m, b);
     return m;
 }
 
@@ -372,7 +363,7 @@ static void test_pool_segments_are_no_second_suspect(void **state)
 static void test_diff_of_processes_says_pools(void **state)
 {
     (void)state;
-    struct model *m = load(NULL);
+    struct model *m = blocks_model(NULL);
     feed_job(m, 101);
     struct report_options o;
     report_options_init(&o);
@@ -391,16 +382,6 @@ static void test_diff_of_processes_says_pools(void **state)
     model_free(m);
 }
 
-static void feed_stream(struct model *m, struct sb *b)
-{
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    assert_int_equal(model_stream_finish(s), 0);
-    model_stream_close(s);
-    sb_free(b);
-}
-
 /* Beside load_pool's process (its pool tracked): process 200 allocates at an address in
  * no module (JIT code), process 300 registers host memory from libtorch_cuda through the
  * CUDA runtime. The pools' figures of all processes are the tracked process's; the pool's
@@ -415,7 +396,7 @@ static void test_pool_rows_beside_other_processes(void **state)
     sb_frame(b, 1, 0, 0x1234); /* in no module */
     ev(b, 1, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x900000, 1 << 20, 1);
     sb_exit(b, 2);
-    feed_stream(m, b);
+    feed_all(m, b);
     b = sb_new();
     sb_hello(b, 300, "/usr/bin/python3", NULL);
     sb_module(b, "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", 0x7e0000000000ull, 0, 0x10000);
@@ -426,7 +407,7 @@ static void test_pool_rows_beside_other_processes(void **state)
     sb_event(b, (struct sb_ev){.seq = 1, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CU_MEM_HOST_REGISTER,
                                .kind = CULEAK_KIND_HOST_REGISTERED, .size = 65536, .addr = 0xa00000, .stack = 2});
     sb_exit(b, 2);
-    feed_stream(m, b);
+    feed_all(m, b);
     struct model_memory now;
     model_memory_now(m, MODEL_ALL, &now);
     assert_int_equal(now.pools, 1u << MODEL_CACHE_PYTORCH);
@@ -479,7 +460,7 @@ static void test_untracked_pool_beside_a_tracked_one(void **state)
     ev(b, 2, CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK, 0x100000, 4096, 1);
     ev(b, 3, CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE, 0x800000, 1 << 20, 3);
     sb_exit(b, 4);
-    feed_stream(m, b);
+    feed_all(m, b);
     struct model_memory now;
     model_memory_now(m, MODEL_ALL, &now);
     assert_int_equal(now.pools, 1u << MODEL_CACHE_PYTORCH);
@@ -514,7 +495,7 @@ static void test_cupy_blocks_track_cupys_pool(void **state)
     sb_event(b, (struct sb_ev){.seq = 1, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CUPY_BLOCK_ALLOC,
                                .kind = CULEAK_KIND_BLOCK, .size = 4096, .addr = 0x100000, .stack = 1});
     sb_exit(b, 2);
-    feed_stream(m, b);
+    feed_all(m, b);
     struct model_memory now;
     model_memory_now(m, MODEL_ALL, &now);
     assert_int_equal(now.pools, 1u << MODEL_CACHE_CUPY);

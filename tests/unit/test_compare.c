@@ -11,6 +11,7 @@
 #include "model.h"
 #include "report.h"
 #include "stream_builder.h"
+#include "model_fixture.h"
 
 #include <string.h>
 
@@ -35,16 +36,11 @@ static void ev(struct sb *b, uint64_t seq, unsigned kind, uint64_t addr, uint64_
                                .size = size, .addr = addr, .stack = stack});
 }
 
-static struct model *load(struct sb *b)
+static struct model *model_of(struct sb *b)
 {
     struct model *m = model_new(NULL);
     assert_non_null(m);
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    assert_int_equal(model_stream_finish(s), 0);
-    model_stream_close(s);
-    sb_free(b);
+    feed_all(m, b);
     return m;
 }
 
@@ -69,7 +65,7 @@ static struct model *leaking_run(int grow_n, int step_n, int split_two)
     for (int i = 0; i < (split_two ? 2 : 1); i++, addr += 0x10000)
         ev(b, seq++, CULEAK_KIND_DEVICE, addr, split_two ? 2048 : 4096, 3);
     sb_exit(b, seq);
-    return load(b);
+    return model_of(b);
 }
 
 static const struct compare_row *row_of(const struct compare *c, const char *function, int blocks)
@@ -137,7 +133,7 @@ static struct model *pool_run(int blocks)
         ev(b, seq++, CULEAK_KIND_BLOCK, 0x100000 + 4096 * (uint64_t)i, 4096, 1);
     ev(b, seq++, CULEAK_KIND_DEVICE, 0x10000000, 65536, 1);
     sb_exit(b, seq);
-    return load(b);
+    return model_of(b);
 }
 
 static void test_peak_blocks_apart(void **state)

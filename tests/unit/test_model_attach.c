@@ -14,6 +14,7 @@
 #include "model.h"
 #include "report.h"
 #include "stream_builder.h"
+#include "model_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static void before(struct sb *b, uint64_t seq, uint64_t addr, uint64_t size)
 
 /* Before the attach: 0x1000 (4096) and 0x3000 (8192); after it, at one call site:
  * 0x9000 (1000), which the inventory reports again; then 0x3000 is freed. */
-static struct model *load(void)
+static struct model *attached_model(void)
 {
     struct model_options o = {0};
     struct model *m = model_new(&o);
@@ -41,11 +42,7 @@ static struct model *load(void)
     before(b, 3, 0x3000, 8192);
     before(b, 4, 0x9000, 1000);
     sb_free_dev(b, 5, 0, 0x3000);
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    model_stream_close(s);
-    sb_free(b);
+    feed_all(m, b);
     return m;
 }
 
@@ -60,7 +57,7 @@ static const struct model_row *row_named(const struct model_table *t, const char
 static void test_before_attach_is_one_row(void **state)
 {
     (void)state;
-    struct model *m = load();
+    struct model *m = attached_model();
     for (int g = 0; g < MODEL_GROUP_COUNT; g++) {
         struct model_query q;
         model_query_init(&q);
@@ -107,11 +104,7 @@ static void test_before_attach_pool_account(void **state)
         sb_event(b, (struct sb_ev){.seq = 5 + (uint64_t)i, .dt = 1000, .op = CULEAK_OP_ALLOC,
                                    .api = CULEAK_API_BEFORE_ATTACH, .kind = CULEAK_KIND_BLOCK, .size = 65536,
                                    .addr = 0x200000 + (uint64_t)i * 65536});
-    struct model_stream *s = model_stream_open(m);
-    assert_non_null(s);
-    assert_int_equal(model_stream_feed(s, b->buf, b->n), MODEL_FEED_OK);
-    model_stream_close(s);
-    sb_free(b);
+    feed_all(m, b);
     struct model_memory mm;
     model_memory_now(m, MODEL_ALL, &mm);
     assert_int_equal(mm.pools, 1u << MODEL_CACHE_PYTORCH);
@@ -145,11 +138,7 @@ static void test_before_attach_not_a_leak(void **state)
                                .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
     sb_alloc(b, 4, 1, 0x9000, 1000);
     sb_exit(b, 5);
-    struct model_stream *ms = model_stream_open(m);
-    assert_non_null(ms);
-    assert_int_equal(model_stream_feed(ms, b->buf, b->n), MODEL_FEED_OK);
-    model_stream_close(ms);
-    sb_free(b);
+    feed_all(m, b);
 
     struct report_options o;
     report_options_init(&o);
