@@ -95,6 +95,7 @@ static int decode_hello(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     h.nenv = nenv;
     h.env = strs + argc;
     d->t_last = h.monotonic_ns;
+    d->version = h.version;
     d->seen_hello = 1;
     return d->sink.hello ? d->sink.hello(d->sink.ctx, &h) : 0;
 }
@@ -163,6 +164,14 @@ static int decode_event(struct culeak_decoder *d, struct culeak_cursor *c, uint6
  * device -1, context 0). An ALLOC has its device, its context (0: the previous EVENT's or
  * ALLOC's, else the context plus one), size, address and stack. Both end with fields
  * absent when 0. */
+/* A FREE's or ALLOC's address: a step from the previous one's (format version 2: itself). */
+static uint64_t get_addr(struct culeak_decoder *d, struct culeak_cursor *c)
+{
+    if (d->version < 3)
+        return d->addr_last = culeak_get_u(c);
+    return d->addr_last += (uint64_t)culeak_get_z(c);
+}
+
 static int decode_compact(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at, int alloc)
 {
     const char *name = alloc ? "ALLOC" : "FREE";
@@ -178,10 +187,10 @@ static int decode_compact(struct culeak_decoder *d, struct culeak_cursor *c, uin
         dev = culeak_get_z(c);
         ctx = culeak_get_u(c);
         e.size = culeak_get_u(c);
-        e.addr = culeak_get_u(c);
+        e.addr = get_addr(d, c);
         e.stack = culeak_get_u(c);
     } else {
-        e.addr = culeak_get_u(c);
+        e.addr = get_addr(d, c);
         e.size = culeak_get_u(c);
     }
     e.aux = culeak_cursor_more(c) ? culeak_get_u(c) : 0;

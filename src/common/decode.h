@@ -91,6 +91,8 @@ struct culeak_decoder {
     uint64_t tid_last;      /* the tid of the last EVENT, ALLOC or FREE (their 0 is it) */
     uint64_t ctx_last;      /* the context of the last EVENT or ALLOC (an ALLOC's 0 is it) */
     uint64_t node_id, node_ip; /* the last FRAME or NODE (a NODE steps from it) */
+    uint64_t addr_last;     /* the address of the last FREE or ALLOC (theirs step from it) */
+    uint64_t version;       /* HELLO's format version */
     int expect_magic;       /* streams begin with MAGIC; command channels do not */
     int seen_hello;
     char error[256];        /* why decoding stopped, with the byte offset */

@@ -32,13 +32,15 @@
  *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
  *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
  *   FREE    u seq_step, u dt_ns, u tid (0: the previous EVENT's, ALLOC's or FREE's), u api, u kind,
- *           u addr, u size, [u aux, u result]  -- an EVENT of a free with stack 0,
+ *           z addr_step, u size, [u aux, u result]  -- an EVENT of a free with stack 0,
  *           device -1, context 0 and flags 0 (aux and result 0 when absent); its seq is the
- *           previous EVENT's, ALLOC's, FREE's, MARK's or EXIT's plus seq_step (> 0)
+ *           previous EVENT's, ALLOC's, FREE's, MARK's or EXIT's plus seq_step (> 0); its
+ *           address the previous FREE's or ALLOC's (0 for the first) plus addr_step, modulo
+ *           2^64 (format version 2: u addr, the address itself)
  *   ALLOC   u seq_step, u dt_ns, u tid (0: as FREE's), u api, u kind, z device,
  *           u ctx_x (0: the previous EVENT's or ALLOC's context, else context + 1),
- *           u size, u addr, u stack, [u aux, [u result, [u flags]]]  -- an EVENT of op 1
- *           (absent fields 0); seq as FREE's
+ *           u size, z addr_step, u stack, [u aux, [u result, [u flags]]]  -- an EVENT of op 1
+ *           (absent fields 0); seq and address as FREE's
  *   NODE    u back, z ip_step         -- a FRAME: id is the previous FRAME's or NODE's plus
  *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
  *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
@@ -66,7 +68,7 @@
 
 #define CULEAK_MAGIC "\x89" "CULEAK\n"
 #define CULEAK_MAGIC_LEN 8
-#define CULEAK_FORMAT_VERSION 2
+#define CULEAK_FORMAT_VERSION 3
 /* A record longer than this is corrupt (the largest, MODULES, stays far below). */
 #define CULEAK_MAX_RECORD (16u << 20)
 /* A before-attach segment's auxiliary value: the caching allocator whose it is. */

@@ -40,7 +40,7 @@ CULEAK_EXPORT void culeak_report_before_attach(int is_block, uint64_t addr, uint
     struct culeak_ev e = {CULEAK_OP_ALLOC, CULEAK_API_BEFORE_ATTACH,
                           is_block ? CULEAK_KIND_BLOCK : CULEAK_KIND_DEVICE, device, 0, size, addr,
                           is_block ? 0 : CULEAK_POOL_TORCH, 0};
-    culeak_stream_event(&e, NULL, 0);
+    culeak_stream_event(&e, NULL, 0, 0);
 }
 
 static int run_attach_file(void *arg)

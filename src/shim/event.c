@@ -64,18 +64,19 @@ void culeak_fill_ctx(struct culeak_ev *e)
 __attribute__((noinline)) void culeak_emit(const struct culeak_ev *e)
 {
     if (e->op == CULEAK_OP_FREE && !culeak_free_stacks) {
-        culeak_stream_event(e, NULL, 0);
+        culeak_stream_event(e, NULL, 0, 0);
         return;
     }
     uintptr_t ips[CULEAK_MAX_DEPTH];
+    uint64_t tag = 0;
     int n;
     if (culeak_py_enabled()) /* the Python caller may sit deeper than the depth limit */
-        n = culeak_py_stack(ips, culeak_unwind(ips, CULEAK_MAX_DEPTH), CULEAK_MAX_DEPTH);
+        n = culeak_py_stack(ips, culeak_unwind(ips, CULEAK_MAX_DEPTH, NULL), CULEAK_MAX_DEPTH);
     else
-        n = culeak_unwind(ips, (int)culeak_depth_limit);
+        n = culeak_unwind(ips, (int)culeak_depth_limit, &tag);
     if (__atomic_load_n(&culeak_torch_waiting, __ATOMIC_RELAXED) && e->op == CULEAK_OP_ALLOC && e->result == 0)
         culeak_torch_segment(e, ips, n);
-    culeak_stream_event(e, ips, n);
+    culeak_stream_event(e, ips, n, tag);
 }
 
 /* A free is recorded after the real call (so it carries the real result), but the
@@ -169,9 +170,9 @@ void culeak_after(struct culeak_ev *e)
     culeak_leave();
 }
 
-void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n)
+void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag)
 {
     wait_inflight(e);
-    culeak_stream_event(e, ips, n);
+    culeak_stream_event(e, ips, n, tag);
     culeak_leave();
 }

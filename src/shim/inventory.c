@@ -233,7 +233,7 @@ void culeak_inventory_send(struct culeak_inventory_count *n)
         e.addr = s.v[i].base;
         e.device = ctx_device;
         e.kind = found_kind(e.addr, &e.device);
-        culeak_stream_event(&e, NULL, 0);
+        culeak_stream_event(&e, NULL, 0, 0);
         n->bytes += s.v[i].size;
     }
     give_back_context(device);

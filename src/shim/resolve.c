@@ -192,12 +192,13 @@ NO_SANITIZE static void *wrap(int i, void *p)
  * jumps to with the caller's return address intact, so glibc searches after the CALLER
  * (calling it from here would search after the shim, and a sanitizer runtime asking
  * for "mmap" would get its own interceptor back). */
-NO_SANITIZE void *culeak_dlsym_next_target(const char *name)
+/* used: the entry's assembly is its only caller, which link-time optimization does not see */
+__attribute__((used)) NO_SANITIZE void *culeak_dlsym_next_target(const char *name)
 {
     return row_by_name(name) >= 0 ? NULL : (void *)next_dlsym_fn();
 }
 
-NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
+__attribute__((used)) NO_SANITIZE void *culeak_dlsym_lookup(void *handle, const char *name)
 {
     void *p;
     int i = row_by_name(name);

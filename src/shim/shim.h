@@ -88,8 +88,9 @@ void culeak_emit(const struct culeak_ev *e);
 /* Ends a traced call: records e (made after the real call; a failed allocation gets
  * addr 0) and leaves. */
 void culeak_after(struct culeak_ev *e);
-/* culeak_after with the stack already captured (ips[0..n), outermost last). */
-void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n);
+/* culeak_after with the stack already captured (ips[0..n), outermost last; tag: its
+ * culeak_unwind tag, or 0). */
+void culeak_after_stack(struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag);
 /* A free: begin before the real call, end (records, leaves) after it. */
 void culeak_free_begin(const struct culeak_ev *e);
 void culeak_free_end(const struct culeak_ev *e);
@@ -99,8 +100,10 @@ void culeak_inflight_reset(void);
 void culeak_unwind_init(void);
 /* Return addresses (minus one) of the program's frames, innermost first, the shim's
  * own frames dropped: libunwind's stack, mostly found by a checked frame-pointer walk.
- * Returns the count (<= max). */
-int culeak_unwind(uintptr_t *ips, int max);
+ * Returns the count (<= max). *tag (tag may be NULL): a number that stands for this
+ * stack in this thread: the same tag again is the same stack, frame for frame (the
+ * walk found every frame record as it was); 0 when it cannot say. */
+int culeak_unwind(uintptr_t *ips, int max, uint64_t *tag);
 /* A library was unloaded: what was learnt about return addresses is forgotten. */
 void culeak_unwind_forget(void);
 /* With CULEAK_UNWIND_CHECK=1: a NOTE saying how many stacks differed from libunwind's. */
@@ -144,8 +147,10 @@ void culeak_block_event(struct culeak_ev *e);
 struct culeak_tree;
 struct culeak_tree *culeak_tree_new(void);
 /* Interns ips[n-1] (outermost) .. ips[0] (leaf). For each node created, calls
- * emit(arg, id, parent, ip). Returns the leaf id (0: empty), *fresh = leaf is new. */
-uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+ * emit(arg, id, parent, ip). Returns the leaf id (0: empty), *fresh = leaf is new.
+ * tag: culeak_unwind's for these ips (0: none); the thread's last stack interned with
+ * the same tag is taken without reading ips. */
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n, uint64_t tag,
                             void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
                             int *fresh);
 
@@ -178,8 +183,9 @@ int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0);
 void culeak_stream_start_flusher(void);
 /* Appends a complete record (not an EVENT). */
 void culeak_stream_append(const uint8_t *rec, size_t len);
-/* Encodes an event (or mark, when label != NULL) with its new frames, under the lock. */
-void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n);
+/* Encodes an event with its new frames, under the lock; tag: culeak_unwind's for ips
+ * (0: none). */
+void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag);
 void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/POP */
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);

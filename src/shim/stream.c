@@ -64,6 +64,7 @@ struct stream {
     uint64_t tid_put;         /* the tid of the last EVENT, ALLOC or FREE written */
     uint64_t ctx_put;         /* the context of the last EVENT or ALLOC written */
     uint64_t ip_put;          /* the ip of the last trace-tree node written */
+    uint64_t addr_put;        /* the address of the last FREE or ALLOC written */
     struct culeak_tree *tree;
     uint64_t *watch;
     size_t nwatch, watch_cap;
@@ -409,15 +410,18 @@ static inline size_t put_step_dt_tid(struct stream *s, uint8_t *p, uint64_t now)
 
 /* With lk held, after room: a free without stack, device or context (the most common
  * event with its allocation) as a FREE record: its seq as the step from the previous
- * record's, its tid 0 when it is the previous event's, aux and result only when one is
- * not 0. */
+ * record's, its tid 0 when it is the previous event's, its address a step from the
+ * previous FREE's or ALLOC's (a free follows its allocation, an allocation often lies
+ * near the one before: a byte or a few instead of six), aux and result only when one
+ * is not 0. */
 static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
 {
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_step_dt_tid(s, p, now);
     k += culeak_put_u(p + k, e->api);
     k += culeak_put_u(p + k, e->kind);
-    k += culeak_put_u(p + k, e->addr);
+    k += culeak_put_z(p + k, (int64_t)(e->addr - s->addr_put));
+    s->addr_put = e->addr;
     k += culeak_put_u(p + k, e->size);
     if (e->aux || e->result) {
         k += culeak_put_u(p + k, e->aux);
@@ -427,8 +431,8 @@ static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
     commit(s);
 }
 
-/* With lk held, after room: an allocation as an ALLOC record: as a FREE, its seq a step
- * and its tid 0 when it is the previous event's; its context 0 when it is the previous
+/* With lk held, after room: an allocation as an ALLOC record: as a FREE, its seq and
+ * address steps and its tid 0 when it is the previous event's; its context 0 when it is the previous
  * EVENT's or ALLOC's (else the context plus one); aux, result and flags only up to the
  * last that is not 0. */
 static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf, int held)
@@ -441,7 +445,8 @@ static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now,
     k += culeak_put_u(p + k, e->ctx == s->ctx_put ? 0 : e->ctx + 1);
     s->ctx_put = e->ctx;
     k += culeak_put_u(p + k, e->size);
-    k += culeak_put_u(p + k, e->addr);
+    k += culeak_put_z(p + k, (int64_t)(e->addr - s->addr_put));
+    s->addr_put = e->addr;
     k += culeak_put_u(p + k, leaf);
     uint64_t flags = held ? CULEAK_EVENT_HELD : 0;
     if (e->aux || e->result || flags) {
@@ -456,50 +461,59 @@ static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now,
     commit(s);
 }
 
-void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n)
+/* With lk held, after room: an event that is neither a bare free nor an allocation,
+ * as an EVENT record. */
+static void put_event(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf)
+{
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+    size_t k = put_seq_dt_at(s, p, now);
+    s->tid_put = culeak_tid();
+    s->ctx_put = e->ctx;
+    k += culeak_put_u(p + k, s->tid_put);
+    k += culeak_put_u(p + k, e->op);
+    k += culeak_put_u(p + k, e->api);
+    k += culeak_put_u(p + k, e->kind);
+    k += culeak_put_z(p + k, e->device);
+    k += culeak_put_u(p + k, e->ctx);
+    k += culeak_put_u(p + k, e->size);
+    k += culeak_put_u(p + k, e->addr);
+    k += culeak_put_u(p + k, e->aux);
+    k += culeak_put_u(p + k, e->result);
+    k += culeak_put_u(p + k, leaf);
+    k += culeak_put_u(p + k, 0);
+    s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
+    commit(s);
+}
+
+void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    struct waiter w = {0, 0, NULL};
-    int fresh = 0, held = 0;
     /* read outside the lock: the clock is no work done under it */
     uint64_t now = culeak_now_ns();
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
-    if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
+    int bare_free = n <= 0 && e->op == CULEAK_OP_FREE && e->device == -1 && !e->ctx;
+    if (room(s, bare_free ? EVENT_MAX : (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
         dropped(s, ++s->seq); /* its stack is not interned: no FRAME goes missing */
         culeak_slock_unlock(&s->lk, h);
         return;
     }
-    uint32_t leaf = culeak_tree_intern(s->tree, ips, n, put_frame, s, &fresh);
-    held = e->op == CULEAK_OP_ALLOC && holds(s, leaf, fresh);
-    if (e->op == CULEAK_OP_FREE && !leaf && e->device == -1 && !e->ctx) {
+    if (bare_free) { /* the most common event with its allocation: no stack to intern */
         put_free(s, e, now);
         culeak_slock_unlock(&s->lk, h);
         return;
     }
+    int fresh = 0;
+    uint32_t leaf = culeak_tree_intern(s->tree, ips, n, tag, put_frame, s, &fresh);
+    int held = 0;
     if (e->op == CULEAK_OP_ALLOC) {
+        held = holds(s, leaf, fresh);
         put_alloc(s, e, now, leaf, held);
     } else {
-        uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-        size_t k = put_seq_dt_at(s, p, now);
-        s->tid_put = culeak_tid();
-        s->ctx_put = e->ctx;
-        k += culeak_put_u(p + k, s->tid_put);
-        k += culeak_put_u(p + k, e->op);
-        k += culeak_put_u(p + k, e->api);
-        k += culeak_put_u(p + k, e->kind);
-        k += culeak_put_z(p + k, e->device);
-        k += culeak_put_u(p + k, e->ctx);
-        k += culeak_put_u(p + k, e->size);
-        k += culeak_put_u(p + k, e->addr);
-        k += culeak_put_u(p + k, e->aux);
-        k += culeak_put_u(p + k, e->result);
-        k += culeak_put_u(p + k, leaf);
-        k += culeak_put_u(p + k, 0);
-        s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
-        commit(s);
+        put_event(s, e, now, leaf);
     }
+    struct waiter w = {0, 0, NULL};
     if (held) {
         /* Registered before the event can reach the console, so no RELEASE is missed. */
         w.seq = s->seq;

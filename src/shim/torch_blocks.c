@@ -280,18 +280,19 @@ static void on_entry(int action, int device, uint64_t addr, uint64_t size, uint6
 __attribute__((noinline)) void culeak_block_event(struct culeak_ev *e)
 {
     if (e->op == CULEAK_OP_FREE && !culeak_free_stacks) { /* only its address matters */
-        culeak_stream_event(e, NULL, 0);
+        culeak_stream_event(e, NULL, 0, 0);
         culeak_leave();
         return;
     }
     uintptr_t ips[CULEAK_MAX_DEPTH];
-    int shallow = culeak_py_enabled() ? culeak_unwind(ips, BLOCK_NATIVE_DEPTH) : -1;
+    int shallow = culeak_py_enabled() ? culeak_unwind(ips, BLOCK_NATIVE_DEPTH, NULL) : -1;
     int n = shallow >= 0 ? culeak_py_stack_after(ips, shallow, CULEAK_MAX_DEPTH) : -1; /* depth-limited */
     /* A program without Python (libtorch from C++) gets its full native stack: that is
      * where its call sites are. In a Python process a thread without Python frames
      * (autograd's backward thread) keeps the pool's few frames: its blocks' callers are
      * libtorch's own, and unwinding them in full made a training step ~13% slower. */
+    uint64_t tag = 0;
     if (n < 0)
-        n = culeak_unwind(ips, (int)culeak_depth_limit);
-    culeak_after_stack(e, ips, n);
+        n = culeak_unwind(ips, (int)culeak_depth_limit, &tag);
+    culeak_after_stack(e, ips, n, tag);
 }

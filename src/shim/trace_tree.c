@@ -247,7 +247,8 @@ static int reserve(struct culeak_tree *t, uint32_t more)
 }
 
 /* The thread's previous stack, root first, with the ids it was interned to; and as it
- * came, leaf first, with its leaf: the same stack again is one memcmp. */
+ * came, leaf first, with its leaf and its unwinder's tag: the same stack again is one
+ * comparison of tags, or one memcmp. */
 struct prefix {
     const struct culeak_tree *tree;
     int n;
@@ -256,6 +257,7 @@ struct prefix {
     uintptr_t last[CULEAK_MAX_DEPTH];
     int last_n;
     uint32_t last_leaf;
+    uint64_t last_tag;
 };
 
 static pthread_key_t prefix_key;
@@ -395,7 +397,7 @@ static uint32_t intern(struct culeak_tree *t, const uintptr_t *ips, int n,
     return parent;
 }
 
-uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
+uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n, uint64_t tag,
                             void (*emit)(void *, uint32_t, uint32_t, uintptr_t), void *arg,
                             int *fresh)
 {
@@ -403,16 +405,21 @@ uint32_t culeak_tree_intern(struct culeak_tree *t, const uintptr_t *ips, int n,
     if (n <= 0) /* the empty stack (a bare free): the thread's previous stack stays cached */
         return 0;
     struct prefix *c = thread_prefix();
-    if (c && c->tree == t && c->last_n == n && c->last_leaf && memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)
+    if (c && c->tree == t && c->last_leaf && c->last_n == n &&
+        ((tag && tag == c->last_tag) || memcmp(c->last, ips, (size_t)n * sizeof *ips) == 0)) {
+        c->last_tag = tag;
         return c->last_leaf;
+    }
     int whole = 0;
     uint32_t leaf = intern(t, ips, n, emit, arg, fresh, c, &whole);
     if (c && leaf && (whole || c->n == n)) {
         memcpy(c->last, ips, (size_t)n * sizeof *ips);
         c->last_n = n;
         c->last_leaf = leaf;
+        c->last_tag = tag;
     } else if (c) {
         c->last_leaf = 0;
+        c->last_tag = 0;
     }
     return leaf;
 }

@@ -130,7 +130,26 @@ struct walker {
     unsigned next_tail, tail_misses;
     int tail_too_long;    /* the last tail learnt was longer than a tail is kept */
     struct tail tails[TAILS];
+    /* What the last stack handed out was made of (culeak_unwind's tag): the chain and
+     * tails as they stood (their versions move on whenever they are written), the tail
+     * used, the depth limit and the count. The same again is the same stack. */
+    uint64_t chain_ver, tails_ver;
+    struct out_key {
+        uint64_t chain_ver, tails_ver;
+        const struct tail *tail;
+        int max, n;
+    } out;
+    uint64_t tag;
+    /* CULEAK_UNWIND_CHECK=1: the last tagged stack handed out */
+    uint64_t check_tag;
+    int check_n;
+    uintptr_t check_ips[CULEAK_MAX_DEPTH];
 };
+
+/* Tags of this thread's stacks: a new one whenever a stack may differ from the last
+ * (thread-local, not the walker's: a walker made again at thread exit must not hand
+ * out a tag the thread's trace-tree cache already holds for another stack). */
+static CULEAK_TLS uint64_t tags_made;
 
 static pthread_key_t walker_key;
 static pthread_once_t walker_once = PTHREAD_ONCE_INIT;
@@ -359,6 +378,7 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
     if (stop >= 0 && stop < out && w && n - 1 - stop <= TAIL_MAX && (ended || n - 1 - stop > 0) &&
         tail_in_stack(w, sp[stop] - 8, sp + stop + 1, n - 1 - stop)) {
         struct tail *t = &w->tails[w->next_tail++ % TAILS];
+        w->tails_ver++;
         t->gen = gen;
         t->key_ra = ip[stop];
         t->key_slot = sp[stop] - 8; /* the return address sits under its caller's CFA */
@@ -375,7 +395,8 @@ __attribute__((noinline)) static int learn(struct walker *w, uint64_t gen, uintp
 
 /* The cached tail above a STOP return address read from `slot`, when every return
  * address of it is still in place; appended to ips[n..max). -2: none. */
-static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra, uintptr_t *ips, int n, int max)
+static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra, uintptr_t *ips, int n, int max,
+                    const struct tail **used)
 {
     for (int i = 0; i < TAILS; i++) {
         struct tail *t = &w->tails[i];
@@ -392,6 +413,7 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
             continue;
         int m = t->n < max - n ? t->n : max - n;
         __builtin_memcpy(ips + n, t->ip, (size_t)m * sizeof *ips);
+        *used = t;
         return n + m;
     }
     return -2;
@@ -400,7 +422,7 @@ static int use_tail(struct walker *w, uint64_t gen, uintptr_t slot, uintptr_t ra
 /* The last walk's chain again, when every frame record of it still holds what it held
  * (the loads are independent: checking is faster than walking); -1 when not, -2 when
  * it is but its tail is not cached. */
-static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max, const struct tail **used)
 {
     int last = w->n - 1;
     record_words bad = {0, 0};
@@ -410,13 +432,13 @@ static int same_chain(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         return -1;
     __builtin_memcpy(ips, w->ip, (size_t)w->n * sizeof *ips);
     if (w->stopped)
-        return use_tail(w, gen, w->rec[last] + 8, w->ra[last], ips, w->n, max);
+        return use_tail(w, gen, w->rec[last] + 8, w->ra[last], ips, w->n, max, used);
     return w->n;
 }
 
 /* The frame-pointer walk; -1 when libunwind must decide, -2 when only the tail above a
  * STOP frame is not cached. */
-static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
+static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max, const struct tail **used)
 {
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = w->stack_hi;
     uintptr_t rec = lo;
@@ -431,11 +453,12 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         for (int j = 0; j < w->ns; j++)
             bad |= record_at(w->srec[j]) ^ w->sheld[j];
         if (!any_set(bad)) {
-            int m = same_chain(w, gen, ips, max);
+            int m = same_chain(w, gen, ips, max, used);
             if (m >= 0 || m == -2)
                 return m;
         }
     }
+    w->chain_ver++; /* the chain is written again from here */
     for (;;) {
         if (rec < lo || rec + 16 > hi || (rec & 7))
             return -1;
@@ -456,7 +479,7 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
         if (n == 0 && same && w->n > 0 && w->max == max && w->rec[0] == rec) {
             /* the chain of the last walk from the same first frame: the frame records
              * lie above this one, in the part of the stack that is still live */
-            int m = same_chain(w, gen, ips, max);
+            int m = same_chain(w, gen, ips, max, used);
             if (m >= 0 || m == -2)
                 return m;
         }
@@ -483,7 +506,7 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
             w->stopped = 1;
             w->ns = ns <= SHIM_FRAMES ? ns : 0;
             w->start = (uintptr_t)__builtin_frame_address(0);
-            return use_tail(w, gen, rec + 8, ra, ips, n, max);
+            return use_tail(w, gen, rec + 8, ra, ips, n, max, used);
         }
         if (next <= rec)
             return -1;
@@ -499,11 +522,29 @@ static int fast_walk(struct walker *w, uint64_t gen, uintptr_t *ips, int max)
     return n;
 }
 
-__attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max)
+/* The tag of a stack the frame-pointer walk made (n frames, tail: the cached tail it
+ * ends with, or none): the last one's when it was made of the same chain and tail. */
+static uint64_t tag_of(struct walker *w, const struct tail *tail, int max, int n)
+{
+    struct out_key *o = &w->out;
+    if (!w->tag || o->chain_ver != w->chain_ver || o->tails_ver != w->tails_ver || o->tail != tail ||
+        o->max != max || o->n != n) {
+        *o = (struct out_key){w->chain_ver, w->tails_ver, tail, max, n};
+        w->tag = ++tags_made;
+    }
+    return w->tag;
+}
+
+__attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max, uint64_t *tag)
 {
     uint64_t gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
     struct walker *w = thread_walker();
-    int n = w ? fast_walk(w, gen, ips, max) : -1;
+    const struct tail *used = NULL;
+    int n = w ? fast_walk(w, gen, ips, max, &used) : -1;
+    if (tag)
+        *tag = n >= 0 ? tag_of(w, used, max, n) : 0;
+    if (n < 0 && w)
+        w->tag = 0; /* libunwind's stack: the next one from the walk gets a new tag */
     if (n == -2 && (w->tail_too_long || (w->tail_misses++ & 15) != 0)) {
         /* Tails that change or are too long to keep (a Python interpreter's) would be
          * learnt frame by frame at every event: libunwind's own trace is cheaper. One
@@ -518,8 +559,16 @@ __attribute__((noinline)) int culeak_unwind(uintptr_t *ips, int max)
         uintptr_t ref[CULEAK_MAX_DEPTH];
         int m = libunwind_trace(ref, max);
         __atomic_add_fetch(&checked, 1, __ATOMIC_RELAXED);
-        if (m != n || memcmp(ref, ips, (size_t)n * sizeof *ips) != 0)
+        /* and a tag seen before stands for the very stack it stood for */
+        int tag_wrong = w && tag && *tag && *tag == w->check_tag &&
+                        (n != w->check_n || memcmp(w->check_ips, ips, (size_t)n * sizeof *ips) != 0);
+        if (m != n || memcmp(ref, ips, (size_t)n * sizeof *ips) != 0 || tag_wrong)
             __atomic_add_fetch(&differed, 1, __ATOMIC_RELAXED);
+        if (w && tag && n >= 0) {
+            w->check_tag = *tag;
+            w->check_n = n;
+            memcpy(w->check_ips, ips, (size_t)n * sizeof *ips);
+        }
     }
     return n;
 }

@@ -71,7 +71,7 @@ static void intern_all(struct culeak_tree *t, struct sent *s, unsigned count, in
         for (unsigned i = 0; i < count; i++) {
             int n = make_stack(i, depth, diverge, ips);
             int fresh = -1;
-            uint32_t leaf = culeak_tree_intern(t, ips, n, on_frame, s, &fresh);
+            uint32_t leaf = culeak_tree_intern(t, ips, n, 0, on_frame, s, &fresh);
             check_path(s, leaf, ips, n);
             if (r == 0)
                 leaves[i] = leaf;
@@ -79,7 +79,7 @@ static void intern_all(struct culeak_tree *t, struct sent *s, unsigned count, in
                 assert_int_equal(leaf, leaves[i]); /* the same stack, the same leaf */
             assert_int_equal(fresh, r == 0 && leaf > before);
             /* a bare free in between keeps the thread's previous stack */
-            assert_int_equal(culeak_tree_intern(t, ips, 0, on_frame, s, &fresh), 0);
+            assert_int_equal(culeak_tree_intern(t, ips, 0, 0, on_frame, s, &fresh), 0);
             assert_int_equal(fresh, 0);
         }
         if (r > 0)
@@ -120,22 +120,22 @@ static void test_prefixes_and_extensions(void **state)
     assert_non_null(t);
     uintptr_t a[] = {5, 4, 3, 2, 1}, b[] = {3, 2, 1}, c[] = {9, 3, 2, 1}, d[] = {4, 3, 2, 1};
     int fresh;
-    uint32_t la = culeak_tree_intern(t, a, 5, on_frame, &s, &fresh);
+    uint32_t la = culeak_tree_intern(t, a, 5, 0, on_frame, &s, &fresh);
     assert_int_equal(s.n, 5);
-    uint32_t lb = culeak_tree_intern(t, b, 3, on_frame, &s, &fresh); /* a part of the previous */
+    uint32_t lb = culeak_tree_intern(t, b, 3, 0, on_frame, &s, &fresh); /* a part of the previous */
     assert_int_equal(s.n, 5);
     assert_int_equal(fresh, 0);
     check_path(&s, lb, b, 3);
-    uint32_t lc = culeak_tree_intern(t, c, 4, on_frame, &s, &fresh); /* one new node */
+    uint32_t lc = culeak_tree_intern(t, c, 4, 0, on_frame, &s, &fresh); /* one new node */
     assert_int_equal(s.n, 6);
     assert_int_equal(fresh, 1);
     check_path(&s, lc, c, 4);
-    uint32_t ld = culeak_tree_intern(t, d, 4, on_frame, &s, &fresh); /* inside a, found frame by frame */
+    uint32_t ld = culeak_tree_intern(t, d, 4, 0, on_frame, &s, &fresh); /* inside a, found frame by frame */
     assert_int_equal(s.n, 6);
     assert_int_equal(fresh, 0);
     check_path(&s, ld, d, 4);
-    assert_int_equal(culeak_tree_intern(t, a, 5, on_frame, &s, &fresh), la);
-    assert_int_equal(culeak_tree_intern(t, c, 4, on_frame, &s, &fresh), lc);
+    assert_int_equal(culeak_tree_intern(t, a, 5, 0, on_frame, &s, &fresh), la);
+    assert_int_equal(culeak_tree_intern(t, c, 4, 0, on_frame, &s, &fresh), lc);
     assert_int_equal(s.n, 6);
     tree_free(t);
     free(s.ip);
@@ -152,20 +152,50 @@ static void test_after_a_whole_stack(void **state)
     assert_non_null(t);
     uintptr_t a[] = {6, 5, 4, 3, 2, 1}, x[] = {6, 5, 4, 3, 2, 99}, a2[] = {7, 5, 4, 3, 2, 1}, p[] = {3, 2, 1};
     int fresh;
-    uint32_t la = culeak_tree_intern(t, a, 6, on_frame, &s, &fresh);
-    culeak_tree_intern(t, x, 6, on_frame, &s, &fresh);
+    uint32_t la = culeak_tree_intern(t, a, 6, 0, on_frame, &s, &fresh);
+    culeak_tree_intern(t, x, 6, 0, on_frame, &s, &fresh);
     assert_int_equal(s.n, 12);
-    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la); /* whole */
-    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la); /* the same again */
-    uint32_t l2 = culeak_tree_intern(t, a2, 6, on_frame, &s, &fresh);
+    assert_int_equal(culeak_tree_intern(t, a, 6, 0, on_frame, &s, &fresh), la); /* whole */
+    assert_int_equal(culeak_tree_intern(t, a, 6, 0, on_frame, &s, &fresh), la); /* the same again */
+    uint32_t l2 = culeak_tree_intern(t, a2, 6, 0, on_frame, &s, &fresh);
     assert_int_equal(s.n, 13);
     assert_int_equal(fresh, 1);
     check_path(&s, l2, a2, 6);
     assert_int_equal(s.parent[l2 - 1], s.parent[la - 1]);
-    assert_int_equal(culeak_tree_intern(t, a, 6, on_frame, &s, &fresh), la);
-    uint32_t lp = culeak_tree_intern(t, p, 3, on_frame, &s, &fresh); /* a part of a, from the root */
+    assert_int_equal(culeak_tree_intern(t, a, 6, 0, on_frame, &s, &fresh), la);
+    uint32_t lp = culeak_tree_intern(t, p, 3, 0, on_frame, &s, &fresh); /* a part of a, from the root */
     assert_int_equal(s.n, 13);
     check_path(&s, lp, p, 3);
+    tree_free(t);
+    free(s.ip);
+    free(s.parent);
+}
+
+/* A tag from the unwinder stands for the stack it came with: the thread's last stack
+ * interned under the same tag is taken again without reading the frames; any other tag,
+ * or none, reads them. */
+static void test_tags(void **state)
+{
+    (void)state;
+    struct culeak_tree *t = culeak_tree_new();
+    struct sent s = {0};
+    assert_non_null(t);
+    uintptr_t a[] = {5, 4, 3, 2, 1}, b[] = {8, 4, 3, 2, 1}, junk[] = {0, 0, 0, 0, 0};
+    int fresh;
+    uint32_t la = culeak_tree_intern(t, a, 5, 7, on_frame, &s, &fresh);
+    assert_int_equal(culeak_tree_intern(t, junk, 5, 7, on_frame, &s, &fresh), la); /* frames not read */
+    assert_int_equal(s.n, 5);
+    uint32_t lb = culeak_tree_intern(t, b, 5, 8, on_frame, &s, &fresh); /* another tag: read */
+    check_path(&s, lb, b, 5);
+    assert_int_equal(s.n, 6);
+    /* only the last stack is kept: tag 7 is no longer it, and the frames are read */
+    assert_int_equal(culeak_tree_intern(t, a, 5, 7, on_frame, &s, &fresh), la);
+    assert_int_equal(culeak_tree_intern(t, b, 5, 0, on_frame, &s, &fresh), lb); /* no tag */
+    assert_int_equal(culeak_tree_intern(t, a, 5, 0, on_frame, &s, &fresh), la); /* nor one kept */
+    assert_int_equal(culeak_tree_intern(t, a, 5, 9, on_frame, &s, &fresh), la);
+    uint32_t lb4 = culeak_tree_intern(t, b + 1, 4, 9, on_frame, &s, &fresh); /* another depth */
+    check_path(&s, lb4, b + 1, 4);
+    assert_int_equal(s.n, 6);
     tree_free(t);
     free(s.ip);
     free(s.parent);
@@ -177,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_many_stacks_differing_near_the_root),
         cmocka_unit_test(test_prefixes_and_extensions),
         cmocka_unit_test(test_after_a_whole_stack),
+        cmocka_unit_test(test_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,6 +56,47 @@ static int decode(struct sb *b, struct got *g, char *why, size_t len)
     return rc;
 }
 
+/* The address of the last FREE or ALLOC written, which the next one's steps from (format
+ * version 3); version_2: the addresses are written whole. */
+static uint64_t addr_prev;
+static int version_2;
+
+static void sb_addr(struct sb *b, uint64_t addr)
+{
+    if (version_2)
+        sb_u(b, addr);
+    else
+        sb_z(b, (int64_t)(addr - addr_prev));
+    addr_prev = addr;
+}
+
+/* A new stream, its HELLO of format `version`. */
+static struct sb *stream_of_version(uint64_t version)
+{
+    addr_prev = 0;
+    version_2 = version == 2;
+    struct sb *b = sb_new();
+    if (version == CULEAK_FORMAT_VERSION) {
+        sb_hello(b, 42, "/bin/job", NULL);
+        return b;
+    }
+    sb_u(b, version); /* sb_hello's fields, another version */
+    sb_u(b, 42);
+    sb_u(b, 1);
+    sb_u(b, 1000);
+    sb_u(b, 1000000);
+    sb_s(b, "testhost");
+    sb_s(b, "/bin/job");
+    sb_u(b, 0);
+    sb_u(b, 0);
+    sb_u(b, 64);
+    sb_u(b, 1);
+    sb_end(b, CULEAK_REC_HELLO);
+    return b;
+}
+
+static struct sb *stream(void) { return stream_of_version(CULEAK_FORMAT_VERSION); }
+
 static void sb_free_rec(struct sb *b, uint64_t step, uint64_t dt, uint64_t tid, uint64_t api, uint64_t addr,
                         uint64_t size, int with_aux, uint64_t aux, uint64_t result)
 {
@@ -64,7 +105,7 @@ static void sb_free_rec(struct sb *b, uint64_t step, uint64_t dt, uint64_t tid, 
     sb_u(b, tid);
     sb_u(b, api);
     sb_u(b, CULEAK_KIND_DEVICE);
-    sb_u(b, addr);
+    sb_addr(b, addr);
     sb_u(b, size);
     if (with_aux) {
         sb_u(b, aux);
@@ -111,8 +152,7 @@ static struct culeak_event device_alloc(uint64_t seq, uint64_t t_ns, uint64_t ti
 static void test_free_records(void **state)
 {
     (void)state;
-    struct sb *b = sb_new();
-    sb_hello(b, 42, "/bin/job", NULL);
+    struct sb *b = stream();
     sb_event(b, (struct sb_ev){.seq = 5, .dt = 100, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_CU_MEM_ALLOC,
                                .kind = CULEAK_KIND_DEVICE, .ctx = 0x1000, .size = 256, .addr = 0x7000,
                                .stack = 0, .tid = 31});
@@ -147,7 +187,7 @@ static void sb_alloc_rec(struct sb *b, uint64_t step, uint64_t tid, int64_t devi
     sb_z(b, device);
     sb_u(b, ctx_x);
     sb_u(b, size);
-    sb_u(b, addr);
+    sb_addr(b, addr);
     sb_u(b, stack);
     if (tail > 0)
         sb_u(b, aux);
@@ -161,8 +201,7 @@ static void sb_alloc_rec(struct sb *b, uint64_t step, uint64_t tid, int64_t devi
 static void test_alloc_records(void **state)
 {
     (void)state;
-    struct sb *b = sb_new();
-    sb_hello(b, 42, "/bin/job", NULL);
+    struct sb *b = stream();
     sb_alloc_rec(b, 1, 31, 0, 0x1000 + 1, 256, 0x7000, 4, 0, 0, 0, 0);           /* seq 1, context 0x1000 */
     sb_alloc_rec(b, 1, 0, 1, 0, 512, 0x8000, 4, 1, 77, 0, 0);                    /* the same context, thread */
     sb_free_rec(b, 1, 0, 0, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);        /* a FREE keeps the context */
@@ -190,8 +229,7 @@ static void test_alloc_records(void **state)
 static void test_node_records(void **state)
 {
     (void)state;
-    struct sb *b = sb_new();
-    sb_hello(b, 42, "/bin/job", NULL);
+    struct sb *b = stream();
     sb_u(b, 1); /* id 1, parent 0 */
     sb_z(b, 0x401000);
     sb_end(b, CULEAK_REC_NODE);
@@ -228,8 +266,7 @@ static void test_impossible_steps(void **state)
     (void)state;
     struct got g;
     char why[256];
-    struct sb *b = sb_new();
-    sb_hello(b, 42, "/bin/job", NULL);
+    struct sb *b = stream();
     sb_free_rec(b, 1, 0, 5, CULEAK_API_CU_MEM_FREE, 0x7000, 0, 0, 0, 0);
     sb_free_rec(b, 0, 0, 5, CULEAK_API_CU_MEM_FREE, 0x8000, 0, 0, 0, 0);
     assert_int_equal(decode(b, &g, why, sizeof why), -1);
@@ -239,8 +276,7 @@ static void test_impossible_steps(void **state)
 
     static const uint64_t bad_back[] = {0, 2};
     for (int i = 0; i < 2; i++) {
-        b = sb_new();
-        sb_hello(b, 42, "/bin/job", NULL);
+        b = stream();
         sb_u(b, bad_back[i]); /* id 1: its parent is 1 - back */
         sb_z(b, 0x401000);
         sb_end(b, CULEAK_REC_NODE);
@@ -250,8 +286,7 @@ static void test_impossible_steps(void **state)
         sb_free(b);
     }
 
-    b = sb_new(); /* cut inside the fields it must have */
-    sb_hello(b, 42, "/bin/job", NULL);
+    b = stream(); /* cut inside the fields it must have */
     sb_u(b, 1);
     sb_u(b, 0);
     sb_u(b, 5);
@@ -260,8 +295,7 @@ static void test_impossible_steps(void **state)
     assert_non_null(strstr(why, "truncated FREE"));
     sb_free(b);
 
-    b = sb_new();
-    sb_hello(b, 42, "/bin/job", NULL);
+    b = stream();
     sb_alloc_rec(b, 0, 5, 0, 1, 256, 0x7000, 0, 0, 0, 0, 0);
     assert_int_equal(decode(b, &g, why, sizeof why), -1);
     assert_int_equal(g.nev, 0);
@@ -269,9 +303,40 @@ static void test_impossible_steps(void **state)
     sb_free(b);
 }
 
+/* Addresses step from the previous FREE's or ALLOC's, an EVENT's between them aside,
+ * backwards too and round 2^64; a stream of format version 2 has them whole. */
+static void test_address_steps(void **state)
+{
+    (void)state;
+    static const uint64_t versions[] = {CULEAK_FORMAT_VERSION, 2};
+    for (int v = 0; v < 2; v++) {
+        struct sb *b = stream_of_version(versions[v]);
+        sb_alloc_rec(b, 1, 31, 0, 0x1000 + 1, 256, 0x7f0000200000, 4, 0, 0, 0, 0);
+        sb_alloc_rec(b, 1, 0, 0, 0, 256, 0x7f0000100000, 4, 0, 0, 0, 0); /* below the one before */
+        sb_free_rec(b, 1, 0, 0, CULEAK_API_CU_MEM_FREE, 0x7f0000200000, 0, 0, 0, 0);
+        sb_event(b, (struct sb_ev){.seq = 4, .op = CULEAK_OP_FREE, .api = CULEAK_API_CU_MEM_FREE, .addr = 0x5000,
+                                   .device = -1, .tid = 31});
+        sb_free_rec(b, 1, 0, 0, CULEAK_API_CU_MEM_FREE, 0x7f0000100000, 0, 0, 0, 0); /* from the FREE's */
+        sb_alloc_rec(b, 1, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0);                                /* failed: at 0 */
+        sb_alloc_rec(b, 1, 0, 0, 0, 64, UINT64_MAX - 0xfff, 5, 0, 0, 0, 0);            /* round 2^64 */
+        struct got g;
+        char why[256];
+        assert_int_equal(decode(b, &g, why, sizeof why), 0);
+        assert_int_equal(g.nev, 7);
+        static const uint64_t want[] = {0x7f0000200000, 0x7f0000100000, 0x7f0000200000, 0x5000,
+                                        0x7f0000100000, 0,              UINT64_MAX - 0xfff};
+        for (int i = 0; i < 7; i++)
+            if (g.ev[i].addr != want[i])
+                fail_msg("version %llu, event %d: address 0x%llx, not 0x%llx", (unsigned long long)versions[v], i,
+                         (unsigned long long)g.ev[i].addr, (unsigned long long)want[i]);
+        sb_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_address_steps),
         cmocka_unit_test(test_free_records),
         cmocka_unit_test(test_alloc_records),
         cmocka_unit_test(test_node_records),
