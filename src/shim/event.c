@@ -132,7 +132,10 @@ void culeak_free_begin(const struct culeak_ev *e)
 
 void culeak_free_end(const struct culeak_ev *e)
 {
-    culeak_emit(e);
+    if (culeak_free_stacks)
+        culeak_emit(e);
+    else /* a bare free: no stack, straight to the stream */
+        culeak_stream_event(e, NULL, 0, 0);
     if (e->addr) {
         if (my_slot >= 0)
             __atomic_store_n(&slot_addr[my_slot], 0, __ATOMIC_RELEASE);
@@ -143,7 +146,7 @@ void culeak_free_end(const struct culeak_ev *e)
 }
 
 /* Waits while another thread records a free of addr. */
-static void wait_for_free(uint64_t addr)
+__attribute__((noinline)) static void wait_for_free(uint64_t addr)
 {
     unsigned n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
     n = n < SLOTS ? n : SLOTS;
@@ -155,11 +158,19 @@ static void wait_for_free(uint64_t addr)
             sched_yield();
 }
 
-static void wait_inflight(struct culeak_ev *e)
+/* Whether another thread may be recording a free: no slot but this thread's was handed
+ * out, and none counts in the buckets. */
+static inline int others_free(void)
+{
+    unsigned n = __atomic_load_n(&slots_used, __ATOMIC_ACQUIRE);
+    return (n > 1 || (n == 1 && my_slot != 0)) || __atomic_load_n(&buckets_used, __ATOMIC_ACQUIRE);
+}
+
+static inline void wait_inflight(struct culeak_ev *e)
 {
     if (e->result != 0 && e->op == CULEAK_OP_ALLOC)
         e->addr = 0;
-    if (e->op == CULEAK_OP_ALLOC && e->addr)
+    if (e->op == CULEAK_OP_ALLOC && e->addr && others_free())
         wait_for_free(e->addr);
 }
 

@@ -220,7 +220,9 @@ static void start(void)
     __atomic_store_n(&py.on, 1, __ATOMIC_RELEASE);
 }
 
-int culeak_py_enabled(void)
+int culeak_py_off;
+
+int culeak_py_enabled_slow(void)
 {
     if (!__atomic_load_n(&py_decided, __ATOMIC_ACQUIRE)) { /* not a call per event */
         pthread_once(&py_once, start);
@@ -230,6 +232,8 @@ int culeak_py_enabled(void)
         return 1;
     if (py.why_off[0] && !__atomic_exchange_n(&note_sent, 1, __ATOMIC_ACQ_REL))
         send_note(py.why_off);
+    /* decided, off for good (only start turns them on), and said */
+    __atomic_store_n(&culeak_py_off, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -592,4 +596,5 @@ void culeak_py_fork_child(void)
     next_id = 1;
     marker_id = 0;
     note_sent = 0;
+    __atomic_store_n(&culeak_py_off, 0, __ATOMIC_RELEASE); /* the note goes into the child's stream too */
 }

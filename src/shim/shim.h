@@ -111,8 +111,14 @@ void culeak_unwind_check_note(void);
 
 /* ---- pyframes.c: Python frames of the current thread (CPython 3.10-3.13) ---- */
 /* 1 when this is a Python process whose frames are captured (decided once; sends a NOTE
- * once when it is a Python process whose frames cannot be read). */
-int culeak_py_enabled(void);
+ * once when it is a Python process whose frames cannot be read). Once they are off for
+ * good and that is said (culeak_py_off), a call is one load. */
+extern int culeak_py_off;
+int culeak_py_enabled_slow(void);
+static inline int culeak_py_enabled(void)
+{
+    return __atomic_load_n(&culeak_py_off, __ATOMIC_ACQUIRE) ? 0 : culeak_py_enabled_slow();
+}
 /* ips[0..n): a native stack unwound up to CULEAK_MAX_DEPTH. Replaces the eval-loop frames
  * with the Python frames they run (tagged ips, PYFRAME records sent first), applies the
  * depth limit; returns the new count (<= max). Call without any lock of the shim held. */

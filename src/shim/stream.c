@@ -485,22 +485,32 @@ static void put_event(struct stream *s, const struct culeak_ev *e, uint64_t now,
     commit(s);
 }
 
+/* A free without stack, device or context, the most common event with its allocation:
+ * nothing to intern, nothing to hold. */
+static void bare_free(struct stream *s, const struct culeak_ev *e)
+{
+    uint64_t now = culeak_now_ns(); /* read outside the lock: the clock is no work done under it */
+    enum culeak_held h = culeak_slock_lock(&s->lk, 1);
+    if (room(s, EVENT_MAX, &h, 1) < 0)
+        dropped(s, ++s->seq);
+    else
+        put_free(s, e, now);
+    culeak_slock_unlock(&s->lk, h);
+}
+
 void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
     if (!s)
         return;
-    /* read outside the lock: the clock is no work done under it */
-    uint64_t now = culeak_now_ns();
-    enum culeak_held h = culeak_slock_lock(&s->lk, 1);
-    int bare_free = n <= 0 && e->op == CULEAK_OP_FREE && e->device == -1 && !e->ctx;
-    if (room(s, bare_free ? EVENT_MAX : (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
-        dropped(s, ++s->seq); /* its stack is not interned: no FRAME goes missing */
-        culeak_slock_unlock(&s->lk, h);
+    if (n <= 0 && e->op == CULEAK_OP_FREE && e->device == -1 && !e->ctx) {
+        bare_free(s, e);
         return;
     }
-    if (bare_free) { /* the most common event with its allocation: no stack to intern */
-        put_free(s, e, now);
+    uint64_t now = culeak_now_ns();
+    enum culeak_held h = culeak_slock_lock(&s->lk, 1);
+    if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
+        dropped(s, ++s->seq); /* its stack is not interned: no FRAME goes missing */
         culeak_slock_unlock(&s->lk, h);
         return;
     }
