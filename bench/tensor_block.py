@@ -7,7 +7,7 @@ in its own process, REPS processes per configuration, interleaved (a different o
 repetition). Each process times BATCHES batches of PAIRS pairs after a warm-up and reports
 the median batch's ns per pair. Prints, per configuration, the median of the processes'
 figures and their spread, what each adds to untraced, and culeak's addition over the
-memory history's. Needs a GPU and torch: a benchmark, not a test.
+memory history's, from the medians and repetition by repetition. Needs a GPU and torch: a benchmark, not a test.
 
     bench/tensor_block.py [--reps 15] [--pairs 20000] [--culeak build/culeak]
 """
@@ -91,6 +91,19 @@ def main():
     hist = added["torch memory history, stacks='python'"]
     if hist > 0:
         print("culeak adds %.2f of what the memory history adds" % (added["culeak (tensor tracking)"] / hist))
+    # Pair by pair: each repetition runs the three one after another, so what the machine's
+    # load does to a repetition falls on all three; the medians of each repetition's
+    # additions, and of its ratio.
+    c_add = [c - u for c, u in zip(res["culeak (tensor tracking)"], res["untraced"])]
+    h_add = [h - u for h, u in zip(res["torch memory history, stacks='python'"], res["untraced"])]
+    ratios = sorted(c / h for c, h in zip(c_add, h_add) if h > 0)
+    print("repetition by repetition: culeak adds %+.1f ns (median; %.1f to %.1f), the memory history %+.1f ns "
+          "(%.1f to %.1f)" % (statistics.median(c_add), min(c_add), max(c_add), statistics.median(h_add),
+                              min(h_add), max(h_add)))
+    if ratios:
+        q1, q3 = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        print("culeak / memory history, repetition by repetition: median %.2f (quartiles %.2f to %.2f, "
+              "%d repetitions)" % (statistics.median(ratios), q1, q3, len(ratios)))
     if os.path.exists(rec):
         # the figure means something only if the tensors were tracked: count their events
         dump = subprocess.run([a.culeak, "dump", rec], capture_output=True, text=True).stdout

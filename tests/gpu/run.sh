@@ -7,6 +7,7 @@
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
+# tensor (TENSOR_REPS repetitions of bench/tensor_block.py, default 15)
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -522,6 +523,18 @@ if want attach; then
         say "attach: ok: what was live before the attach is not judged"
     else
         say "attach: FAIL no (before attach) row in the report"; fails=$((fails + 1))
+    fi
+fi
+if want tensor; then
+    # the tensor (block) path's cost beside PyTorch's memory history: a benchmark, its
+    # figures printed; a run that tracked no tensor is a failure
+    say "== tensor path: alloc+free of a 16 KiB tensor, untraced / culeak / memory history"
+    if python3 bench/tensor_block.py --reps "${TENSOR_REPS:-15}" --culeak "$CULEAK" >"$W/tensor.out" 2>"$W/tensor.err"; then
+        grep -v '^repetition [0-9]' "$W/tensor.out" | tee -a "$SUMMARY"
+        grep -q ' 0 block events' "$W/tensor.out" && { say "FAIL tensor path: no tensor was tracked"; fails=$((fails + 1)); }
+    else
+        say "FAIL tensor path: bench/tensor_block.py failed"; tail -n 8 "$W/tensor.err" | tee -a "$SUMMARY"
+        fails=$((fails + 1))
     fi
 fi
 # the details travel as one archive: the device tool brings back only a few files

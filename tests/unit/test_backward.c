@@ -39,7 +39,8 @@ void culeak_leave(void)
 {
     depth--;
 }
-int culeak_py_enabled(void)
+int culeak_py_off; /* 0: culeak_py_enabled asks the stand-in below */
+int culeak_py_enabled_slow(void)
 {
     return 1;
 }
