@@ -9,7 +9,7 @@ the median batch's ns per pair. Prints, per configuration, the median of the pro
 figures and their spread, what each adds to untraced, and culeak's addition over the
 memory history's, from the medians and repetition by repetition. Needs a GPU and torch: a benchmark, not a test.
 
-    bench/tensor_block.py [--reps 15] [--pairs 20000] [--culeak build/culeak] [--cpus 2,3]
+    bench/tensor_block.py [--reps 15] [--pairs 20000] [--culeak build/culeak] [--cpus 2,3] [--fixed-layout]
 """
 import argparse
 import os
@@ -49,10 +49,22 @@ def child(mode, pairs):
     print("ns_per_pair %.1f" % statistics.median(times))
 
 
-def run(cmd, cpus=None):
-    # cpus: the processors every process of the run is kept on (the job's and culeak's)
-    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
-    out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pin)
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def run(cmd, cpus=None, fixed=False):
+    # cpus: the processors every process of the run is kept on (the job's and culeak's);
+    # fixed: the same memory layout in every process (no address randomization, one hash
+    # seed): a process's figure otherwise falls in one of two modes far apart (about 2.3
+    # and 4.2 us untraced on the H200), whichever configuration it runs
+    def setup():
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        if fixed:
+            import ctypes
+            ctypes.CDLL(None).personality(ADDR_NO_RANDOMIZE)
+    env = dict(os.environ, PYTHONHASHSEED="0") if fixed else None
+    out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=setup, env=env)
     for line in out.stdout.splitlines():
         if line.startswith("ns_per_pair"):
             return float(line.split()[1])
@@ -67,6 +79,8 @@ def main():
     ap.add_argument("--culeak", default=os.path.join(os.path.dirname(__file__), "..", "build", "culeak"))
     ap.add_argument("--cpus", help="keep every process on these processors (e.g. 2,3): less spread between "
                     "processes that land on different cores")
+    ap.add_argument("--fixed-layout", action="store_true",
+                    help="no address randomization and one hash seed in every process")
     a = ap.parse_args()
     cpus = {int(c) for c in a.cpus.split(",")} if a.cpus else None
     if a.child:
@@ -82,12 +96,13 @@ def main():
     names = list(configs)
     for r in range(a.reps):
         for k in names[r % 3:] + names[:r % 3]:
-            res[k].append(run(configs[k], cpus))
+            res[k].append(run(configs[k], cpus, a.fixed_layout))
             print("repetition %d: %-40s %8.1f ns" % (r + 1, k, res[k][-1]), flush=True)
     base = statistics.median(res["untraced"])
     print("one alloc+free of a 16 KiB tensor, Python stack %d deep: %d processes per configuration, "
           "median of %d batches of %d pairs each%s" % (DEPTH, a.reps, BATCHES, a.pairs,
-                                                       ", on processors " + a.cpus if a.cpus else ""))
+                                                       (", on processors " + a.cpus if a.cpus else "") +
+                                                       (", one memory layout" if a.fixed_layout else "")))
     added = {}
     for k in names:
         m = statistics.median(res[k])

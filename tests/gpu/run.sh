@@ -8,7 +8,7 @@
 # is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
 # tensor (TENSOR_REPS repetitions of bench/tensor_block.py, default 15; TENSOR_CPUS=2,3
-# keeps its processes on those processors)
+# keeps its processes on those processors, TENSOR_FIXED=1 gives them one memory layout)
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
 # check passed. Every check counts: a command whose status is not what it should be is a
 # failure, with its output's tail (a console check, the screen it failed on).
@@ -530,7 +530,7 @@ if want tensor; then
     # the tensor (block) path's cost beside PyTorch's memory history: a benchmark, its
     # figures printed; a run that tracked no tensor is a failure
     say "== tensor path: alloc+free of a 16 KiB tensor, untraced / culeak / memory history"
-    if python3 bench/tensor_block.py --reps "${TENSOR_REPS:-15}" ${TENSOR_CPUS:+--cpus "$TENSOR_CPUS"} \
+    if python3 bench/tensor_block.py --reps "${TENSOR_REPS:-15}" ${TENSOR_CPUS:+--cpus "$TENSOR_CPUS"} ${TENSOR_FIXED:+--fixed-layout} \
         --culeak "$CULEAK" >"$W/tensor.out" 2>"$W/tensor.err"; then
         grep -v '^repetition [0-9]' "$W/tensor.out" | tee -a "$SUMMARY"
         grep -q ' 0 block events' "$W/tensor.out" && { say "FAIL tensor path: no tensor was tracked"; fails=$((fails + 1)); }
