@@ -3,6 +3,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +43,7 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
         h->pad_at = UINT64_MAX;
         return ring_attach(p, data_size, r);
     }
-    int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC);
+    int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (f < 0)
         return -1;
     /* A file size limit (RLIMIT_FSIZE) holds for a memfd too: past it ftruncate must fail
@@ -56,6 +58,10 @@ int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r)
         sigtimedwait(&xfsz, NULL, &zero);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* its size for good: whoever holds the descriptor (a job, a reader) can never cut the
+     * memory the other reads from under it (which would fault there) */
+    if (sized && fcntl(f, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        sized = 0;
     if (sized)
         p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
     if (p == MAP_FAILED) {
@@ -101,8 +107,13 @@ int culeak_ring_map(int fd, struct culeak_ring *r)
     if (pread(fd, &head, sizeof head, 0) != (ssize_t)sizeof head)
         return -1;
     uint64_t size = head.size;
+    struct stat st;
+    /* the file holds all the header says, and cannot shrink (culeak_ring_create seals it):
+     * the mapping never faults, whatever the other process does */
+    int seals = fcntl(fd, F_GET_SEALS);
     if (memcmp(head.magic, CULEAK_RING_MAGIC, sizeof head.magic) != 0 || size < 4096 || (size & (size - 1)) ||
-        size > (1ull << 34)) {
+        size > (1ull << 34) || fstat(fd, &st) != 0 || (uint64_t)st.st_size < CULEAK_RING_HEADER + size ||
+        seals < 0 || !(seals & F_SEAL_SHRINK)) {
         errno = EINVAL;
         return -1;
     }

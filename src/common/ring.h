@@ -68,11 +68,12 @@ struct culeak_ring {
 };
 
 /* A new ring of data_size bytes (a power of two, at least 4096): its memfd (close-on-
- * exec) in *fd, mapped into r; fd NULL: anonymous memory of this process alone. 0, or -1
+ * exec, its size sealed) in *fd, mapped into r; fd NULL: anonymous memory of this process alone. 0, or -1
  * with errno. */
 int culeak_ring_create(size_t data_size, int *fd, struct culeak_ring *r);
 /* Maps the ring of fd (a reader, or a process given its ring): 0, or -1 with errno
- * (EINVAL: not a ring). fd may be closed after. */
+ * (EINVAL: not a ring, or one whose file is shorter than its header says or may shrink:
+ * culeak_ring_create's size is sealed). fd may be closed after. */
 int culeak_ring_map(int fd, struct culeak_ring *r);
 /* 1 when fd is a ring culeak_ring_create made (a memfd of that name with the magic). */
 int culeak_ring_is_ring(int fd);

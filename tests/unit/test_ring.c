@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,6 +147,32 @@ static void test_map_checks_the_size(void **state)
     close(fd);
 }
 
+/* A reader maps only what the file holds: a header that claims more data than the file
+ * has (a peer's memfd, cut short or lying) is refused, where reading on would fault. A
+ * ring made here cannot be cut short or grown afterwards (its size is sealed). */
+static void test_map_checks_the_file(void **state)
+{
+    struct culeak_ring r, mine;
+    int fd;
+    assert_int_equal(culeak_ring_create(1 << 14, &fd, &r), 0);
+    errno = 0;
+    assert_int_equal(ftruncate(fd, 4096), -1);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(ftruncate(fd, 1 << 20), -1);
+    /* a memfd of the ring's name and header, its data area missing, and unsealed */
+    int f = (int)syscall(SYS_memfd_create, "culeak-ring", MFD_CLOEXEC);
+    assert_true(f >= 0);
+    assert_int_equal(pwrite(f, r.h, CULEAK_RING_HEADER, 0), CULEAK_RING_HEADER);
+    errno = 0;
+    assert_int_equal(culeak_ring_map(f, &mine), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(ftruncate(f, CULEAK_RING_HEADER + (1 << 14)), 0); /* whole, but it may shrink */
+    assert_int_equal(culeak_ring_map(f, &mine), -1);
+    close(f);
+    culeak_ring_unmap(&r);
+    close(fd);
+}
+
 #define MANY 200000
 
 struct reader {
@@ -239,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_records_whole_across_the_end),
         cmocka_unit_test(test_full_ring_drops_and_counts),
         cmocka_unit_test(test_map_checks_the_size),
+        cmocka_unit_test(test_map_checks_the_file),
         cmocka_unit_test(test_reader_beside_writer),
         cmocka_unit_test(test_records_outlive_a_killed_writer),
         cmocka_unit_test(test_reader_alive_until_gone_or_killed),
