@@ -1,6 +1,7 @@
 /* The rings of a job and their hand-over (ring_hub.h). */
 #include "ring_hub.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -66,6 +67,52 @@ static int add_ring(struct culeak_hub *h, const struct culeak_ring *r, long pid)
     return 0;
 }
 
+/* Whether a hub's socket at path is dead: a socket nobody listens on (its culeak was
+ * killed before it could remove it). */
+static int socket_dead(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path)
+        return 0;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return 0;
+    int dead = connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno == ECONNREFUSED;
+    close(fd);
+    return dead;
+}
+
+/* In base: the directories of this user's hubs whose culeak was killed (SIGKILL leaves
+ * them, their socket unlistened). One made less than a minute ago may be a hub starting
+ * now, between its directory and its socket: it stays. */
+void culeak_hub_sweep(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    time_t now = time(NULL);
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "culeak-", 7) != 0 || strlen(e->d_name) != 13)
+            continue;
+        char dir[PATH_MAX], sock[PATH_MAX + 16];
+        struct stat st, ss;
+        snprintf(dir, sizeof dir, "%s/%s", base, e->d_name);
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+            now - st.st_mtime < 60)
+            continue;
+        snprintf(sock, sizeof sock, "%s/ring", dir);
+        if (lstat(sock, &ss) == 0 && (!S_ISSOCK(ss.st_mode) || !socket_dead(sock) || unlink(sock) != 0))
+            continue;
+        snprintf(sock, sizeof sock, "%s/stderr.log", dir); /* a console's, when it said nothing */
+        if (lstat(sock, &ss) == 0 && S_ISREG(ss.st_mode) && ss.st_size == 0)
+            unlink(sock);
+        rmdir(dir); /* anything else in it: it stays */
+    }
+    closedir(d);
+}
+
 /* A private directory for the socket: its path must fit sun_path. */
 static int make_dir(struct culeak_hub *h)
 {
@@ -74,6 +121,7 @@ static int make_dir(struct culeak_hub *h)
         struct stat st;
         if (!bases[i] || bases[i][0] != '/' || stat(bases[i], &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
+        culeak_hub_sweep(bases[i]);
         int n = snprintf(h->dir, sizeof h->dir, "%s/culeak-XXXXXX", bases[i]);
         if (n <= 0 || (size_t)n + 6 >= sizeof h->sock || !mkdtemp(h->dir))
             continue;

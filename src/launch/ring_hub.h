@@ -16,8 +16,13 @@ struct culeak_hub;
 
 /* The directory, the hand-over socket and the ring for the program about to be started;
  * console: the reader answers HELLO with commands (the rings say so to their writers).
- * NULL with the reason in err when they cannot be made. */
+ * NULL with the reason in err when they cannot be made. The directories of this user's
+ * hubs whose culeak was killed are removed first (culeak_hub_sweep). */
 struct culeak_hub *culeak_hub_new(int console, char *err, size_t len);
+/* In base: removes this user's hub directories (culeak-XXXXXX, private) at least a minute
+ * old whose socket nobody listens on, or that have none, when nothing else is in them but
+ * an empty stderr.log. */
+void culeak_hub_sweep(const char *base);
 /* In the child about to exec: the ring's descriptor made inheritable, CULEAK_RING_FD and
  * CULEAK_RING_SOCKET set. 0, or -1. */
 int culeak_hub_child_env(struct culeak_hub *h);
