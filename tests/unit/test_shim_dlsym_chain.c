@@ -23,6 +23,12 @@ static int teardown(void **s)
 
 static void test_next_dlsym_sees_every_allocation(void **s)
 {
+#ifdef __SANITIZE_ADDRESS__
+    /* The test double wraps dlsym the plain way, calling the next one from its own code:
+     * the sanitizer runtime's lookups of the functions it intercepts (dlsym(RTLD_NEXT)
+     * before main) then find its interceptors again and never end, shim or no shim. */
+    skip();
+#endif
     static struct th_rec rec;
     static struct th_run run;
     char preload[2 * PATH_MAX + 64], n[16];
