@@ -84,12 +84,13 @@ static int py_decided; /* py_once has run */
 static int plausible(uintptr_t p) { return p >= 4096 && p < (1ull << 56) && (p & 7) == 0; }
 
 /* memcpy once the layout is trusted; before that, process_vm_readv on ourselves, which
- * returns an error for an unmapped address instead of faulting. */
-static int rd(uintptr_t src, void *dst, size_t n)
+ * returns an error for an unmapped address instead of faulting. Inlined: n is a constant
+ * at every call, so a trusted read is one load. */
+static inline __attribute__((always_inline)) int rd(uintptr_t src, void *dst, size_t n)
 {
     if (!plausible(src & ~(uintptr_t)7))
         return -1;
-    if (__atomic_load_n(&py.safe_reads, __ATOMIC_RELAXED) > 0 && py.can_check) {
+    if (__builtin_expect(__atomic_load_n(&py.safe_reads, __ATOMIC_RELAXED) > 0, 0) && py.can_check) {
         struct iovec l = {dst, n}, r = {(void *)src, n};
         return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
     }
@@ -97,7 +98,7 @@ static int rd(uintptr_t src, void *dst, size_t n)
     return 0;
 }
 
-static int rd_ptr(uintptr_t src, uintptr_t *out)
+static inline __attribute__((always_inline)) int rd_ptr(uintptr_t src, uintptr_t *out)
 {
     *out = 0;
     return rd(src, out, sizeof *out);
@@ -302,54 +303,68 @@ struct pyf {
     uint8_t last;    /* outermost frame of one run of the eval loop */
 };
 
-/* The current thread's Python frames, innermost first. Returns the count, or -1 when
- * something read did not look right. */
-static int walk(struct pyf *out, int max)
+/* One read of the walk's: through the kernel while the layout is not trusted yet (checked),
+ * else a plain load. The walk checks each object's address before reading its fields. */
+static inline __attribute__((always_inline)) int rd_walk(int checked, uintptr_t src, void *dst, size_t n)
 {
-    const struct layout *L = &py.L;
+    if (checked) {
+        struct iovec l = {dst, n}, r = {(void *)src, n};
+        return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+    }
+    memcpy(dst, (const void *)src, n);
+    return 0;
+}
+
+/* The walk, for one way of reading (inlined twice: checked and trusted). The layout is
+ * copied first: out's stores could otherwise alias it and make every offset a load. */
+static inline __attribute__((always_inline)) int walk_reading(struct pyf *out, int max, int checked)
+{
+    const struct layout L = py.L;
     uintptr_t ts = (uintptr_t)py.this_tstate(), f = 0;
     if (!ts)
         return 0;
-    if (rd_ptr(ts + L->ts_frame, &f))
+    if (!plausible(ts) || rd_walk(checked, ts + L.ts_frame, &f, sizeof f))
         return -1;
-    if (L->cframe_current != NONE && f && rd_ptr(f + L->cframe_current, &f))
+    if (L.cframe_current != NONE && f && (!plausible(f) || rd_walk(checked, f + L.cframe_current, &f, sizeof f)))
         return -1;
     int n = 0;
     for (int guard = 0; f && guard < 4 * MAX_PY_FRAMES; guard++) {
         uintptr_t code, type, next;
-        if (rd_ptr(f + L->fr_back, &next) || rd_ptr(f + L->fr_code, &code))
+        if (!plausible(f) || rd_walk(checked, f + L.fr_back, &next, sizeof next) ||
+            rd_walk(checked, f + L.fr_code, &code, sizeof code))
             return -1;
         uint8_t owner = 0, entry = 0;
-        if (L->fr_owner != NONE && rd(f + L->fr_owner, &owner, 1))
+        if (L.fr_owner != NONE && rd_walk(checked, f + L.fr_owner, &owner, 1))
             return -1;
-        if (L->fr_is_entry != NONE && rd(f + L->fr_is_entry, &entry, 1))
+        if (L.fr_is_entry != NONE && rd_walk(checked, f + L.fr_is_entry, &entry, 1))
             return -1;
-        if (L->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+        if (L.minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
             /* the entry frame of one run of the eval loop: ends the run above it */
             if (n)
                 out[n - 1].last = 1;
             f = next;
             continue;
         }
-        if (rd_ptr(code + L->ob_type, &type) || type != py.code_type)
+        if (!plausible(code) || rd_walk(checked, code + L.ob_type, &type, sizeof type) || type != py.code_type)
             return -1;
         int64_t off;
-        if (L->minor == 10) {
+        if (L.minor == 10) {
             int32_t lasti;
-            if (rd(f + L->fr_instr, &lasti, 4))
+            if (rd_walk(checked, f + L.fr_instr, &lasti, 4))
                 return -1;
             off = (int64_t)lasti * 2;
         } else {
             uintptr_t instr;
             int64_t units;
-            if (rd_ptr(f + L->fr_instr, &instr) || rd(code + L->ob_size, &units, 8))
+            if (rd_walk(checked, f + L.fr_instr, &instr, sizeof instr) ||
+                rd_walk(checked, code + L.ob_size, &units, sizeof units))
                 return -1;
-            off = (int64_t)instr - (int64_t)(code + L->co_code);
+            off = (int64_t)instr - (int64_t)(code + L.co_code);
             if (off >= units * 2)
                 return -1;
         }
         if (off >= 0 && n < max) /* off < 0: a frame still being set up */
-            out[n++] = (struct pyf){code, (int32_t)off, (uint8_t)(L->minor == 10 || entry)};
+            out[n++] = (struct pyf){code, (int32_t)off, (uint8_t)(L.minor == 10 || entry)};
         f = next;
     }
     if (f) /* longer than any real chain: a cycle read from a wrong layout */
@@ -357,6 +372,15 @@ static int walk(struct pyf *out, int max)
     if (n)
         out[n - 1].last = 1;
     return n;
+}
+
+/* The current thread's Python frames, innermost first. Returns the count, or -1 when
+ * something read did not look right. */
+static int walk(struct pyf *out, int max)
+{
+    if (__atomic_load_n(&py.safe_reads, __ATOMIC_RELAXED) > 0 && py.can_check)
+        return walk_reading(out, max, 1);
+    return walk_reading(out, max, 0);
 }
 
 /* ---- (code, offset) -> python-frame id ---- */
@@ -403,14 +427,11 @@ static struct slot *find(uintptr_t code, int32_t off)
     return &table[j];
 }
 
-/* With py_mu held: the id of (code, offset), announcing it first when it is new.
- * 0 when the code object could not be read. */
-static uint32_t intern(const struct pyf *pf)
+/* With py_mu held: the id of (code, offset) whose code object names filename and name,
+ * announcing it first when it is new. 0 when out of memory. */
+static uint32_t intern_named(const struct pyf *pf, uintptr_t filename, uintptr_t name)
 {
     const struct layout *L = &py.L;
-    uintptr_t filename, name;
-    if (rd_ptr(pf->code + L->co_filename, &filename) || rd_ptr(pf->code + L->co_name, &name))
-        return 0;
     struct slot *s = find(pf->code, pf->offset);
     if (!s)
         return 0;
@@ -441,6 +462,94 @@ static uint32_t intern(const struct pyf *pf)
         used++;
     *s = (struct slot){pf->code, pf->offset, next_id, filename, name};
     return next_id++;
+}
+
+/* With py_mu held: the id of (code, offset); 0 when the code object could not be read. */
+static uint32_t intern(const struct pyf *pf)
+{
+    uintptr_t filename, name;
+    if (rd_ptr(pf->code + py.L.co_filename, &filename) || rd_ptr(pf->code + py.L.co_name, &name))
+        return 0;
+    return intern_named(pf, filename, name);
+}
+
+/* ---- per thread: the frames of its last walk, with their ids ----
+ * A thread allocating in a loop walks the same frames event after event. The same frame
+ * again (code object, instruction, and the file and function names the table checks on
+ * a hit) takes the id it had last time from here, without py_mu or the table; a frame
+ * not seen in the same place (counted from the outermost) is interned as before. */
+
+struct seen_frame {
+    uintptr_t code, filename, name;
+    int32_t offset;
+    uint32_t id; /* 0: not usable */
+};
+
+struct seen {
+    unsigned gen; /* ids_gen when filled */
+    int n;
+    struct seen_frame f[MAX_PY_FRAMES]; /* outermost first */
+};
+
+static unsigned ids_gen = 1; /* bumped when the ids are given out afresh (a forked child) */
+static pthread_key_t seen_key;
+static pthread_once_t seen_once = PTHREAD_ONCE_INIT;
+static CULEAK_TLS struct seen *seen;
+
+/* At thread exit; later key destructors may allocate through the shim. */
+static void seen_gone(void *p)
+{
+    seen = NULL;
+    free(p);
+}
+
+static void seen_key_init(void) { pthread_key_create(&seen_key, seen_gone); }
+
+static struct seen *thread_seen(void)
+{
+    if (!seen) {
+        pthread_once(&seen_once, seen_key_init);
+        seen = calloc(1, sizeof *seen);
+        if (seen)
+            pthread_setspecific(seen_key, seen); /* freed when the thread ends */
+    }
+    return seen;
+}
+
+/* The ids of pf[0..m) into id (0: unreadable code object); py_mu taken only for frames
+ * this thread did not walk last time. Only once the layout is trusted: the walk has
+ * checked each code object's address and type, so its fields are plain loads. */
+static void ids_of(const struct pyf *pf, int m, uint32_t *id)
+{
+    struct seen *c = thread_seen();
+    unsigned gen = __atomic_load_n(&ids_gen, __ATOMIC_ACQUIRE);
+    if (c && c->gen != gen) {
+        c->gen = gen;
+        c->n = 0;
+    }
+    int locked = 0;
+    for (int i = 0; i < m; i++) {
+        int r = m - 1 - i;
+        uintptr_t filename, name;
+        rd_walk(0, pf[i].code + py.L.co_filename, &filename, sizeof filename);
+        rd_walk(0, pf[i].code + py.L.co_name, &name, sizeof name);
+        if (c && r < c->n && c->f[r].id && c->f[r].code == pf[i].code && c->f[r].offset == pf[i].offset &&
+            c->f[r].filename == filename && c->f[r].name == name) {
+            id[i] = c->f[r].id;
+            continue;
+        }
+        if (!locked) {
+            pthread_mutex_lock(&py_mu);
+            locked = 1;
+        }
+        id[i] = intern_named(&pf[i], filename, name);
+        if (c)
+            c->f[r] = (struct seen_frame){pf[i].code, filename, name, pf[i].offset, id[i]};
+    }
+    if (locked)
+        pthread_mutex_unlock(&py_mu);
+    if (c)
+        c->n = m;
 }
 
 int culeak_py_frames_now(uintptr_t *ids, int max)
@@ -504,17 +613,25 @@ static int merge(uintptr_t *ips, int n, int max, int append)
         return n;
     struct pyf pf[MAX_PY_FRAMES];
     uintptr_t ids[MAX_PY_FRAMES];
-    pthread_mutex_lock(&py_mu);
-    int validating = __atomic_load_n(&py.safe_reads, __ATOMIC_RELAXED) > 0;
-    int m = walk(pf, MAX_PY_FRAMES);
-    if (m < 0 && validating) {
-        pthread_mutex_unlock(&py_mu);
-        turn_off("this interpreter's frames do not have the expected layout");
-        return n;
+    uint32_t id_of[MAX_PY_FRAMES];
+    int validating = __atomic_load_n(&py.safe_reads, __ATOMIC_RELAXED) > 0, m;
+    if (validating) { /* the first walks, one at a time: they decide whether the layout is trusted */
+        pthread_mutex_lock(&py_mu);
+        m = walk(pf, MAX_PY_FRAMES);
+        if (m < 0) {
+            pthread_mutex_unlock(&py_mu);
+            turn_off("this interpreter's frames do not have the expected layout");
+            return n;
+        }
+        for (int i = 0; i < m; i++)
+            id_of[i] = intern(&pf[i]);
+    } else { /* the thread's own frames: no lock needed to read them */
+        m = walk(pf, MAX_PY_FRAMES);
+        ids_of(pf, m, id_of);
     }
     int k = 0;
     for (int i = 0; i < m; i++) {
-        uint32_t id = intern(&pf[i]);
+        uint32_t id = id_of[i];
         if (!id) { /* unreadable code object: keep the run boundary, drop the frame */
             if (pf[i].last && k)
                 pf[k - 1].last = 1;
@@ -523,9 +640,11 @@ static int merge(uintptr_t *ips, int n, int max, int append)
         pf[k] = pf[i];
         ids[k++] = CULEAK_PYFRAME_TAG | id;
     }
-    if (validating && k > 0)
-        __atomic_sub_fetch(&py.safe_reads, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&py_mu);
+    if (validating) {
+        if (k > 0)
+            __atomic_sub_fetch(&py.safe_reads, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&py_mu);
+    }
     if (m == 0) /* a thread without Python frames: autograd's, while a backward() runs */
         return culeak_backward_borrow(ips, n, max);
     if (k <= 0)
@@ -594,6 +713,7 @@ void culeak_py_fork_child(void)
         memset(table, 0, (mask + 1) * sizeof *table);
     used = 0;
     next_id = 1;
+    __atomic_add_fetch(&ids_gen, 1, __ATOMIC_ACQ_REL); /* the thread's last walk's ids are the parent's */
     marker_id = 0;
     note_sent = 0;
     __atomic_store_n(&culeak_py_off, 0, __ATOMIC_RELEASE); /* the note goes into the child's stream too */

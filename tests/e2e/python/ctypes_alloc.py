@@ -51,10 +51,17 @@ sys.path.insert(0, os.environ["CULEAK_PYTHON_DIR"])
 import culeak  # noqa: E402
 
 culeak.mark("before fork")
-pid = os.fork()
-if pid == 0:
-    setup()
-    device_alloc(777)  # SITE-CHILD
-    sys.exit(0)  # not os._exit: the shim writes the rest of its recording at exit
+# The parent allocates (and frees) from the very frames the child allocates from after
+# the fork: the child's recording must still name them (its frames are its own stream's).
+for forked in (False, True):
+    if forked:
+        pid = os.fork()
+        if pid != 0:
+            break
+        setup()
+    p = device_alloc(777 if forked else 778)  # SITE-CHILD
+    if forked:
+        sys.exit(0)  # not os._exit: the shim writes the rest of its recording at exit
+    check(cuda.cuMemFree_v2(ctypes.c_uint64(p)))
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
