@@ -206,6 +206,35 @@ static int decode_compact(struct culeak_decoder *d, struct culeak_cursor *c, uin
     e.device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
     if (alloc)
         e.ctx = d->ctx_last = ctx ? ctx - 1 : d->ctx_last;
+    if (alloc)
+        d->alloc_last = e;
+    else
+        d->free_last = e;
+    return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
+}
+
+/* A FREE_AGAIN or ALLOC_AGAIN: the previous FREE or ALLOC (all 0 before the first) with
+ * the next seq, its own time and address, the previous event's thread and context. */
+static int decode_again(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at, int alloc)
+{
+    uint64_t dt = culeak_get_u(c);
+    int64_t step = culeak_get_z(c);
+    if (c->bad)
+        return fail(d, at, "truncated %s_AGAIN record", alloc ? "ALLOC" : "FREE");
+    if (d->version < 4)
+        return fail(d, at, "%s_AGAIN record in a format version %llu stream", alloc ? "ALLOC" : "FREE",
+                    (unsigned long long)d->version);
+    if (d->seq_last + 1 == 0)
+        return fail(d, at, "the %s_AGAIN record's seq does not follow the previous record's", alloc ? "ALLOC" : "FREE");
+    struct culeak_event e = alloc ? d->alloc_last : d->free_last;
+    e.op = alloc ? CULEAK_OP_ALLOC : CULEAK_OP_FREE;
+    e.device = alloc ? e.device : -1;
+    e.seq = ++d->seq_last;
+    e.t_ns = d->t_last += dt;
+    e.addr = d->addr_last += (uint64_t)step;
+    e.tid = d->tid_last;
+    e.ctx = alloc ? d->ctx_last : 0;
+    e.aux = e.result = e.flags = 0;
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
@@ -249,6 +278,9 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
     case CULEAK_REC_FREE:
     case CULEAK_REC_ALLOC:
         return decode_compact(d, &c, at, type == CULEAK_REC_ALLOC);
+    case CULEAK_REC_FREE_AGAIN:
+    case CULEAK_REC_ALLOC_AGAIN:
+        return decode_again(d, &c, at, type == CULEAK_REC_ALLOC_AGAIN);
     case CULEAK_REC_NODE:
         return decode_node(d, &c, at);
     case CULEAK_REC_MARK: {

@@ -92,6 +92,7 @@ struct culeak_decoder {
     uint64_t ctx_last;      /* the context of the last EVENT or ALLOC (an ALLOC's 0 is it) */
     uint64_t node_id, node_ip; /* the last FRAME or NODE (a NODE steps from it) */
     uint64_t addr_last;     /* the address of the last FREE or ALLOC (theirs step from it) */
+    struct culeak_event free_last, alloc_last; /* the last FREE and ALLOC: their ..._AGAIN repeat them */
     uint64_t version;       /* HELLO's format version */
     int expect_magic;       /* streams begin with MAGIC; command channels do not */
     int seen_hello;

@@ -41,6 +41,13 @@
  *           u ctx_x (0: the previous EVENT's or ALLOC's context, else context + 1),
  *           u size, z addr_step, u stack, [u aux, [u result, [u flags]]]  -- an EVENT of op 1
  *           (absent fields 0); seq and address as FREE's
+ *   FREE_AGAIN   u dt_ns, z addr_step -- a FREE whose seq step is 1, whose thread is the
+ *           previous EVENT's, ALLOC's or FREE's, and whose api, kind and size are the previous
+ *           FREE's (aux and result 0); its address as FREE's (format version 4)
+ *   ALLOC_AGAIN  u dt_ns, z addr_step -- an ALLOC whose seq step is 1, whose thread is the
+ *           previous EVENT's, ALLOC's or FREE's, whose context the previous EVENT's or
+ *           ALLOC's, and whose api, kind, device, size and stack are the previous ALLOC's
+ *           (aux, result and flags 0); its address as ALLOC's (format version 4)
  *   NODE    u back, z ip_step         -- a FRAME: id is the previous FRAME's or NODE's plus
  *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
  *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
@@ -68,7 +75,7 @@
 
 #define CULEAK_MAGIC "\x89" "CULEAK\n"
 #define CULEAK_MAGIC_LEN 8
-#define CULEAK_FORMAT_VERSION 3
+#define CULEAK_FORMAT_VERSION 4
 /* A record longer than this is corrupt (the largest, MODULES, stays far below). */
 #define CULEAK_MAX_RECORD (16u << 20)
 /* A before-attach segment's auxiliary value: the caching allocator whose it is. */
@@ -88,6 +95,8 @@ enum culeak_record {
     CULEAK_REC_FREE = 11, /* an EVENT of a bare free, in few bytes */
     CULEAK_REC_NODE = 12, /* a FRAME, in few bytes */
     CULEAK_REC_ALLOC = 13, /* an EVENT of an allocation, in few bytes */
+    CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
+    CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

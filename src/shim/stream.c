@@ -65,6 +65,11 @@ struct stream {
     uint64_t ctx_put;         /* the context of the last EVENT or ALLOC written */
     uint64_t ip_put;          /* the ip of the last trace-tree node written */
     uint64_t addr_put;        /* the address of the last FREE or ALLOC written */
+    /* the last FREE's and ALLOC's fields that a FREE_AGAIN or ALLOC_AGAIN repeats; the
+     * api 0 (no API's number) until one was written */
+    uint64_t free_api, free_kind, free_size;
+    uint64_t alloc_api, alloc_kind, alloc_size, alloc_leaf;
+    int64_t alloc_device;
     struct culeak_tree *tree;
     uint64_t *watch;
     size_t nwatch, watch_cap;
@@ -414,8 +419,41 @@ static inline size_t put_step_dt_tid(struct stream *s, uint8_t *p, uint64_t now)
  * previous FREE's or ALLOC's (a free follows its allocation, an allocation often lies
  * near the one before: a byte or a few instead of six), aux and result only when one
  * is not 0. */
+/* With lk held: the time since the previous timed record, for a record made at `now`,
+ * and the thread; the seq's step is 1 when the thread is the previous event's and no
+ * record was dropped since the last one written (the case of the ..._AGAIN records). */
+static inline int again_head(struct stream *s, uint64_t *dt, uint64_t now)
+{
+    if (s->seq != s->seq_put || culeak_tid() != s->tid_put)
+        return 0;
+    *dt = now > s->t_last ? now - s->t_last : 0;
+    return 1;
+}
+
+/* With lk held, after again_head said yes: a FREE_AGAIN or ALLOC_AGAIN record. */
+static inline void put_again(struct stream *s, uint8_t type, uint64_t dt, uint64_t now, uint64_t addr)
+{
+    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
+    s->t_last = now > s->t_last ? now : s->t_last;
+    s->seq_put = ++s->seq;
+    size_t k = culeak_put_u(p, dt);
+    k += culeak_put_z(p + k, (int64_t)(addr - s->addr_put));
+    s->addr_put = addr;
+    s->w += culeak_rec_finish_short(rec, type, k);
+    commit(s);
+}
+
 static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
 {
+    uint64_t dt;
+    if (e->api == s->free_api && e->kind == s->free_kind && e->size == s->free_size && !e->aux && !e->result &&
+        again_head(s, &dt, now)) {
+        put_again(s, CULEAK_REC_FREE_AGAIN, dt, now, e->addr);
+        return;
+    }
+    s->free_api = e->api;
+    s->free_kind = e->kind;
+    s->free_size = e->size;
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_step_dt_tid(s, p, now);
     k += culeak_put_u(p + k, e->api);
@@ -437,6 +475,18 @@ static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
  * last that is not 0. */
 static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf, int held)
 {
+    uint64_t dt;
+    if (leaf == s->alloc_leaf && e->api == s->alloc_api && e->kind == s->alloc_kind && e->size == s->alloc_size &&
+        e->device == s->alloc_device && e->ctx == s->ctx_put && !e->aux && !e->result && !held &&
+        again_head(s, &dt, now)) {
+        put_again(s, CULEAK_REC_ALLOC_AGAIN, dt, now, e->addr);
+        return;
+    }
+    s->alloc_leaf = leaf;
+    s->alloc_api = e->api;
+    s->alloc_kind = e->kind;
+    s->alloc_size = e->size;
+    s->alloc_device = e->device;
     uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
     size_t k = put_step_dt_tid(s, p, now);
     k += culeak_put_u(p + k, e->api);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
+#include "wire.h"
 #include "../fakecuda/scenarios.h"
 
 static char dir[64];
@@ -46,6 +47,63 @@ static void test_leak(void **s)
             assert_int_not_equal(rec.ev[i].addr, rec.ev[j].addr);
     }
     assert_int_equal(th_count(&rec, -1, CULEAK_OP_FREE), 0);
+}
+
+/* The records of the recording in dir, by type (after MAGIC: type, uvarint length, payload). */
+static void count_record_types(size_t *count, size_t ntypes)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/rec.culeak", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 8 && n < sizeof buf);
+    memset(count, 0, ntypes * sizeof *count);
+    for (size_t at = 8; at < n;) {
+        uint8_t type = buf[at++];
+        uint64_t len = 0;
+        for (int shift = 0; at < n; shift += 7) {
+            len |= (uint64_t)(buf[at] & 0x7f) << shift;
+            if (!(buf[at++] & 0x80))
+                break;
+        }
+        assert_true(len <= n - at);
+        at += len;
+        if (type < ntypes)
+            count[type]++;
+    }
+}
+
+/* A loop's allocation and free, alike but for their address and time, take an
+ * ALLOC_AGAIN and a FREE_AGAIN after the first of each: and read back as the events. */
+static void test_repeats_in_few_bytes(void **s)
+{
+    const char *args[] = {"long", "300", "0", NULL};
+    record("client_static", args, NULL);
+    assert_int_equal(rec.nev, 600);
+    for (size_t i = 0; i < rec.nev; i++) {
+        const struct culeak_event *e = &rec.ev[i];
+        assert_int_equal(e->op, i % 2 ? CULEAK_OP_FREE : CULEAK_OP_ALLOC);
+        assert_int_equal(e->api, i % 2 ? CULEAK_API_CU_MEM_FREE : CULEAK_API_CU_MEM_ALLOC);
+        assert_int_equal(e->seq, rec.ev[0].seq + i);
+        assert_int_equal(e->tid, rec.ev[0].tid);
+        assert_int_equal(e->size, i % 2 ? rec.ev[1].size : SZ_LONG); /* a free says no size */
+        assert_int_equal(e->stack, i % 2 ? 0 : rec.ev[0].stack);
+        assert_int_equal(e->device, i % 2 ? -1 : rec.ev[0].device);
+        assert_int_equal(e->ctx, i % 2 ? 0 : rec.ev[0].ctx);
+        assert_true(i == 0 || e->t_ns >= rec.ev[i - 1].t_ns);
+        if (i % 2)
+            assert_int_equal(e->addr, rec.ev[i - 1].addr); /* the free of the block just made */
+    }
+    assert_int_not_equal(rec.ev[0].stack, 0);
+    size_t count[32];
+    count_record_types(count, 32);
+    assert_int_equal(count[CULEAK_REC_ALLOC], 1);
+    assert_int_equal(count[CULEAK_REC_ALLOC_AGAIN], 299);
+    assert_int_equal(count[CULEAK_REC_FREE], 1);
+    assert_int_equal(count[CULEAK_REC_FREE_AGAIN], 299);
 }
 
 static void check_oom(const char *client, int api)
@@ -235,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_leak, after),
+        cmocka_unit_test_teardown(test_repeats_in_few_bytes, after),
         cmocka_unit_test_teardown(test_oom_driver, after),
         cmocka_unit_test_teardown(test_oom_runtime, after),
         cmocka_unit_test_teardown(test_free0_driver, after),

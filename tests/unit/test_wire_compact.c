@@ -57,7 +57,7 @@ static int decode(struct sb *b, struct got *g, char *why, size_t len)
 }
 
 /* The address of the last FREE or ALLOC written, which the next one's steps from (format
- * version 3); version_2: the addresses are written whole. */
+ * version 3 on); version_2: the addresses are written whole. */
 static uint64_t addr_prev;
 static int version_2;
 
@@ -303,6 +303,60 @@ static void test_impossible_steps(void **state)
     sb_free(b);
 }
 
+static void sb_again(struct sb *b, int alloc, uint64_t dt, uint64_t addr)
+{
+    sb_u(b, dt);
+    sb_addr(b, addr);
+    sb_end(b, alloc ? CULEAK_REC_ALLOC_AGAIN : CULEAK_REC_FREE_AGAIN);
+}
+
+/* A FREE_AGAIN or ALLOC_AGAIN is the previous FREE or ALLOC again (all 0 before the
+ * first) with the next seq, its own time and address step, and the previous event's
+ * thread and context: an EVENT between them changes those, not what is repeated. A
+ * stream of a format before 4 has none: one there is refused, as one cut short. */
+static void test_again_records(void **state)
+{
+    (void)state;
+    struct sb *b = stream();
+    sb_again(b, 0, 4, 0x6000);                                               /* seq 1: before any FREE */
+    sb_alloc_rec(b, 1, 31, 0, 0x1000 + 1, 256, 0x7000, 4, 0, 0, 0, 0);       /* seq 2 */
+    sb_free_rec(b, 1, 5, 0, CULEAK_API_CU_MEM_FREE, 0x7000, 4096, 1, 9, 0);  /* seq 3 */
+    sb_again(b, 1, 3, 0x7100);                                               /* seq 4: as seq 2 */
+    sb_again(b, 0, 2, 0x7100);                                               /* seq 5: as seq 3, aux 0 */
+    sb_event(b, (struct sb_ev){.seq = 9, .op = CULEAK_OP_FREE_ALL, .api = CULEAK_API_CU_MEM_FREE,
+                               .ctx = 0x2000, .device = 0, .tid = 33});
+    sb_again(b, 1, 1, 0x6f00); /* seq 10: the EVENT's thread and context, seq 2's stack and size */
+    struct got g;
+    char why[256];
+    assert_int_equal(decode(b, &g, why, sizeof why), 0);
+    assert_int_equal(g.nev, 7);
+    struct culeak_event e = {.seq = 1, .t_ns = T0 + 4, .op = CULEAK_OP_FREE, .device = -1, .addr = 0x6000};
+    expect_event(&g.ev[0], e);
+    expect_event(&g.ev[1], device_alloc(2, T0 + 14, 31, 0, 0x1000, 256, 0x7000, 4));
+    e = bare_free(3, T0 + 19, 31, 0x7000, 4096);
+    e.aux = 9;
+    expect_event(&g.ev[2], e);
+    expect_event(&g.ev[3], device_alloc(4, T0 + 22, 31, 0, 0x1000, 256, 0x7100, 4));
+    expect_event(&g.ev[4], bare_free(5, T0 + 24, 31, 0x7100, 4096));
+    expect_event(&g.ev[6], device_alloc(10, T0 + 25, 33, 0, 0x2000, 256, 0x6f00, 4));
+    sb_free(b);
+
+    b = stream_of_version(3);
+    sb_alloc_rec(b, 1, 31, 0, 0x1000 + 1, 256, 0x7000, 4, 0, 0, 0, 0);
+    sb_again(b, 1, 3, 0x7100);
+    assert_int_equal(decode(b, &g, why, sizeof why), -1);
+    assert_int_equal(g.nev, 1);
+    assert_non_null(strstr(why, "ALLOC_AGAIN record in a format version 3 stream"));
+    sb_free(b);
+
+    b = stream();
+    sb_u(b, 3); /* no address step */
+    sb_end(b, CULEAK_REC_FREE_AGAIN);
+    assert_int_equal(decode(b, &g, why, sizeof why), -1);
+    assert_non_null(strstr(why, "truncated FREE_AGAIN"));
+    sb_free(b);
+}
+
 /* Addresses step from the previous FREE's or ALLOC's, an EVENT's between them aside,
  * backwards too and round 2^64; a stream of format version 2 has them whole. */
 static void test_address_steps(void **state)
@@ -341,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_alloc_records),
         cmocka_unit_test(test_node_records),
         cmocka_unit_test(test_impossible_steps),
+        cmocka_unit_test(test_again_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
