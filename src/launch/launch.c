@@ -8,6 +8,7 @@
 #include <link.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,23 +319,51 @@ int culeak_exit_code(int wstatus)
 #define POLL_BUSY_MS 1
 #define POLL_IDLE_MS 10
 
+/* The environment the job starts with: this one as culeak_setenv_for_child and the
+ * collector change it, which are undone here after (a copy of the array is taken). NULL
+ * when it cannot be made (said on stderr). */
+static char **job_environment(const char *output_file, int depth, struct culeak_collector *c)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **saved = malloc((n + 1) * sizeof *saved);
+    if (!saved) {
+        fprintf(stderr, "culeak: out of memory\n");
+        return NULL;
+    }
+    memcpy(saved, environ, (n + 1) * sizeof *saved);
+    char **job = NULL;
+    if (culeak_setenv_for_child(output_file, depth) == 0 && (!c || culeak_collector_child_env(c) == 0)) {
+        size_t m = 0;
+        while (environ[m])
+            m++;
+        job = malloc((m + 1) * sizeof *job);
+        if (job)
+            memcpy(job, environ, (m + 1) * sizeof *job);
+        else
+            fprintf(stderr, "culeak: out of memory\n");
+    }
+    environ = saved; /* setenv keeps the strings it replaced: both arrays stay valid */
+    return job;
+}
+
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "culeak: fork: %s\n", strerror(errno));
+    /* posix_spawn: the job starts without a copy of this process's address space being
+     * made and thrown away (what fork + exec cost at every start) */
+    char **envp = job_environment(output_file, depth, c);
+    pid_t pid = -1;
+    int rc = envp ? posix_spawnp(&pid, argv[0], NULL, NULL, argv, envp) : -1;
+    free(envp);
+    if (rc != 0) {
+        if (rc > 0)
+            fprintf(stderr, "culeak: cannot run %s: %s\n", argv[0], strerror(rc));
         culeak_collector_free(c);
-        return -1;
-    }
-    if (pid == 0) {
-        if (culeak_setenv_for_child(output_file, depth) != 0 || (c && culeak_collector_child_env(c) != 0))
-            _exit(127);
-        execvp(argv[0], argv);
-        fprintf(stderr, "culeak: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+        return 127 << 8; /* as a shell's status for a program it cannot run */
     }
     if (c)
         culeak_collector_started(c);
