@@ -89,6 +89,21 @@ grep -q '"type":"lost"' "$T/dump" || fail "no lost record in the recording of a 
 lost=$(sed -n 's/.*"type":"lost","count":\([0-9]*\).*/\1/p' "$T/dump" | awk "{ s += \$1 } END { print s + 0 }")
 got=$(grep -c '"type":"\(alloc\|free\)"' "$T/dump")
 [ $((lost + got)) -eq 40001 ] || fail "$got events recorded and $lost counted lost, not the job's 40001"
+# sequence numbers: the events' and the gaps' together are 1.. without a hole or a number
+# given twice (an event after a gap follows its last lost number)
+python3 - "$T/dump" <<'PY' || fail "sequence numbers around the gaps: see above"
+import json, sys
+seqs = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] in ("alloc", "free", "mark", "exit", "event"):
+        seqs.append(r["seq"])
+    elif r["type"] == "lost":
+        seqs.extend(range(r["first_seq"], r["last_seq"] + 1))
+if sorted(seqs) != list(range(1, len(seqs) + 1)):
+    dup = len(seqs) - len(set(seqs))
+    sys.exit("FAIL: %d numbers, %d given twice, highest %d" % (len(seqs), dup, max(seqs)))
+PY
 "$B/culeak" report "$T/g.culeak" >"$T/report" 2>&1
 grep -q "$lost events lost while the reader was stopped" "$T/report" || fail "report does not say the gap: $(head -5 "$T/report")"
 echo "ring_record: ok"

@@ -299,6 +299,20 @@ static __attribute__((noinline)) void leak_site_b(size_t size)
     CK(D.cuMemAlloc_v2(&d, size));
 }
 
+/* N rounds of an allocation and free of the same size at site a, then at site b. */
+static int twosites(int n)
+{
+    setup();
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr d;
+        CK(D.cuMemAlloc_v2(&d, SZ_LONG)); /* site a */
+        CK(D.cuMemFree_v2(d));
+        leak_site_b(SZ_LONG);
+    }
+    finish("twosites", 0);
+    return 0;
+}
+
 static int sites(void)
 {
     setup();
@@ -682,6 +696,8 @@ int client_run(int argc, char **argv)
         return oom();
     if (!strcmp(s, "sites"))
         return sites();
+    if (!strcmp(s, "twosites"))
+        return twosites(argc > 2 ? a : 10);
     if (!strcmp(s, "free0"))
         return free0();
     if (!strcmp(s, "ctxdestroy"))
@@ -708,7 +724,7 @@ int client_run(int argc, char **argv)
         return attach_scenario(a, argv[3]);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N|attach N DIR\n",
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|twosites N|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N|attach N DIR\n",
             argv[0]);
     return 2;
 }

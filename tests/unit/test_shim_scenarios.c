@@ -106,6 +106,28 @@ static void test_repeats_in_few_bytes(void **s)
     assert_int_equal(count[CULEAK_REC_FREE_AGAIN], 299);
 }
 
+/* Allocations of one size by turns at two sites are each an ALLOC: none repeats the
+ * previous one's stack. */
+static void test_other_stack_not_again(void **s)
+{
+    const char *args[] = {"twosites", "20", NULL};
+    record("client_static", args, NULL);
+    assert_int_equal(rec.nev, 60); /* per round: alloc at a, its free, alloc at b */
+    uint64_t a = rec.ev[0].stack, b = rec.ev[2].stack;
+    assert_int_not_equal(a, 0);
+    assert_int_not_equal(b, 0);
+    assert_int_not_equal(a, b);
+    for (size_t i = 0; i < rec.nev; i += 3) {
+        assert_int_equal(rec.ev[i].stack, a);
+        assert_int_equal(rec.ev[i + 2].stack, b);
+        assert_int_equal(rec.ev[i + 2].size, SZ_LONG);
+    }
+    size_t count[32];
+    count_record_types(count, 32);
+    assert_int_equal(count[CULEAK_REC_ALLOC], 40);
+    assert_int_equal(count[CULEAK_REC_ALLOC_AGAIN], 0);
+}
+
 static void check_oom(const char *client, int api)
 {
     const char *args[] = {"oom", NULL};
@@ -294,6 +316,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_leak, after),
         cmocka_unit_test_teardown(test_repeats_in_few_bytes, after),
+        cmocka_unit_test_teardown(test_other_stack_not_again, after),
         cmocka_unit_test_teardown(test_oom_driver, after),
         cmocka_unit_test_teardown(test_oom_runtime, after),
         cmocka_unit_test_teardown(test_free0_driver, after),
