@@ -8,8 +8,9 @@ LD_LIBRARY_PATH=$FAKE "$B/culeak" record -o "$T/r.culeak" -- "$FAKE/client_stati
 python3 - "$T/r.culeak" "$T/bad.culeak" <<'PY'
 import sys
 b = bytearray(open(sys.argv[1], "rb").read())
-# the last ALLOC's length one byte short (its stack, the last field it must have, cut): a
-# flipped byte at a fixed distance from the end could land where the stream still parses
+# the last ALLOC's (or ALLOC_AGAIN's) length one byte short (the last field it must have
+# cut): a flipped byte at a fixed distance from the end could land where the stream still
+# parses
 pos, last = 8, None  # magic, then type:u8 length:uvarint payload (culeak-stream(5))
 while pos < len(b):
     start, pos = pos, pos + 1
@@ -19,7 +20,7 @@ while pos < len(b):
         n |= (c & 0x7f) << shift; shift += 7
         if not c & 0x80:
             break
-    if b[start] == 13 and pos == start + 2:
+    if b[start] in (13, 15) and pos == start + 2:
         last = start
     pos += n
 b[last + 1] -= 1
