@@ -476,7 +476,7 @@ if want attach; then
     for _ in $(seq 1200); do grep -q "attached to pid" "$W/attach-rec.err" || ! kill -0 $arec 2>/dev/null && break; sleep 0.1; done
     say "attach: record --pid took $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s to attach"
     # culeak's Python side runs on the job's main thread (a pending call) once the stream is up
-    for _ in $(seq 600); do grep -aq "caching allocator tracked from now on\|Python side failed" "$W/attach.culeak" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -aqs "caching allocator tracked from now on\|Python side failed" "$W/attach.culeak" && break; sleep 0.1; done
     say "attach: the Python side ran $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s after the attach began"
     touch "$W/attach.go"
     wait $ajob; ajob_rc=$?
