@@ -116,9 +116,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
 
-# test_trace_tree compiles the shim's trace tree in; test_backward and test_untraced
-# their files of the shim likewise.
-$(BUILD)/tests/test_trace_tree: src/shim/trace_tree.c src/shim/shim.h
+# test_trace_tree compiles the shim's trace tree and its per-thread blocks in;
+# test_thread_block, test_backward and test_untraced their files of the shim likewise.
+$(BUILD)/tests/test_trace_tree: src/shim/trace_tree.c src/shim/thread_block.c src/shim/shim.h
+$(BUILD)/tests/test_thread_block: src/shim/thread_block.c src/shim/shim.h
 $(BUILD)/tests/test_backward: src/shim/backward.c src/shim/shim.h
 $(BUILD)/tests/test_untraced: src/shim/untraced.c src/shim/shim.h
 

@@ -492,29 +492,7 @@ struct seen {
 };
 
 static unsigned ids_gen = 1; /* bumped when the ids are given out afresh (a forked child) */
-static pthread_key_t seen_key;
-static pthread_once_t seen_once = PTHREAD_ONCE_INIT;
-static CULEAK_TLS struct seen *seen;
-
-/* At thread exit; later key destructors may allocate through the shim. */
-static void seen_gone(void *p)
-{
-    seen = NULL;
-    free(p);
-}
-
-static void seen_key_init(void) { pthread_key_create(&seen_key, seen_gone); }
-
-static struct seen *thread_seen(void)
-{
-    if (!seen) {
-        pthread_once(&seen_once, seen_key_init);
-        seen = calloc(1, sizeof *seen);
-        if (seen)
-            pthread_setspecific(seen_key, seen); /* freed when the thread ends */
-    }
-    return seen;
-}
+static struct seen *thread_seen(void) { return culeak_thread_block(CULEAK_TB_PY_SEEN, sizeof(struct seen)); }
 
 /* The ids of pf[0..m) into id (0: unreadable code object); py_mu taken only for frames
  * this thread did not walk last time. Only once the layout is trusted: the walk has

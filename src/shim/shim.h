@@ -13,6 +13,25 @@
 #define CULEAK_MAX_DEPTH 256
 #define CULEAK_DEFAULT_DEPTH 48
 
+/* ---- thread_block.c: the shim's per-thread state ---- */
+
+/* Each is made zeroed at the thread's first need and freed when the thread ends. */
+enum culeak_thread_block {
+    CULEAK_TB_WALKER,       /* unwind.c: the stack walker */
+    CULEAK_TB_TREE_PREFIX,  /* trace_tree.c: the thread's last stack */
+    CULEAK_TB_PY_SEEN,      /* pyframes.c: the Python frames of the last walk */
+    CULEAK_THREAD_BLOCKS
+};
+extern CULEAK_TLS void *culeak_thread_blocks[CULEAK_THREAD_BLOCKS];
+void *culeak_thread_block_new(enum culeak_thread_block which, size_t size);
+
+/* This thread's block `which` of `size` bytes; NULL when out of memory. */
+static inline void *culeak_thread_block(enum culeak_thread_block which, size_t size)
+{
+    void *p = culeak_thread_blocks[which];
+    return p ? p : culeak_thread_block_new(which, size);
+}
+
 /* ---- process.c: configuration, lazy start, fork, exit ---- */
 
 enum culeak_state {

@@ -260,28 +260,9 @@ struct prefix {
     uint64_t last_tag;
 };
 
-static pthread_key_t prefix_key;
-static pthread_once_t prefix_once = PTHREAD_ONCE_INIT;
-static CULEAK_TLS struct prefix *prefix;
-
-/* At thread exit; as walker_gone (unwind.c): later key destructors may allocate. */
-static void prefix_gone(void *p)
-{
-    prefix = NULL;
-    free(p);
-}
-
-static void prefix_key_init(void) { pthread_key_create(&prefix_key, prefix_gone); }
-
 static struct prefix *thread_prefix(void)
 {
-    if (!prefix) {
-        pthread_once(&prefix_once, prefix_key_init);
-        prefix = calloc(1, sizeof *prefix);
-        if (prefix)
-            pthread_setspecific(prefix_key, prefix); /* freed when the thread ends */
-    }
-    return prefix;
+    return culeak_thread_block(CULEAK_TB_TREE_PREFIX, sizeof(struct prefix));
 }
 
 /* The node (parent, ip) whose path hashes to h, or 0. */

@@ -151,31 +151,14 @@ struct walker {
  * out a tag the thread's trace-tree cache already holds for another stack). */
 static CULEAK_TLS uint64_t tags_made;
 
-static pthread_key_t walker_key;
-static pthread_once_t walker_once = PTHREAD_ONCE_INIT;
-static CULEAK_TLS struct walker *walker;
 static int check_mode;
 static unsigned long checked, differed;
 
-/* At thread exit. Later key destructors may still allocate (libraries free per-thread
- * handles so): the pointer is cleared, and a new walker is made and freed again. */
-static void walker_gone(void *w)
-{
-    walker = NULL;
-    free(w);
-}
-
-static void walker_key_init(void) { pthread_key_create(&walker_key, walker_gone); }
-
 static struct walker *thread_walker(void)
 {
-    if (!walker) {
-        pthread_once(&walker_once, walker_key_init);
-        walker = calloc(1, sizeof *walker);
-        if (!walker)
-            return NULL;
-        pthread_setspecific(walker_key, walker); /* freed when the thread ends */
-    }
+    struct walker *walker = culeak_thread_block(CULEAK_TB_WALKER, sizeof(struct walker));
+    if (!walker)
+        return NULL;
     if (!walker->stack_known) {
         walker->stack_known = 1;
         pthread_attr_t a;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../src/shim/trace_tree.c"
+#include "../../src/shim/thread_block.c"
 
 struct sent {
     uint32_t n, cap;
