@@ -23,7 +23,9 @@ endif
 VERSION   := $(shell cat VERSION)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS  += -D_GNU_SOURCE -Isrc/common -Isrc/model -Isrc/launch -Isrc/cuda -Iinclude
+# Includes name their folder (#include "model/model.h"); tools/layers.sh checks that each folder
+# includes only the layers below it.
+CPPFLAGS  += -D_GNU_SOURCE -Isrc -Iinclude
 CPPFLAGS  += -DCULEAK_VERSION='"$(VERSION)"'
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -fno-omit-frame-pointer $(WARN) $(SANFLAGS)
@@ -44,7 +46,9 @@ CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka vte
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 SHIM_SRC    := $(wildcard src/shim/*.c)
+SYMBOLS_SRC := $(wildcard src/symbols/*.c)
 MODEL_SRC   := $(wildcard src/model/*.c)
+REPORT_SRC  := $(wildcard src/report/*.c)
 CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 LAUNCH_SRC  := $(wildcard src/launch/*.c)
 CONSOLE_SRC := $(wildcard src/console/*.c)
@@ -53,8 +57,11 @@ UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
-LIB_OBJ   := $(call obj,$(COMMON_SRC) $(MODEL_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
-SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(COMMON_SRC))
+LIB_OBJ   := $(call obj,$(COMMON_SRC) $(SYMBOLS_SRC) $(MODEL_SRC) $(REPORT_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
+# The shim links only the parts of common/ it uses: the API table, the stream's records,
+# the ring and the output file names.
+SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c wire.c)
+SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(SHIM_COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
 CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
@@ -77,7 +84,7 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SHIM_LTO) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
 # The HTML report's page, compiled in as one C string (every line quoted and escaped).
-$(BUILD)/gen/report_html_page.c: src/model/report_html.html
+$(BUILD)/gen/report_html_page.c: src/report/report_html.html
 	@mkdir -p $(@D)
 	{ echo 'const char culeak_report_html_page[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
@@ -189,6 +196,7 @@ uninstall:
 	rmdir $(DESTDIR)$(LIBDIR)/culeak $(DESTDIR)$(DATADIR)/culeak/python $(DESTDIR)$(DATADIR)/culeak 2>/dev/null || true
 
 lint:
+	@tools/layers.sh >/dev/null || tools/layers.sh
 	@set -e; for page in $(wildcard man/*.[0-9]); do mandoc -Tlint -Wwarning $$page; done
 
 clean:

@@ -3,7 +3,7 @@
  * context), so that what a traced run adds is the tracer's own work and not the
  * test double's malloc traffic meeting the tracer's memory. Loaded like libcuda.so.1:
  * dlopen, cuGetProcAddress_v2. Not a test double: tests use tests/fakecuda. */
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 
 #include <stdint.h>
 #include <string.h>

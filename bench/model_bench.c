@@ -3,11 +3,11 @@
  * and time of the HTML page, on a synthetic recording of 1M events over 10k distinct
  * stacks with a mark every 1000 events. The stacks' addresses lie in this executable's
  * own code, so symbolization does real DWARF work. */
-#include "live_table.h"
-#include "model_internal.h"
-#include "report.h"
-#include "report_internal.h"
-#include "suppress.h"
+#include "model/live_table.h"
+#include "model/model_internal.h"
+#include "report/report.h"
+#include "report/report_internal.h"
+#include "model/suppress.h"
 #include "self_image.h"
 #include "xorshift.h"
 #include "bench_time.h"

@@ -39,7 +39,7 @@
  * The child reaches the driver the way nvcc's static cudart does: dlopen, one dlsym of
  * cuGetProcAddress_v2, then the entry points from cuGetProcAddress. */
 #include "bench_time.h"
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>

@@ -4,9 +4,9 @@
  * labels). Per mark: the time to feed the iterations with their marks, less the same
  * events without marks, over the number of marks, after 20 iterations of warm-up;
  * median and range of RUNS models. */
-#include "model.h"
+#include "model/model.h"
 #include "stream_builder.h"
-#include "suspects.h"
+#include "model/suspects.h"
 #include "xorshift.h"
 #include "bench_time.h"
 

@@ -5,7 +5,7 @@
  * kernel of the original becomes a device memset, read back to check it. */
 #include "demo.h"
 
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 
 #define CU_CHECK(call) cu_check((call), #call, __LINE__)
 static void cu_check(CUresult r, const char *what, int line)

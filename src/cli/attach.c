@@ -1,10 +1,10 @@
 /* `culeak attach [OPTIONS] PID`: the console on a process that is already running. */
 #include "commands.h"
-#include "../console/console.h"
-#include "../console/fmt.h"
-#include "../console/script.h"
-#include "inject.h"
-#include "launch.h"
+#include "console/console.h"
+#include "console/fmt.h"
+#include "console/script.h"
+#include "launch/inject.h"
+#include "launch/launch.h"
 #include "options.h"
 
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* `culeak check -- PROGRAM [ARGS]`: run a program headless under the shim, then report its
  * leaks grouped by call site. For CI: the exit status says whether anything leaked. */
-#include "apis.h"
+#include "common/apis.h"
 #include "commands.h"
-#include "launch.h"
+#include "launch/launch.h"
 #include "options.h"
-#include "report.h"
+#include "report/report.h"
 #include "report_io.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <dirent.h>
 #include <errno.h>

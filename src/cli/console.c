@@ -1,12 +1,12 @@
 /* `culeak [OPTIONS] -- PROGRAM [ARGS]`: run a job under the shim inside the console. */
 #include "commands.h"
-#include "../console/console.h"
-#include "../console/fmt.h"
-#include "../console/script.h"
-#include "launch.h"
+#include "console/console.h"
+#include "console/fmt.h"
+#include "console/script.h"
+#include "launch/launch.h"
 #include "options.h"
 #include "report_io.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

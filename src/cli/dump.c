@@ -1,10 +1,10 @@
 /* `culeak dump FILE`: the stream as JSON Lines, one object per record. */
-#include "apis.h"
+#include "common/apis.h"
 #include "commands.h"
-#include "decode.h"
-#include "json.h"
+#include "common/decode.h"
+#include "common/json.h"
 #include "options.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>

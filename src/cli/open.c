@@ -1,10 +1,10 @@
 /* `culeak open FILE...`: the console on recordings, with a timeline to move along. */
 #include "commands.h"
-#include "../console/console.h"
-#include "../console/script.h"
+#include "console/console.h"
+#include "console/script.h"
 #include "options.h"
 #include "report_io.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* `culeak record -o FILE [OPTIONS] -- PROGRAM [ARGS]`: run a program under the shim,
  * writing a recording; exits with the program's own status. */
 #include "commands.h"
-#include "launch.h"
+#include "launch/launch.h"
 #include "options.h"
-#include "outpath.h"
+#include "common/outpath.h"
 #include "recordings.h"
 #include "record_pid.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <glob.h>

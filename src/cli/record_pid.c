@@ -4,9 +4,9 @@
  * memory, as a launched job's processes do (collect.h; culeak-stream(5), The ring), on a
  * socket in a directory only this user can enter (SO_PEERCRED on both ends): a culeak
  * that stops reading holds it up 50 ms at most, and what it committed outlives it. */
-#include "collect.h"
+#include "launch/collect.h"
 #include "commands.h"
-#include "inject.h"
+#include "launch/inject.h"
 #include "options.h"
 #include "record_pid.h"
 

@@ -1,6 +1,6 @@
 /* The recordings of one job on disk (recordings.h). */
 #include "recordings.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <glob.h>
 #include <limits.h>

@@ -1,13 +1,13 @@
 /* `culeak report FILE...`: leaks, the peak, a mark, or a diff between two marks, from
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
-#include "compare.h"
-#include "../console/fmt.h"
+#include "report/compare.h"
+#include "console/fmt.h"
 #include "options.h"
 #include "recordings.h"
-#include "report.h"
+#include "report/report.h"
 #include "report_io.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

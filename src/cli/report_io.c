@@ -1,8 +1,8 @@
 /* Report outputs, suppression files, call-site globs and grouping of the commands (report_io.h). */
 #include "report_io.h"
-#include "launch.h"
-#include "outpath.h"
-#include "suppress.h"
+#include "launch/launch.h"
+#include "common/outpath.h"
+#include "model/suppress.h"
 
 #include <errno.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef CULEAK_CLI_REPORT_IO_H
 #define CULEAK_CLI_REPORT_IO_H
 
-#include "model.h"
+#include "model/model.h"
 #include "options.h"
 
 #include <stddef.h>

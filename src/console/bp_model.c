@@ -1,6 +1,6 @@
 /* Breakpoints against the model: which stacks one covers, and their live memory. */
 #include "ui.h"
-#include "view_support.h"
+#include "model/view_support.h"
 
 #include <stdlib.h>
 

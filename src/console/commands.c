@@ -1,16 +1,16 @@
 /* The console's commands: one function per command, looked up by name or prefix. */
-#include "apis.h"
+#include "common/apis.h"
 #include "cmdline.h"
 #include "compare_cmd.h"
 #include "console.h"
 #include "fmt.h"
 #include "job_input.h"
-#include "json.h"
-#include "wire.h"
+#include "common/json.h"
+#include "common/wire.h"
 #include "gdb_cmds.h"
 #include "pane_cmds.h"
-#include "report.h"
-#include "stack_fold.h"
+#include "report/report.h"
+#include "report/stack_fold.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* `compare FILE`: the run of FILE (the baseline) against what the console shows, as
  * `culeak report --baseline FILE` prints it, into the output pane. */
 #include "compare_cmd.h"
-#include "compare.h"
+#include "report/compare.h"
 #include "console.h"
 
 #include <stdio.h>

@@ -3,17 +3,17 @@
  * one: the loop turns every millisecond while events come, every 10 ms while none do);
  * redraws on a timer when dirty. */
 #include "console.h"
-#include "outpath.h"
-#include "report.h"
-#include "view_support.h"
-#include "apis.h"
+#include "common/outpath.h"
+#include "report/report.h"
+#include "model/view_support.h"
+#include "common/apis.h"
 #include "fmt.h"
 #include "job_input.h"
-#include "launch.h"
-#include "inject.h"
+#include "launch/launch.h"
+#include "launch/inject.h"
 #include "prompt.h"
 #include "screen.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * console's model holds; with a diff on between two marks' snapshots, the page opens on
  * that comparison. */
 #include "console.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <stdio.h>

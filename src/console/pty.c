@@ -1,8 +1,8 @@
 /* The job in its own pseudo-terminal and session: its output never reaches the console's
  * terminal, and the console's Ctrl-C never reaches it. */
 #include "pty.h"
-#include "launch.h"
-#include "inject.h"
+#include "launch/launch.h"
+#include "launch/inject.h"
 #include "server.h"
 
 #include <errno.h>

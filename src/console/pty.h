@@ -3,7 +3,7 @@
 #define CULEAK_CONSOLE_PTY_H
 
 #include "holder.h"
-#include "ring_hub.h"
+#include "launch/ring_hub.h"
 
 #include <sys/types.h>
 

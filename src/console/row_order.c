@@ -1,6 +1,6 @@
 /* The table's order (row_order.h): the comparator, and the same order by radix passes. */
 #include "row_order.h"
-#include "apis.h"
+#include "common/apis.h"
 
 #include <stdint.h>
 #include <stdlib.h>

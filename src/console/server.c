@@ -1,6 +1,6 @@
 /* The rings of the job's processes (server.h). */
 #include "server.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,8 +4,8 @@
 #ifndef CULEAK_CONSOLE_SERVER_H
 #define CULEAK_CONSOLE_SERVER_H
 
-#include "model.h"
-#include "ring_hub.h"
+#include "model/model.h"
+#include "launch/ring_hub.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* A stack written to the output pane (the diff's new allocations, the growth suspects):
  * folded as the stack pane and the reports fold it (stack_fold.h), its first lines only;
  * `show SITE` lists it all. */
-#include "stack_fold.h"
+#include "report/stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* The selected site's full stack; while paused, the held allocation and its stack. */
-#include "apis.h"
+#include "common/apis.h"
 #include "fmt.h"
 #include "site_text.h"
-#include "stack_fold.h"
+#include "report/stack_fold.h"
 #include "ui.h"
 
 #include <stdio.h>

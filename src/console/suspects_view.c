@@ -3,7 +3,7 @@
  * `suspects` command writes to the output pane with each one's stack (suspects.h has the
  * rule). */
 #include "fmt.h"
-#include "suspects.h"
+#include "model/suspects.h"
 #include "ui.h"
 
 #include <stdio.h>

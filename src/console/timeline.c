@@ -1,8 +1,8 @@
 /* Recordings in the model, and the positions of `goto`. */
 #include "timeline.h"
-#include "decode.h"
+#include "common/decode.h"
 #include "fmt.h"
-#include "strpool.h"
+#include "common/strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 #ifndef CULEAK_CONSOLE_TIMELINE_H
 #define CULEAK_CONSOLE_TIMELINE_H
 
-#include "model.h"
-#include "strpool.h"
+#include "model/model.h"
+#include "common/strpool.h"
 #include "ui.h"
 
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* The screen's data: table rows (filter, process, diff, sort), selection, history. */
 #include "ui.h"
-#include "apis.h"
+#include "common/apis.h"
 #include "fmt.h"
 #include "row_order.h"
-#include "view_support.h"
-#include "wire.h"
+#include "model/view_support.h"
+#include "common/wire.h"
 
 #include <ctype.h>
 #include <stdarg.h>

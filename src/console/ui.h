@@ -5,7 +5,7 @@
 
 #include "breakpoints.h"
 #include "grid.h"
-#include "model.h"
+#include "model/model.h"
 #include "outbuf.h"
 
 #include <stddef.h>

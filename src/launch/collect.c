@@ -2,9 +2,9 @@
  * (ring_hub.h), shared with the console, and are read every poll: a writer never wakes
  * the reader, it only waits (bounded) when its ring is full. */
 #include "collect.h"
-#include "outpath.h"
+#include "common/outpath.h"
 #include "ring_hub.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <poll.h>

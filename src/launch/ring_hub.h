@@ -7,7 +7,7 @@
 #ifndef CULEAK_RING_HUB_H
 #define CULEAK_RING_HUB_H
 
-#include "ring.h"
+#include "common/ring.h"
 
 #include <poll.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * and marks. Every event costs O(1) except FREE_ALL, which walks the live table from its
  * end until it has freed every allocation of its context (none: no walk). */
 #include "model_internal.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * auxiliary value) makes its segments reserved memory of that pool, also where the
  * inventory found them first. */
 #include "model_internal.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <string.h>
 

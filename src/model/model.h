@@ -28,8 +28,8 @@
 #ifndef CULEAK_MODEL_H
 #define CULEAK_MODEL_H
 
-#include "apis.h"
-#include "decode.h"
+#include "common/apis.h"
+#include "common/decode.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,12 +2,12 @@
 #ifndef CULEAK_MODEL_INTERNAL_H
 #define CULEAK_MODEL_INTERNAL_H
 
-#include "apis.h"
+#include "common/apis.h"
 #include "live_table.h"
 #include "model.h"
-#include "strpool.h"
-#include "symbols.h"
-#include "u64map.h"
+#include "common/strpool.h"
+#include "symbols/symbols.h"
+#include "common/u64map.h"
 
 #define MODEL_MAX_FRAMES (1u << 24)   /* trace-tree nodes per process */
 #define MODEL_MAX_PROCESSES 65535     /* the live table keeps 16 bits of process index */

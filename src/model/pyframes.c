@@ -1,7 +1,7 @@
 /* Python frames in the model: interning, looked-through files, and the "python" module. */
 #include "model_internal.h"
 #include "pyframes.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <fnmatch.h>
 #include <stdio.h>

@@ -15,8 +15,8 @@
 #ifndef CULEAK_PYFRAMES_H
 #define CULEAK_PYFRAMES_H
 
-#include "decode.h"
-#include "symbols.h"
+#include "common/decode.h"
+#include "symbols/symbols.h"
 
 #include <stdint.h>
 

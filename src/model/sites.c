@@ -2,7 +2,7 @@
  * classification, pattern matching and full stacks. */
 #include "model_internal.h"
 #include "pyframes.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>

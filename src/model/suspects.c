@@ -11,7 +11,7 @@
  * (ring_write, ring_at, ring_low). A series' first mark walks every unit once. */
 #include "model_internal.h"
 #include "suspects.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>

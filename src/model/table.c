@@ -2,7 +2,7 @@
  * source (now, leaks, peak, snapshot, failure), filtered and sorted. */
 #include "model_internal.h"
 #include "pyframes.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <stdio.h>
 

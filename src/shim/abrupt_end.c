@@ -11,7 +11,7 @@
  * cut short (SIGKILL, a full disk). Locks are taken with a deadline: the end may interrupt
  * a thread inside the shim. A vfork child shares its parent's stream: it writes nothing. */
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <dlfcn.h>
 #include <signal.h>

@@ -11,7 +11,7 @@
  *      (attach_python.c).
  * From then on every call through a rewritten slot is traced like a launched job's. */
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <pthread.h>
 #include <signal.h>

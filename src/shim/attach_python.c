@@ -8,8 +8,8 @@
  * segments, and wraps backward(); it catches every exception and says it in a NOTE. A
  * process without Python (no Py_AddPendingCall) is left alone. */
 #include "shim.h"
-#include "apis.h"
-#include "wire.h"
+#include "common/apis.h"
+#include "common/wire.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -5,8 +5,8 @@
 #ifndef CULEAK_CUDA_API_H
 #define CULEAK_CUDA_API_H
 
-#include "culeak_cuda.h"
-#include "culeak_cudart.h"
+#include "cuda/culeak_cuda.h"
+#include "cuda/culeak_cudart.h"
 
 #undef cuGetProcAddress
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);

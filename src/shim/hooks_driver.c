@@ -4,7 +4,7 @@
 #include "shim.h"
 #include "hooks.h"
 #include "cuda_api.h"
-#include "apis.h"
+#include "common/apis.h"
 
 #define TRACE_OR_PASS(fn, ...)                         \
     __typeof__(&fn) real = CULEAK_REAL(fn);            \

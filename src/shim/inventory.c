@@ -13,7 +13,7 @@
 #include "shim.h"
 #include "hooks.h"
 #include "cuda_api.h"
-#include "apis.h"
+#include "common/apis.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * later, and the shim's own address range, so its frames can be dropped from stacks.
  * dl_iterate_phdr takes the loader lock: never call these with the stream lock held. */
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <link.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  * an unlabeled mark with flag POP, nvtxMark* -> a plain mark. Registered strings (domain
  * API) are not looked up: such labels read "(registered string)". */
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
-#include "culeak_nvtx.h"
+#include "cuda/culeak_nvtx.h"
 #include <stdlib.h>
 #include <wchar.h>
 

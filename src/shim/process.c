@@ -26,10 +26,10 @@
  * recording at CULEAK_OUTPUT is written by culeak's reader, not the shim; a ring without
  * a recording is the console's. A process culeak attaches to is configured by
  * culeak_attach_configure instead: a ring it hands over to the attaching culeak. */
-#include "outpath.h"
-#include "ring.h"
+#include "common/outpath.h"
+#include "common/ring.h"
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,7 +16,7 @@
  * Each distinct (code object, instruction) becomes a python-frame id, announced once in
  * a PYFRAME record, and appears in the trace tree as ip CULEAK_PYFRAME_TAG | id. */
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -20,10 +20,10 @@
  *
  * Lock order: write_mu -> lk -> hold_mu. Nothing waits for I/O while holding lk. */
 #include "shim.h"
-#include "apis.h"
-#include "wire.h"
+#include "common/apis.h"
+#include "common/wire.h"
 #include "stream_lock.h"
-#include "ring.h"
+#include "common/ring.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -16,8 +16,8 @@
 #include "shim.h"
 #include "hooks.h"
 #include "cuda_api.h"
-#include "apis.h"
-#include "wire.h"
+#include "common/apis.h"
+#include "common/wire.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -31,7 +31,7 @@
 #include "libunwind_load.h"
 
 #include "shim.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The functions include/culeak.h looks up: timeline marks and a program's own pool
  * allocations, recorded like CUDA events with the caller's stack. */
 #include "shim.h"
-#include "apis.h"
+#include "common/apis.h"
 
 CULEAK_EXPORT void culeak_mark_label(const char *label)
 {

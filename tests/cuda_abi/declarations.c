@@ -10,6 +10,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #define CULEAK_CUDA_DECLARATIONS_ONLY
-#include "culeak_cuda.h"
-#include "culeak_cudart.h"
-#include "culeak_nvtx.h"
+#include "cuda/culeak_cuda.h"
+#include "cuda/culeak_cudart.h"
+#include "cuda/culeak_nvtx.h"

@@ -20,7 +20,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cc -std=c11 -Wall -Werror -fsyntax-only -I"$inc" -Isrc/cuda tests/cuda_abi/declarations.c ||
+cc -std=c11 -Wall -Werror -fsyntax-only -I"$inc" -Isrc tests/cuda_abi/declarations.c ||
     fail "a typedef or prototype of src/cuda differs from $inc (compiler errors above)"
 # ... and each function it declares is one the toolkit declares too (no misspelt export).
 functions=$(sed -nE 's/^(CUresult CUDAAPI|cudaError_t|const char \*) *(cu[A-Za-z0-9_]+)\(.*/\2/p' src/cuda/*.h)

@@ -4,7 +4,7 @@
 #ifndef FAKECUDA_CLIENT_API_H
 #define FAKECUDA_CLIENT_API_H
 
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 
 typedef CUresult (*pfn_v1_alloc)(unsigned int *dptr, unsigned int bytesize);
 typedef CUresult (*pfn_v1_free)(unsigned int dptr);

@@ -35,7 +35,7 @@
 #include "fakecuda.h"
 #include "scenarios.h"
 
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>

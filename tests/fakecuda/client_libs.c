@@ -4,7 +4,7 @@
  * cuBLAS handles this program creates itself, one per step and never destroyed, are its
  * own leak. "clean" leaves the steps out. Lines marked SITE-* are looked for by
  * tests/e2e/default_suppressions.sh. */
-#include "culeak_cudart.h"
+#include "cuda/culeak_cudart.h"
 
 #include <stdio.h>
 #include <string.h>

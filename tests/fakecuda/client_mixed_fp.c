@@ -8,7 +8,7 @@
  *   client_mixed_fp [ROUNDS]          (default 200): 2 * ROUNDS + SIGNALS + SITES allocations */
 #include "mixed_fp.h"
 
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include "fakecuda.h"
 #include "scenarios.h"
 
-#include "culeak_cudart.h"
+#include "cuda/culeak_cudart.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

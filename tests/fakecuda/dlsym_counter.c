@@ -1,7 +1,7 @@
 /* A test double preloaded after the shim: another tool that wraps dlsym the usual way (the
  * real one from dlvsym(RTLD_NEXT)) and hands out its own cuMemAlloc_v2, which counts the
  * calls before passing them on. At exit it writes to stderr "dlsym_counter: N allocations". */
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

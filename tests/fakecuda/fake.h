@@ -5,7 +5,7 @@
 #define FAKECUDA_FAKE_H
 
 #define __CUDA_API_VERSION_INTERNAL 1 /* declare every versioned name (_v2, _ptsz, v1) like the real driver build */
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -84,7 +84,7 @@ $(BUILD)/tests/test_shim_%: | fakecuda $(BUILD)/libculeak.so
 # A stand-in for PyTorch's caching allocator (libc10_cuda.so in a torch/lib tree, with the
 # torch version it mimics in torch/version.py); it takes its segments from the fake cudart.
 # Its base class's out-of-line members are in a libc10.so of their own, as torch's are.
-FAKE_C10_CXX := $(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc/cuda $(SANFLAGS)
+FAKE_C10_CXX := $(CXX) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc $(SANFLAGS)
 FAKE_C10_DEPS := tests/fakecuda/torch/c10_cuda.cpp tests/fakecuda/torch/c10_allocator.h $(FAKE)/libc10.so \
 	$(FAKE)/libcudart.so $(FAKE)/libcuda.so
 FAKE_C10_LINK := -L$(FAKE) -lc10 -lcudart -lcuda -Wl,-rpath,'$$ORIGIN/../..' $(LDFLAGS)

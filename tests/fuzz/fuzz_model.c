@@ -1,8 +1,8 @@
 /* libFuzzer target: arbitrary bytes through the stream decoder into the model, fed in
  * two pieces (so records are split across feeds), then every query and report the
  * commands make. Nothing may crash, leak or grow without bound. */
-#include "model.h"
-#include "report.h"
+#include "model/model.h"
+#include "report/report.h"
 
 #include <stdint.h>
 #include <stdio.h>

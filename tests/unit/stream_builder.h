@@ -3,8 +3,8 @@
 #ifndef CULEAK_TEST_STREAM_BUILDER_H
 #define CULEAK_TEST_STREAM_BUILDER_H
 
-#include "apis.h"
-#include "wire.h"
+#include "common/apis.h"
+#include "common/wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

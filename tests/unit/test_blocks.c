@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
-#include "report.h"
-#include "suspects.h"
+#include "model/model.h"
+#include "report/report.h"
+#include "model/suspects.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 

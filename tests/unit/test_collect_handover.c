@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "collect.h"
-#include "ring.h"
-#include "wire.h"
+#include "launch/collect.h"
+#include "common/ring.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <libgen.h>

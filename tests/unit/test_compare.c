@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "compare.h"
-#include "model.h"
-#include "report.h"
+#include "report/compare.h"
+#include "model/model.h"
+#include "report/report.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 

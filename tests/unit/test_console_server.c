@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "../../src/console/server.h"
-#include "ring.h"
+#include "common/ring.h"
 #include "stream_builder.h"
-#include "wire.h"
+#include "common/wire.h"
 
 static char dir[64];
 

@@ -14,9 +14,9 @@
 #include "../../src/console/screen.h"
 #include "../../src/console/site_text.h"
 #include "../../src/console/ui.h"
-#include "apis.h"
+#include "common/apis.h"
 #include "stream_builder.h"
-#include "view_support.h"
+#include "model/view_support.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "culeak_cuda.h"
+#include "cuda/culeak_cuda.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>

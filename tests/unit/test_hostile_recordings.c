@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "decode.h"
-#include "model.h"
-#include "model_internal.h"
-#include "report.h"
+#include "common/decode.h"
+#include "model/model.h"
+#include "model/model_internal.h"
+#include "report/report.h"
 #include "stream_builder.h"
 
 #include <signal.h>

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "ring_hub.h"
+#include "launch/ring_hub.h"
 
 static char base[256];
 

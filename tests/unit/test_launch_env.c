@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "launch.h"
+#include "launch/launch.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 

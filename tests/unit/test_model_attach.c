@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
-#include "report.h"
+#include "model/model.h"
+#include "report/report.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 

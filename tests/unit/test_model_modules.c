@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 #include "xorshift.h"

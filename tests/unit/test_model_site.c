@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "compare.h"
-#include "model.h"
+#include "report/compare.h"
+#include "model/model.h"
 #include "stream_builder.h"
 
 #include <limits.h>

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "picture.h"
-#include "report.h"
+#include "report/picture.h"
+#include "report/report.h"
 #include "stream_builder.h"
 
 #include <stdio.h>

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "report.h"
-#include "suppress.h"
+#include "report/report.h"
+#include "model/suppress.h"
 #include "stream_builder.h"
 
 #include <stdio.h>

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "outpath.h"
-#include "report.h"
+#include "common/outpath.h"
+#include "report/report.h"
 #include "stream_builder.h"
 
 #include <errno.h>

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "report.h"
+#include "model/model.h"
+#include "report/report.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
 

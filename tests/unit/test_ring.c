@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ring.h"
-#include "wire.h"
+#include "common/ring.h"
+#include "common/wire.h"
 
 /* A NOTE record saying "record K" padded to `size` bytes of text, written into the ring;
  * 0, or -1 when the ring had no room within wait_ms. */

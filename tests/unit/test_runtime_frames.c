@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
-#include "stack_fold.h"
+#include "model/model.h"
+#include "report/stack_fold.h"
 #include "stream_builder.h"
 
 #include <limits.h>

@@ -3,8 +3,8 @@
 #ifndef TEST_SHIM_HARNESS_H
 #define TEST_SHIM_HARNESS_H
 
-#include "apis.h"
-#include "decode.h"
+#include "common/apis.h"
+#include "common/decode.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,8 +17,8 @@
 
 #include "test_shim_harness.h"
 
-#include "culeak_cuda.h"
-#include "wire.h"
+#include "cuda/culeak_cuda.h"
+#include "common/wire.h"
 
 #define HOSTILE_ALLOC 4096 /* client_hostile.c */
 

@@ -11,8 +11,8 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
-#include "ring.h"
-#include "wire.h"
+#include "common/ring.h"
+#include "common/wire.h"
 
 #include <fcntl.h>
 #include <time.h>

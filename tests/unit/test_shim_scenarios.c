@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
-#include "wire.h"
+#include "common/wire.h"
 #include "../fakecuda/scenarios.h"
 
 static char dir[64];

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
-#include "wire.h"
+#include "common/wire.h"
 
 /* The module whose segments hold ip, or NULL. */
 static const struct th_module *module_of(const struct th_rec *r, uint64_t ip)

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "test_shim_harness.h"
-#include "wire.h"
+#include "common/wire.h"
 
 static uint8_t *load(const char *path, size_t *len)
 {

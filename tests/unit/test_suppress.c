@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "stream_builder.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "stream_builder.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

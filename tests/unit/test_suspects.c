@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "stream_builder.h"
 #include "model_fixture.h"
-#include "suspects.h"
-#include "report.h"
+#include "model/suspects.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model_internal.h"
+#include "model/model_internal.h"
 #include "stream_builder.h"
-#include "suspects.h"
+#include "model/suspects.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "self_image.h"
-#include "strpool.h"
-#include "symbols.h"
+#include "common/strpool.h"
+#include "symbols/symbols.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -10,9 +10,9 @@
 
 #include "../../src/console/row_order.h"
 #include "../../src/console/ui.h"
-#include "apis.h"
+#include "common/apis.h"
 #include "stream_builder.h"
-#include "view_support.h"
+#include "model/view_support.h"
 #include "xorshift.h"
 
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decode.h"
+#include "common/decode.h"
 #include "stream_builder.h"
 
 struct got {

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 static void check(size_t payload_len)
 {

@@ -3,8 +3,8 @@
  * cuGetProcAddress_v2, asks that for "cuGetProcAddress" itself, resolves its driver
  * table eagerly (symbolStatus NULL) and calls the driver through it. Each thread gets
  * the primary context of the current device, as with the real runtime. */
-#include "culeak_cuda.h"
-#include "culeak_cudart.h"
+#include "cuda/culeak_cuda.h"
+#include "cuda/culeak_cudart.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>

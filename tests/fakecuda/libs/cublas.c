@@ -1,6 +1,6 @@
 /* A stand-in for cuBLAS's libcublas.so.13 (a test double): cublasCreate_v2 makes a handle
  * with a workspace of device memory, through an internal function of the library. */
-#include "culeak_cudart.h"
+#include "cuda/culeak_cudart.h"
 
 #include <stdlib.h>
 

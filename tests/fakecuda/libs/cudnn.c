@@ -1,7 +1,7 @@
 /* A stand-in for cuDNN's libcudnn.so.9 (a test double): cudnnCreate makes a handle with
  * some device and pinned memory of its own, as the real one does, through internal
  * functions of the library. */
-#include "culeak_cudart.h"
+#include "cuda/culeak_cudart.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* A stand-in for NCCL's libnccl.so.2 (a test double): ncclCommInitRank sets the
  * communicator up on a thread of the library's own, as NCCL's proxy and asynchronous
  * set-up do, which takes pinned and device buffers the communicator keeps. */
-#include "culeak_cudart.h"
+#include "cuda/culeak_cudart.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -24,8 +24,8 @@
 #include <vector>
 
 extern "C" {
-#include "culeak_cuda.h"   // the CUDA API as culeak declares it: no toolkit needed
-#include "culeak_cudart.h"
+#include "cuda/culeak_cuda.h"   // the CUDA API as culeak declares it: no toolkit needed
+#include "cuda/culeak_cudart.h"
 }
 
 #include "c10_allocator.h" // c10::Allocator, from the stand-in's libc10.so

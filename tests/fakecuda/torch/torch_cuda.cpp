@@ -15,7 +15,7 @@
 #include <vector>
 
 extern "C" {
-#include "culeak_cudart.h" // the CUDA runtime API as culeak declares it: no toolkit needed
+#include "cuda/culeak_cudart.h" // the CUDA runtime API as culeak declares it: no toolkit needed
 }
 
 #define EXPORT __attribute__((visibility("default")))

@@ -1,10 +1,10 @@
 /* Two runs compared (compare.h): each run's sites (every process added up) keyed by their
  * names, the keys merged in order, then the rows written as text or JSON. */
 #include "compare.h"
-#include "json.h"
+#include "common/json.h"
 #include "report_internal.h"
-#include "suspects.h"
-#include "text_escape.h"
+#include "model/suspects.h"
+#include "common/text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

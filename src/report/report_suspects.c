@@ -1,9 +1,9 @@
 /* Growth suspects in reports (suspects.h has the rule): `culeak report --suspects` as
  * text, and the "suspects" array every JSON report carries. */
-#include "json.h"
+#include "common/json.h"
 #include "report_internal.h"
-#include "suspects.h"
-#include "text_escape.h"
+#include "model/suspects.h"
+#include "common/text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>

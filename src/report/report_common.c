@@ -1,8 +1,8 @@
 /* What every report format shares: the query a report makes, sizes and kinds in words. */
 #include "report_internal.h"
 #include "stack_fold.h"
-#include "suppress.h"
-#include "text_escape.h"
+#include "model/suppress.h"
+#include "common/text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>

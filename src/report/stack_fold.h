@@ -5,7 +5,7 @@
 #ifndef CULEAK_STACK_FOLD_H
 #define CULEAK_STACK_FOLD_H
 
-#include "model.h"
+#include "model/model.h"
 
 #include <stddef.h>
 

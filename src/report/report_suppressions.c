@@ -1,7 +1,7 @@
 /* Suppressions from a report (`report --format suppressions`, `check --gen-suppressions`):
  * one block per leak site, with the frames that all of the site's stacks share. */
 #include "report_internal.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The words of growth suspects (suspects.h): sizes, counts and durations as people say
  * them, and the forecast's sentence. No libm: the fuzz targets link none. */
-#include "suspects.h"
+#include "model/suspects.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* JSON reports: {"processes": [...], "leaks" | "sites": [...], "cache": [...],
  * "suspects": [...], "summary": {...}} or, for diffs, {"processes", "diff": {...},
  * "suspects": [...]}. */
-#include "json.h"
+#include "common/json.h"
 #include "report_internal.h"
-#include "suppress.h"
+#include "model/suppress.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Building a picture of a model (picture.h): moments as per-stack values, the stacks'
  * frame tree and their call sites. */
-#include "model_internal.h"
+#include "model/model_internal.h"
 #include "picture.h"
 #include "stack_fold.h"
 

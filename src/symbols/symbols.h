@@ -5,7 +5,7 @@
 #ifndef CULEAK_SYMBOLS_H
 #define CULEAK_SYMBOLS_H
 
-#include "strpool.h"
+#include "common/strpool.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * compute-sanitizer-like summary line. */
 #include "report_internal.h"
 #include "stack_fold.h"
-#include "suppress.h"
-#include "text_escape.h"
+#include "model/suppress.h"
+#include "common/text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,12 +3,12 @@
  * and the sites table itself. Nothing is fetched: no scripts, fonts or styles from
  * elsewhere. */
 #include "compare.h"
-#include "json.h"
+#include "common/json.h"
 #include "picture.h"
-#include "suppress.h"
+#include "model/suppress.h"
 #include "report_internal.h"
-#include "suspects.h"
-#include "wire.h"
+#include "model/suspects.h"
+#include "common/wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>

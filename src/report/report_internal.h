@@ -2,7 +2,7 @@
 #ifndef CULEAK_REPORT_INTERNAL_H
 #define CULEAK_REPORT_INTERNAL_H
 
-#include "apis.h"
+#include "common/apis.h"
 #include "report.h"
 
 #define REPORT_MAX_FRAMES 512

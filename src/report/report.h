@@ -4,7 +4,7 @@
 #ifndef CULEAK_REPORT_H
 #define CULEAK_REPORT_H
 
-#include "model.h"
+#include "model/model.h"
 
 #include <stdio.h>
 

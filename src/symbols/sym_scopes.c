@@ -1,6 +1,6 @@
 /* The functions of a module's compile units by address (sym_scopes.h). */
 #include "sym_scopes.h"
-#include "u64map.h"
+#include "common/u64map.h"
 
 #include <dwarf.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef CULEAK_PICTURE_H
 #define CULEAK_PICTURE_H
 
-#include "model.h"
+#include "model/model.h"
 
 #include <stddef.h>
 #include <stdint.h>
