@@ -4,7 +4,7 @@
 #include "commands.h"
 #include "launch/launch.h"
 #include "options.h"
-#include "report/report.h"
+#include "report/formats.h"
 #include "report_io.h"
 #include "model/suppress.h"
 
@@ -67,7 +67,8 @@ const struct cli_command cli_check = {
 
 struct check_args {
     long error_exit, depth;
-    const char *format, *output, *log_file;
+    const struct report_format *format;
+    const char *output, *log_file;
     int gen_suppressions, no_default_suppressions;
     struct cli_call_sites sites;
     struct report_options ro;
@@ -81,9 +82,12 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_ERROR_EXITCODE:
         return cli_int(&cli_check, key, arg, 0, 255, &a->error_exit);
     case OPT_FORMAT:
-        if (strcmp(arg, "text") && strcmp(arg, "json"))
-            return cli_error(&cli_check, "--format takes text or json, not '%s'", arg);
-        a->format = arg;
+        a->format = report_format_find(arg);
+        if (!a->format || !(a->format->use & FORMAT_CHECK)) {
+            char list[128];
+            return cli_error(&cli_check, "--format takes %s, not '%s'", report_format_list(FORMAT_CHECK, list, sizeof list),
+                             arg);
+        }
         return 0;
     case OPT_OUTPUT:
         a->output = arg;
@@ -176,7 +180,7 @@ static int write_reports(struct check_args *a, struct model *m, struct report_su
     const char *host, *rank;
     char rbuf[32];
     job_identity(m, &pid, &host, &rank, rbuf, sizeof rbuf);
-    int json = !strcmp(a->format, "json");
+    int text = a->format == report_format_find("text");
     struct cli_sink out = {stderr, 0}, log = {NULL, 0};
     if (cli_sink_open(&cli_check, &out, a->output, pid, host, rank) != 0)
         return 2;
@@ -184,11 +188,12 @@ static int write_reports(struct check_args *a, struct model *m, struct report_su
         cli_sink_close(&out);
         return 2;
     }
-    int r = json ? report_json(out.f, m, &a->ro, sum) : report_text(log.f ? log.f : out.f, m, &a->ro, sum);
-    if (r == 0 && json && log.f)
+    /* the text goes to --log-file when there is one, any other format to --output */
+    int r = a->format->write(text && log.f ? log.f : out.f, m, &a->ro, sum);
+    if (r == 0 && !text && log.f)
         r = report_text(log.f, m, &a->ro, NULL);
     if (r == 0 && a->gen_suppressions) {
-        FILE *g = log.f ? log.f : json ? stderr : out.f;
+        FILE *g = log.f ? log.f : !text ? stderr : out.f;
         fputs("\n", g);
         r = report_suppressions(g, m, &a->ro);
     }
@@ -227,7 +232,7 @@ static void say_program_failed(const char *prog, int st, struct model *m)
 
 int cmd_check(int argc, char **argv)
 {
-    struct check_args a = {.error_exit = 1, .format = "text"};
+    struct check_args a = {.error_exit = 1, .format = report_format_find("text")};
     report_options_init(&a.ro);
     int status;
     int i = cli_parse(&cli_check, argc, argv, on_option, &a, &status);

@@ -1,11 +1,10 @@
 /* `culeak report FILE...`: leaks, the peak, a mark, or a diff between two marks, from
  * recordings; several files (the ranks of one job) are merged with processes kept apart. */
 #include "commands.h"
-#include "report/compare.h"
 #include "console/fmt.h"
 #include "options.h"
 #include "recordings.h"
-#include "report/report.h"
+#include "report/formats.h"
 #include "report_io.h"
 #include "model/suppress.h"
 
@@ -84,7 +83,8 @@ const struct cli_command cli_report = {
 
 struct report_args {
     struct report_options ro;
-    const char *format, *output, *log_file, *at;
+    const struct report_format *format;
+    const char *output, *log_file, *at;
     const char *what_option; /* the --leaks, --peak, --at or --diff given */
     int suspects;
     long error_exit; /* -1: none */
@@ -110,6 +110,7 @@ static int what_option(struct report_args *a, enum report_what what, const char 
 static int on_option(void *ctx, int key, const char *arg)
 {
     struct report_args *a = ctx;
+    char list[128];
     switch ((enum report_opt)key) {
     case OPT_LEAKS:
         return what_option(a, REPORT_LEAKS, "--leaks");
@@ -126,10 +127,8 @@ static int on_option(void *ctx, int key, const char *arg)
             return cli_error(&cli_report, "--diff takes two marks: --diff A B");
         return 0;
     case OPT_FORMAT:
-        if (strcmp(arg, "text") && strcmp(arg, "json") && strcmp(arg, "folded") && strcmp(arg, "suppressions") &&
-            strcmp(arg, "html"))
-            return cli_error(&cli_report, "--format takes text, json, folded, suppressions or html, not '%s'", arg);
-        a->format = arg;
+        if (!(a->format = report_format_find(arg)))
+            return cli_error(&cli_report, "--format takes %s, not '%s'", report_format_list(0, list, sizeof list), arg);
         return 0;
     case OPT_OUTPUT:
         a->output = arg;
@@ -183,18 +182,21 @@ static int on_option(void *ctx, int key, const char *arg)
 static int check_args(const struct report_args *a)
 {
     int diff = a->ro.what == REPORT_DIFF;
-    if (diff && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions")))
-        return cli_error(&cli_report, "--diff prints text, json or html");
-    if (a->suspects && strcmp(a->format, "text") && strcmp(a->format, "json"))
-        return cli_error(&cli_report, "--suspects prints text or json");
+    unsigned use = a->format->use;
+    char list[128];
+    if (diff && !(use & FORMAT_DIFF))
+        return cli_error(&cli_report, "--diff prints %s", report_format_list(FORMAT_DIFF, list, sizeof list));
+    if (a->suspects && !(use & FORMAT_SUSPECTS))
+        return cli_error(&cli_report, "--suspects prints %s", report_format_list(FORMAT_SUSPECTS, list, sizeof list));
     if (a->error_exit >= 0 && a->ro.what != REPORT_LEAKS)
         return cli_error(&cli_report, "--error-exitcode goes with the leak report (not --peak, --at or --diff)");
-    if (!strcmp(a->format, "suppressions") && a->ro.what != REPORT_LEAKS)
-        return cli_error(&cli_report, "--format suppressions writes blocks for leaks (not --peak or --at)");
+    if (!(use & FORMAT_OTHER_SOURCES) && a->ro.what != REPORT_LEAKS)
+        return cli_error(&cli_report, "--format %s reports leaks (not --peak or --at)", a->format->name);
     if (a->nbaseline && a->ro.what != REPORT_LEAKS && a->ro.what != REPORT_PEAK)
         return cli_error(&cli_report, "--baseline compares the leaks or the peak (not --at or --diff)");
-    if (a->nbaseline && (!strcmp(a->format, "folded") || !strcmp(a->format, "suppressions") || a->suspects))
-        return cli_error(&cli_report, "--baseline prints text, json or html (each run's suspects included)");
+    if (a->nbaseline && (!(use & FORMAT_BASELINE) || a->suspects))
+        return cli_error(&cli_report, "--baseline prints %s (each run's suspects included)",
+                         report_format_list(FORMAT_BASELINE, list, sizeof list));
     if (a->max_increase && !a->nbaseline)
         return cli_error(&cli_report, "--max-increase goes with --baseline");
     return 0;
@@ -275,21 +277,9 @@ static int write_reports(struct report_args *a, struct model *m)
         cli_sink_close(&out);
         return 1;
     }
-    int text = !strcmp(a->format, "text"), r = 0;
-    if (!text || !log.f || a->output) {
-        if (!strcmp(a->format, "html"))
-            r = report_html(out.f, m, &a->ro);
-        else if (!strcmp(a->format, "json"))
-            r = report_json(out.f, m, &a->ro, NULL);
-        else if (!strcmp(a->format, "folded"))
-            r = report_folded(out.f, m, &a->ro);
-        else if (!strcmp(a->format, "suppressions"))
-            r = report_suppressions(out.f, m, &a->ro);
-        else if (a->suspects)
-            r = report_suspects_text(out.f, m, &a->ro);
-        else
-            r = report_text(out.f, m, &a->ro, NULL);
-    }
+    int text = a->format == report_format_find("text"), r = 0;
+    if (!text || !log.f || a->output) /* text with --log-file alone goes to the log only */
+        r = a->suspects ? a->format->suspects(out.f, m, &a->ro) : a->format->write(out.f, m, &a->ro, NULL);
     if (r == 0 && log.f)
         r = report_text(log.f, m, &a->ro, NULL);
     int bad = cli_sink_close(&out) | cli_sink_close(&log);
@@ -387,12 +377,7 @@ static int report_baseline(struct report_args *a, struct model *m, const char **
     struct compare c;
     int r = compare_runs(base, m, &a->ro, &c);
     if (r == 0) {
-        if (!strcmp(a->format, "html"))
-            r = report_html_compare(out.f, m, &a->ro, base, cnames);
-        else if (!strcmp(a->format, "json"))
-            r = compare_json(out.f, &c, &a->ro, cnames);
-        else
-            r = compare_text(out.f, &c, &a->ro, cnames);
+        r = a->format->baseline(out.f, m, &a->ro, base, &c, cnames);
     }
     if (r == 0 && a->log_file) {
         struct cli_sink log = {NULL, 0};
@@ -424,7 +409,7 @@ int cmd_report(int argc, char **argv)
     struct report_args a;
     memset(&a, 0, sizeof a);
     report_options_init(&a.ro);
-    a.format = "text";
+    a.format = report_format_find("text");
     a.error_exit = -1;
     int status;
     int first = cli_parse(&cli_report, argc, argv, on_option, &a, &status);
@@ -458,7 +443,7 @@ int cmd_report(int argc, char **argv)
      * "allocated after A, still live at B" is exact */
     if (a.at)
         model_snapshot_at_mark(m, a.at, a.at);
-    int html = !strcmp(a.format, "html");
+    int html = a.format == report_format_find("html");
     if (html) /* the page shows the whole run: its moments, not a stop at B */
         model_keep_moments(m, HTML_MOMENTS, 0);
     if (a.ro.what == REPORT_DIFF) {

@@ -17,12 +17,22 @@ enum cmd_arg {
     ARG_COMMAND, ARG_BREAKPOINT, ARG_AUTOSNAP, ARG_TEXT,
 };
 
+struct console;
+typedef void (*cmd_fn)(struct console *c, int argc, char **argv);
+
+enum cmd_flag {
+    CMD_NEEDS_JOB = 1, /* acts on the job: refused before a launched job has started (-ex) */
+};
+
+/* One console command: a row of cmd_specs (cmdline.c), with its handler. */
 struct cmd_spec {
     const char *name;
     const char *alias;   /* gdb-style short form ("c", "b") or NULL */
     enum cmd_arg arg;
     const char *usage;
     const char *help;
+    cmd_fn run;          /* cmd_NAME (command_handlers.h) */
+    unsigned flags;      /* enum cmd_flag */
 };
 
 extern const struct cmd_spec cmd_specs[];

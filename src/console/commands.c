@@ -1,14 +1,14 @@
 /* The console's commands: one function per command, looked up by name or prefix. */
 #include "common/apis.h"
 #include "cmdline.h"
-#include "compare_cmd.h"
+#include "command_handlers.h"
 #include "console.h"
 #include "fmt.h"
 #include "job_input.h"
 #include "common/json.h"
 #include "common/wire.h"
 #include "gdb_cmds.h"
-#include "pane_cmds.h"
+#include "report/formats.h"
 #include "report/report.h"
 #include "report/stack_fold.h"
 
@@ -20,11 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef void (*cmd_fn)(struct console *c, int argc, char **argv);
 
 static void say(struct console *c, const char *line) { outbuf_add_line(&c->u.out, line); }
 
-static void c_help(struct console *c, int argc, char **argv)
+void cmd_help(struct console *c, int argc, char **argv)
 {
     if (argc > 1 && !help_topic_known(argv[1])) {
         ui_message(&c->u, 1, "no command '%s'; help lists them", argv[1]);
@@ -51,7 +50,7 @@ static void snapshot_totals(struct console *c, const char *name, uint64_t *bytes
     model_table_free(&t);
 }
 
-static void c_snapshot(struct console *c, int argc, char **argv)
+void cmd_snapshot(struct console *c, int argc, char **argv)
 {
     char sz[32], name[80];
     const char *want = argc > 1 ? argv[1] : NULL;
@@ -91,7 +90,7 @@ static void c_snapshot(struct console *c, int argc, char **argv)
                (unsigned long long)count, plural(count), c->live ? "" : ", ", c->live ? "" : c->tl.where);
 }
 
-static void c_snapshots(struct console *c, int argc, char **argv)
+void cmd_snapshots(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -181,7 +180,7 @@ static int diff_names(struct console *c, int argc, char **argv, char *a, size_t 
     return -1;
 }
 
-static void c_diff(struct console *c, int argc, char **argv)
+void cmd_diff(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
         ui_message(&c->u, 1, "usage: diff A [B] | diff off");
@@ -239,7 +238,7 @@ static void c_diff(struct console *c, int argc, char **argv)
                plural(new_count), argv[1]);
 }
 
-static void c_autosnapshot(struct console *c, int argc, char **argv)
+void cmd_autosnapshot(struct console *c, int argc, char **argv)
 {
     double s;
     if (argc < 2) {
@@ -326,8 +325,8 @@ static void set_break(struct console *c, int argc, char **argv, int temporary)
         say(c, "[culeak] (recordings: breakpoints take effect in a live job only)");
 }
 
-static void c_break(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 0); }
-static void c_tbreak(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 1); }
+void cmd_break(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 0); }
+void cmd_tbreak(struct console *c, int argc, char **argv) { set_break(c, argc, argv, 1); }
 
 /* Whether a thread of process i is held at a breakpoint or a step, or waits its turn. */
 static int proc_paused(const struct console *c, int i)
@@ -370,7 +369,7 @@ static void info_marks(struct console *c)
     ui_message(&c->u, 0, "%zu mark%s listed in the output pane", total, total == 1 ? "" : "s");
 }
 
-static void c_info(struct console *c, int argc, char **argv)
+void cmd_info(struct console *c, int argc, char **argv)
 {
     char line[1200], cond[96], sz[32];
     if (argc < 2) { /* as gdb: info alone lists what it can describe */
@@ -429,7 +428,7 @@ static void c_info(struct console *c, int argc, char **argv)
         }
         ui_message(&c->u, 0, "%d process%s listed in the output pane", n, n == 1 ? "" : "es");
     } else if (strncmp(what, "snapshots", strlen(what)) == 0) {
-        c_snapshots(c, 1, argv);
+        cmd_snapshots(c, 1, argv);
     } else if (strncmp(what, "marks", strlen(what)) == 0) {
         info_marks(c);
     } else {
@@ -451,7 +450,7 @@ static void delete_all(struct console *c)
         console_update_watches(c);
 }
 
-static void c_delete(struct console *c, int argc, char **argv)
+void cmd_delete(struct console *c, int argc, char **argv)
 {
     int id;
     if (bp_arg(c, argc, argv, &id) != 0)
@@ -486,24 +485,24 @@ static void set_enabled(struct console *c, int argc, char **argv, int on)
         console_update_watches(c);
 }
 
-static void c_enable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 1); }
-static void c_disable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 0); }
+void cmd_enable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 1); }
+void cmd_disable(struct console *c, int argc, char **argv) { set_enabled(c, argc, argv, 0); }
 
-static void c_continue(struct console *c, int argc, char **argv)
+void cmd_continue(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     console_resume(c, 0);
 }
 
-static void c_step(struct console *c, int argc, char **argv)
+void cmd_step(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     console_resume(c, 1);
 }
 
-static void c_kill(struct console *c, int argc, char **argv)
+void cmd_kill(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -524,7 +523,7 @@ static void names_resolved(struct console *c, int needed, char *buf, size_t len)
         snprintf(buf, len, " (resolved %zu site names)", n);
 }
 
-static void c_sort(struct console *c, int argc, char **argv)
+void cmd_sort(struct console *c, int argc, char **argv)
 {
     int f = argc > 1 ? sort_field_by_name(argv[1]) : -1;
     int asc = argc > 2 && strcmp(argv[2], "asc") == 0, desc = argc > 2 && strcmp(argv[2], "desc") == 0;
@@ -541,7 +540,7 @@ static void c_sort(struct console *c, int argc, char **argv)
     ui_message(&c->u, 0, "sorted by %s, %s%s", sort_field_names[f], sort_order_words(c), names);
 }
 
-static void c_filter(struct console *c, int argc, char **argv)
+void cmd_filter(struct console *c, int argc, char **argv)
 {
     size_t n = 0;
     c->u.filter[0] = 0;
@@ -562,7 +561,7 @@ static void c_filter(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "no filter: %zu site%s", c->u.nrows, plural(c->u.nrows));
 }
 
-static void c_group(struct console *c, int argc, char **argv)
+void cmd_group(struct console *c, int argc, char **argv)
 {
     int g = argc > 1 ? group_by_name(argv[1]) : -1;
     if (g < 0) {
@@ -583,7 +582,7 @@ static void c_group(struct console *c, int argc, char **argv)
 #define SHOW_FRAMES 256
 
 /* show SITE [full], show -a SITE: runs of looked-through frames are folded unless full. */
-static void c_show(struct console *c, int argc, char **argv)
+void cmd_show(struct console *c, int argc, char **argv)
 {
     int full = argc > 1 && strcmp(argv[1], "-a") == 0;
     const char *spec = argc > 1 + full ? argv[1 + full] : NULL;
@@ -631,7 +630,7 @@ static void c_show(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "site #%u selected; its stack is in the output pane too", ui_site_id(st.id));
 }
 
-static void c_process(struct console *c, int argc, char **argv)
+void cmd_process(struct console *c, int argc, char **argv)
 {
     uint64_t pid;
     int n = model_process_count(c->u.m);
@@ -675,7 +674,7 @@ static void save_breakpoints(struct console *c, const char *path)
                    plural(c->u.bps.n), path, path);
 }
 
-static void c_save(struct console *c, int argc, char **argv)
+void cmd_save(struct console *c, int argc, char **argv)
 {
     char msg[600];
     if (argc < 2) {
@@ -749,15 +748,16 @@ static void export_csv(struct console *c, FILE *f)
     }
 }
 
-static void c_export(struct console *c, int argc, char **argv)
+void cmd_export(struct console *c, int argc, char **argv)
 {
     if (argc < 2) {
         ui_message(&c->u, 1, "usage: export FILE (.html: a page with pictures, .json: JSON, otherwise CSV)");
         return;
     }
     size_t n = strlen(argv[1]);
-    if (n > 5 && strcmp(argv[1] + n - 5, ".html") == 0) {
-        console_export_html(c, argv[1]);
+    const struct report_format *page = report_format_of_path(argv[1]);
+    if (page) {
+        console_export_report(c, page, argv[1]);
         return;
     }
     int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
@@ -781,7 +781,7 @@ static void c_export(struct console *c, int argc, char **argv)
         ui_message(&c->u, 0, "exported %zu row%s to %s", c->u.nrows, plural(c->u.nrows), argv[1]);
 }
 
-static void c_goto(struct console *c, int argc, char **argv)
+void cmd_goto(struct console *c, int argc, char **argv)
 {
     if (c->live) {
         ui_message(&c->u, 1, "goto moves through recordings (culeak open FILE); a live job only moves forward");
@@ -816,7 +816,7 @@ static void quit_killing(struct console *c)
     c->quit = 1;
 }
 
-static void c_suspects(struct console *c, int argc, char **argv)
+void cmd_suspects(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -830,7 +830,7 @@ static void c_suspects(struct console *c, int argc, char **argv)
     c->u.out_scroll = 0;
 }
 
-static void c_quit(struct console *c, int argc, char **argv)
+void cmd_quit(struct console *c, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -846,7 +846,7 @@ static void c_quit(struct console *c, int argc, char **argv)
 
 /* gdb's detach: the console leaves, the job runs to its end; its terminal stays held and
  * its further output goes to FILE (default: the file a dying console would use). */
-static void c_detach(struct console *c, int argc, char **argv)
+void cmd_detach(struct console *c, int argc, char **argv)
 {
     if (!c->live || c->job.exited) {
         ui_message(&c->u, 1, "there is no running job to detach from");
@@ -875,20 +875,6 @@ static void c_detach(struct console *c, int argc, char **argv)
     snprintf(c->detach_to, sizeof c->detach_to, "%.1000s", realpath(path, abs) ? abs : path);
     c->quit = 1;
 }
-
-static const struct {
-    const char *name;
-    cmd_fn fn;
-} table[] = {
-    {"help", c_help}, {"snapshot", c_snapshot}, {"snapshots", c_snapshots}, {"diff", c_diff},
-    {"autosnapshot", c_autosnapshot}, {"break", c_break}, {"info", c_info}, {"delete", c_delete},
-    {"disable", c_disable}, {"enable", c_enable}, {"continue", c_continue}, {"step", c_step}, {"kill", c_kill},
-    {"sort", c_sort}, {"filter", c_filter}, {"group", c_group}, {"show", c_show}, {"process", c_process},
-    {"save", c_save}, {"export", c_export}, {"goto", c_goto}, {"detach", c_detach}, {"quit", c_quit},
-    {"suspects", c_suspects}, {"search", cmd_search}, {"input", cmd_input}, {"compare", cmd_compare},
-    {"tbreak", c_tbreak},
-    {"condition", cmd_condition}, {"ignore", cmd_ignore}, {"commands", cmd_commands}, {"set", cmd_set},
-};
 
 void console_exec(struct console *c, const char *line)
 {
@@ -942,20 +928,12 @@ void console_exec(struct console *c, const char *line)
             argv[w][strlen(argv[w])] = ' ';
         argc = 2;
     }
-    static const char *const need_job[] = {"continue", "step", "kill", "detach", "quit", "input"};
-    for (size_t k = 0; c->live && c->job.pid <= 0 && k < sizeof need_job / sizeof *need_job; k++)
-        if (!strcmp(need_job[k], cmd_specs[i].name)) { /* -ex before the job starts */
-            ui_message(&c->u, 1, "%s: the job has not started yet", cmd_specs[i].name);
-            return;
-        }
-    for (size_t k = 0; k < sizeof table / sizeof *table; k++) {
-        if (strcmp(table[k].name, cmd_specs[i].name) == 0) {
-            char echo[1200];
-            snprintf(echo, sizeof echo, "(culeak) %s", line);
-            outbuf_add_line(&c->u.out, echo);
-            table[k].fn(c, argc, argv);
-            return;
-        }
+    if ((cmd_specs[i].flags & CMD_NEEDS_JOB) && c->live && c->job.pid <= 0) { /* -ex before the job starts */
+        ui_message(&c->u, 1, "%s: the job has not started yet", cmd_specs[i].name);
+        return;
     }
-    ui_message(&c->u, 1, "'%s' is not available", argv[0]);
+    char echo[1200];
+    snprintf(echo, sizeof echo, "(culeak) %s", line);
+    outbuf_add_line(&c->u.out, echo);
+    cmd_specs[i].run(c, argc, argv);
 }

@@ -1,6 +1,6 @@
 /* `compare FILE`: the run of FILE (the baseline) against what the console shows, as
  * `culeak report --baseline FILE` prints it, into the output pane. */
-#include "compare_cmd.h"
+#include "command_handlers.h"
 #include "report/compare.h"
 #include "console.h"
 

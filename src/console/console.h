@@ -114,6 +114,7 @@ void console_history(struct console *c);
 /* Writes the session's recordings to path (one per process). */
 int console_save(struct console *c, const char *path, char *msg, size_t msglen);
 /* `export FILE.html`: the page of report --format html, of what the console holds now. */
-void console_export_html(struct console *c, const char *path);
+struct report_format;
+void console_export_report(struct console *c, const struct report_format *format, const char *path);
 
 #endif

@@ -1,5 +1,6 @@
 /* Commands of gdb's breakpoints and settings (gdb_cmds.h). */
 #include "gdb_cmds.h"
+#include "command_handlers.h"
 #include "console.h"
 #include "fmt.h"
 

@@ -9,9 +9,5 @@ struct console;
  * or -1 with the message shown. */
 int cmd_bp_number(struct console *c, const char *word, int *id);
 
-void cmd_condition(struct console *c, int argc, char **argv); /* condition N [CONDITION] */
-void cmd_ignore(struct console *c, int argc, char **argv);    /* ignore N COUNT */
-void cmd_commands(struct console *c, int argc, char **argv);  /* commands [N], then lines, end */
-void cmd_set(struct console *c, int argc, char **argv);       /* set mouse on|off, set auto-load safe-path */
 
 #endif

@@ -1,5 +1,6 @@
 /* Keys written to the job's terminal as a terminal would send them (job_input.h). */
 #include "job_input.h"
+#include "command_handlers.h"
 #include "console.h"
 #include "screen.h"
 

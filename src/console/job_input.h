@@ -9,7 +9,6 @@ struct console;
 #define KEY_HANDBACK 0x1d /* Ctrl-], telnet's escape */
 
 /* input: the keyboard goes to the job (a live job that still runs). */
-void cmd_input(struct console *c, int argc, char **argv);
 /* A key (screen.h's SK_*) while the job may have the keyboard: 1 when it was used up
  * (written to the job, or Ctrl-] toggling who has the keyboard). */
 int job_input_key(struct console *c, int sk, const char *utf8, int nav);

@@ -1,5 +1,5 @@
 /* Searching the output pane. */
-#include "pane_cmds.h"
+#include "command_handlers.h"
 #include "cmdline.h"
 #include "console.h"
 

@@ -1,14 +1,14 @@
-/* `export FILE.html`: the HTML report's page (timeline, flame graph, sites) of what the
- * console's model holds; with a diff on between two marks' snapshots, the page opens on
- * that comparison. */
+/* `export FILE.html`: a report format's writer (report/formats.h: the HTML page, with its
+ * timeline, flame graph and sites) over what the console's model holds; with a diff on
+ * between two marks' snapshots, the page opens on that comparison. */
 #include "console.h"
-#include "report/report.h"
+#include "report/formats.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-void console_export_html(struct console *c, const char *path)
+void console_export_report(struct console *c, const struct report_format *format, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -23,7 +23,7 @@ void console_export_html(struct console *c, const char *path)
         o.diff_b = c->u.diff_b;
     }
     o.supp = c->opt.supp; /* what they suppress is no leak on the page either */
-    int rc = report_html(f, c->u.m, &o);
+    int rc = format->write(f, c->u.m, &o, NULL);
     int err = ferror(f) ? errno : 0;
     if (fclose(f) != 0 && !err)
         err = errno;
