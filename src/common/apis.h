@@ -114,6 +114,19 @@ enum culeak_api {
     CULEAK_API_COUNT
 };
 
+/* Each API's op and kind as constants (CULEAK_API_OP_CU_MEM_ALLOC): what its wrapper
+ * records, read from the one table above. */
+enum culeak_api_op {
+#define CULEAK_API_OP_ENUM(id, name, op, kind) CULEAK_API_OP_##id = op,
+    CULEAK_API_LIST(CULEAK_API_OP_ENUM)
+#undef CULEAK_API_OP_ENUM
+};
+enum culeak_api_kind {
+#define CULEAK_API_KIND_ENUM(id, name, op, kind) CULEAK_API_KIND_##id = kind,
+    CULEAK_API_LIST(CULEAK_API_KIND_ENUM)
+#undef CULEAK_API_KIND_ENUM
+};
+
 const char *culeak_api_name(unsigned api);     /* "unknown" outside the table */
 int culeak_api_by_name(const char *name);      /* -1 when unknown */
 const char *culeak_op_name(unsigned op);       /* "alloc", "free", "free_all", ... */

@@ -75,4 +75,8 @@ __attribute__((no_sanitize("address", "undefined"))) static inline void *culeak_
 
 #define CULEAK_REAL(fn) ((__typeof__(&fn))culeak_real(CULEAK_ROW_##fn))
 
+/* The event a wrapper records: its API's op and kind come from common/apis.h's table, so
+ * a wrapper names only its API (EV(CU_MEM_ALLOC)). */
+#define EV(api) {CULEAK_API_OP_##api, CULEAK_API_##api, CULEAK_API_KIND_##api, -1, 0, 0, 0, 0, 0}
+
 #endif

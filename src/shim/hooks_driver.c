@@ -13,7 +13,6 @@
     if (!culeak_enter())                               \
         return real(__VA_ARGS__)
 
-#define EV(op, api, kind) {CULEAK_OP_##op, CULEAK_API_##api, CULEAK_KIND_##kind, -1, 0, 0, 0, 0, 0}
 #define U(x) ((uint64_t)(uintptr_t)(x))
 
 static CUresult after(struct culeak_ev *e, CUresult r)
@@ -61,7 +60,7 @@ CULEAK_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     TRACE_OR_PASS(cuMemAlloc_v2, dptr, bytesize);
     CUresult r = real(dptr, bytesize);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_ALLOC, DEVICE);
+    struct culeak_ev e = EV(CU_MEM_ALLOC);
     e.size = bytesize;
     e.addr = dptr ? *dptr : 0;
     return after_ctx(&e, r);
@@ -72,7 +71,7 @@ CULEAK_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size
 {
     TRACE_OR_PASS(cuMemAllocPitch_v2, dptr, pitch, width, height, elem);
     CUresult r = real(dptr, pitch, width, height, elem);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_ALLOC_PITCH, DEVICE);
+    struct culeak_ev e = EV(CU_MEM_ALLOC_PITCH);
     e.size = (r == CUDA_SUCCESS && pitch ? *pitch : width) * height;
     e.addr = dptr ? *dptr : 0;
     return after_ctx(&e, r);
@@ -86,7 +85,7 @@ CULEAK_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
         return real ? real(dptr) : CUDA_ERROR_NOT_INITIALIZED;
     }
     TRACE_OR_PASS(cuMemFree_v2, dptr);
-    struct culeak_ev e = EV(FREE, CU_MEM_FREE, DEVICE);
+    struct culeak_ev e = EV(CU_MEM_FREE);
     e.addr = dptr;
     free_begin(&e);
     return free_end(&e, real(dptr));
@@ -96,7 +95,7 @@ CULEAK_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, uns
 {
     TRACE_OR_PASS(cuMemAllocManaged, dptr, bytesize, flags);
     CUresult r = real(dptr, bytesize, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_ALLOC_MANAGED, MANAGED);
+    struct culeak_ev e = EV(CU_MEM_ALLOC_MANAGED);
     e.size = bytesize;
     e.addr = dptr ? *dptr : 0;
     return after_ctx(&e, r);
@@ -106,7 +105,7 @@ CULEAK_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
     TRACE_OR_PASS(cuMemAllocHost_v2, pp, bytesize);
     CUresult r = real(pp, bytesize);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_ALLOC_HOST, HOST_PINNED);
+    struct culeak_ev e = EV(CU_MEM_ALLOC_HOST);
     e.size = bytesize;
     e.addr = pp ? U(*pp) : 0;
     return after_ctx(&e, r);
@@ -116,7 +115,7 @@ CULEAK_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int f
 {
     TRACE_OR_PASS(cuMemHostAlloc, pp, bytesize, flags);
     CUresult r = real(pp, bytesize, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_HOST_ALLOC, HOST_PINNED);
+    struct culeak_ev e = EV(CU_MEM_HOST_ALLOC);
     e.size = bytesize;
     e.addr = pp ? U(*pp) : 0;
     return after_ctx(&e, r);
@@ -125,7 +124,7 @@ CULEAK_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int f
 CULEAK_EXPORT CUresult cuMemFreeHost(void *p)
 {
     TRACE_OR_PASS(cuMemFreeHost, p);
-    struct culeak_ev e = EV(FREE, CU_MEM_FREE_HOST, HOST_PINNED);
+    struct culeak_ev e = EV(CU_MEM_FREE_HOST);
     e.addr = U(p);
     free_begin(&e);
     return free_end(&e, real(p));
@@ -135,7 +134,7 @@ CULEAK_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
 {
     TRACE_OR_PASS(cuMemHostRegister_v2, p, bytesize, flags);
     CUresult r = real(p, bytesize, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_HOST_REGISTER, HOST_REGISTERED);
+    struct culeak_ev e = EV(CU_MEM_HOST_REGISTER);
     e.size = bytesize;
     e.addr = U(p);
     return after_ctx(&e, r);
@@ -144,7 +143,7 @@ CULEAK_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
 CULEAK_EXPORT CUresult cuMemHostUnregister(void *p)
 {
     TRACE_OR_PASS(cuMemHostUnregister, p);
-    struct culeak_ev e = EV(FREE, CU_MEM_HOST_UNREGISTER, HOST_REGISTERED);
+    struct culeak_ev e = EV(CU_MEM_HOST_UNREGISTER);
     e.addr = U(p);
     free_begin(&e);
     return free_end(&e, real(p));
@@ -157,7 +156,7 @@ CULEAK_EXPORT CUresult cuMemHostUnregister(void *p)
     {                                                                         \
         TRACE_OR_PASS(fn, dptr, bytesize, s);                                 \
         CUresult r = real(dptr, bytesize, s);                                 \
-        struct culeak_ev e = EV(ALLOC, api, DEVICE);                          \
+        struct culeak_ev e = EV(api);                          \
         e.size = bytesize;                                                    \
         e.addr = dptr ? *dptr : 0;                                            \
         e.aux = U(s);                                                         \
@@ -171,7 +170,7 @@ ALLOC_ASYNC(cuMemAllocAsync_ptsz, CU_MEM_ALLOC_ASYNC_PTSZ)
     {                                                                                           \
         TRACE_OR_PASS(fn, dptr, bytesize, pool, s);                                             \
         CUresult r = real(dptr, bytesize, pool, s);                                             \
-        struct culeak_ev e = EV(ALLOC, api, DEVICE);                                            \
+        struct culeak_ev e = EV(api);                                            \
         e.size = bytesize;                                                                      \
         e.addr = dptr ? *dptr : 0;                                                              \
         e.aux = U(pool);                                                                        \
@@ -184,7 +183,7 @@ ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz, CU_MEM_ALLOC_FROM_POOL_ASYNC_PTSZ)
     CULEAK_EXPORT CUresult fn(CUdeviceptr dptr, CUstream s)    \
     {                                                          \
         TRACE_OR_PASS(fn, dptr, s);                            \
-        struct culeak_ev e = EV(FREE, api, DEVICE);            \
+        struct culeak_ev e = EV(api);            \
         e.addr = dptr;                                         \
         e.aux = U(s);                                          \
         free_begin(&e);                                        \
@@ -202,7 +201,7 @@ CULEAK_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps 
 {
     TRACE_OR_PASS(cuMemPoolCreate, pool, props);
     CUresult r = real(pool, props);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_POOL_CREATE, POOL);
+    struct culeak_ev e = EV(CU_MEM_POOL_CREATE);
     e.addr = pool ? U(*pool) : 0;
     culeak_fill_ctx(&e);
     if (props && location_device(&props->location) >= 0)
@@ -213,7 +212,7 @@ CULEAK_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps 
 CULEAK_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     TRACE_OR_PASS(cuMemPoolDestroy, pool);
-    struct culeak_ev e = EV(FREE, CU_MEM_POOL_DESTROY, POOL);
+    struct culeak_ev e = EV(CU_MEM_POOL_DESTROY);
     e.addr = U(pool);
     free_begin(&e);
     return free_end(&e, real(pool));
@@ -223,7 +222,7 @@ CULEAK_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
     TRACE_OR_PASS(cuMemPoolTrimTo, pool, keep);
     CUresult r = real(pool, keep);
-    struct culeak_ev e = EV(TRIM, CU_MEM_POOL_TRIM_TO, POOL);
+    struct culeak_ev e = EV(CU_MEM_POOL_TRIM_TO);
     e.addr = U(pool);
     e.size = keep;
     return after_ctx(&e, r);
@@ -233,7 +232,7 @@ CULEAK_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool poo
 {
     TRACE_OR_PASS(cuMemPoolImportPointer, ptr, pool, data);
     CUresult r = real(ptr, pool, data);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_POOL_IMPORT_POINTER, IPC);
+    struct culeak_ev e = EV(CU_MEM_POOL_IMPORT_POINTER);
     e.addr = ptr ? *ptr : 0;
     e.size = r == CUDA_SUCCESS ? range_size(e.addr) : 0;
     e.aux = U(pool);
@@ -247,7 +246,7 @@ CULEAK_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
 {
     TRACE_OR_PASS(cuMemCreate, h, size, prop, flags);
     CUresult r = real(h, size, prop, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_CREATE, VMM_PHYSICAL);
+    struct culeak_ev e = EV(CU_MEM_CREATE);
     e.size = size;
     e.addr = h ? *h : 0;
     culeak_fill_ctx(&e);
@@ -259,7 +258,7 @@ CULEAK_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
 CULEAK_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
 {
     TRACE_OR_PASS(cuMemRelease, h);
-    struct culeak_ev e = EV(FREE, CU_MEM_RELEASE, VMM_PHYSICAL);
+    struct culeak_ev e = EV(CU_MEM_RELEASE);
     e.addr = h;
     free_begin(&e);
     return free_end(&e, real(h));
@@ -269,7 +268,7 @@ CULEAK_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle 
 {
     TRACE_OR_PASS(cuMemRetainAllocationHandle, h, addr);
     CUresult r = real(h, addr);
-    struct culeak_ev e = EV(RETAIN, CU_MEM_RETAIN_ALLOCATION_HANDLE, VMM_PHYSICAL);
+    struct culeak_ev e = EV(CU_MEM_RETAIN_ALLOCATION_HANDLE);
     e.addr = r == CUDA_SUCCESS && h ? *h : 0;
     e.aux = U(addr);
     return after_ctx(&e, r);
@@ -280,7 +279,7 @@ CULEAK_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHand
 {
     TRACE_OR_PASS(cuMemImportFromShareableHandle, h, os_handle, type);
     CUresult r = real(h, os_handle, type);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, VMM_PHYSICAL);
+    struct culeak_ev e = EV(CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE);
     e.addr = h ? *h : 0;
     return after_ctx(&e, r);
 }
@@ -290,7 +289,7 @@ CULEAK_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUm
 {
     TRACE_OR_PASS(cuMemMap, ptr, size, offset, h, flags);
     CUresult r = real(ptr, size, offset, h, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_MAP, VMM_MAPPED);
+    struct culeak_ev e = EV(CU_MEM_MAP);
     e.size = size;
     e.addr = ptr;
     e.aux = h;
@@ -300,7 +299,7 @@ CULEAK_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUm
 CULEAK_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     TRACE_OR_PASS(cuMemUnmap, ptr, size);
-    struct culeak_ev e = EV(FREE, CU_MEM_UNMAP, VMM_MAPPED);
+    struct culeak_ev e = EV(CU_MEM_UNMAP);
     e.addr = ptr;
     e.size = size;
     free_begin(&e);
@@ -312,7 +311,7 @@ CULEAK_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t
 {
     TRACE_OR_PASS(cuMemAddressReserve, ptr, size, alignment, addr, flags);
     CUresult r = real(ptr, size, alignment, addr, flags);
-    struct culeak_ev e = EV(ALLOC, CU_MEM_ADDRESS_RESERVE, ADDRESS_RESERVE);
+    struct culeak_ev e = EV(CU_MEM_ADDRESS_RESERVE);
     e.size = size;
     e.addr = ptr ? *ptr : 0;
     return after_ctx(&e, r);
@@ -321,7 +320,7 @@ CULEAK_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t
 CULEAK_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     TRACE_OR_PASS(cuMemAddressFree, ptr, size);
-    struct culeak_ev e = EV(FREE, CU_MEM_ADDRESS_FREE, ADDRESS_RESERVE);
+    struct culeak_ev e = EV(CU_MEM_ADDRESS_FREE);
     e.addr = ptr;
     e.size = size;
     free_begin(&e);
@@ -375,7 +374,7 @@ CULEAK_EXPORT CUresult cuArrayCreate_v2(CUarray *arr, const CUDA_ARRAY_DESCRIPTO
 {
     TRACE_OR_PASS(cuArrayCreate_v2, arr, d);
     CUresult r = real(arr, d);
-    struct culeak_ev e = EV(ALLOC, CU_ARRAY_CREATE, ARRAY);
+    struct culeak_ev e = EV(CU_ARRAY_CREATE);
     e.size = d ? dim(d->Width) * dim(d->Height) * element_bytes(d->Format, d->NumChannels) : 0;
     e.addr = arr ? U(*arr) : 0;
     return after_ctx(&e, r);
@@ -385,7 +384,7 @@ CULEAK_EXPORT CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCR
 {
     TRACE_OR_PASS(cuArray3DCreate_v2, arr, d);
     CUresult r = real(arr, d);
-    struct culeak_ev e = EV(ALLOC, CU_ARRAY_3D_CREATE, ARRAY);
+    struct culeak_ev e = EV(CU_ARRAY_3D_CREATE);
     e.size = array3d_bytes(d, 1);
     e.addr = arr ? U(*arr) : 0;
     return after_ctx(&e, r);
@@ -394,7 +393,7 @@ CULEAK_EXPORT CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCR
 CULEAK_EXPORT CUresult cuArrayDestroy(CUarray arr)
 {
     TRACE_OR_PASS(cuArrayDestroy, arr);
-    struct culeak_ev e = EV(FREE, CU_ARRAY_DESTROY, ARRAY);
+    struct culeak_ev e = EV(CU_ARRAY_DESTROY);
     e.addr = U(arr);
     free_begin(&e);
     return free_end(&e, real(arr));
@@ -405,7 +404,7 @@ CULEAK_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_
 {
     TRACE_OR_PASS(cuMipmappedArrayCreate, arr, d, levels);
     CUresult r = real(arr, d, levels);
-    struct culeak_ev e = EV(ALLOC, CU_MIPMAPPED_ARRAY_CREATE, ARRAY);
+    struct culeak_ev e = EV(CU_MIPMAPPED_ARRAY_CREATE);
     e.size = array3d_bytes(d, levels);
     e.addr = arr ? U(*arr) : 0;
     return after_ctx(&e, r);
@@ -414,7 +413,7 @@ CULEAK_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_
 CULEAK_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
 {
     TRACE_OR_PASS(cuMipmappedArrayDestroy, arr);
-    struct culeak_ev e = EV(FREE, CU_MIPMAPPED_ARRAY_DESTROY, ARRAY);
+    struct culeak_ev e = EV(CU_MIPMAPPED_ARRAY_DESTROY);
     e.addr = U(arr);
     free_begin(&e);
     return free_end(&e, real(arr));
@@ -426,7 +425,7 @@ CULEAK_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h
 {
     TRACE_OR_PASS(cuIpcOpenMemHandle_v2, dptr, h, flags);
     CUresult r = real(dptr, h, flags);
-    struct culeak_ev e = EV(ALLOC, CU_IPC_OPEN_MEM_HANDLE, IPC);
+    struct culeak_ev e = EV(CU_IPC_OPEN_MEM_HANDLE);
     e.addr = dptr ? *dptr : 0;
     e.size = r == CUDA_SUCCESS ? range_size(e.addr) : 0;
     return after_ctx(&e, r);
@@ -435,7 +434,7 @@ CULEAK_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h
 CULEAK_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
     TRACE_OR_PASS(cuIpcCloseMemHandle, dptr);
-    struct culeak_ev e = EV(FREE, CU_IPC_CLOSE_MEM_HANDLE, IPC);
+    struct culeak_ev e = EV(CU_IPC_CLOSE_MEM_HANDLE);
     e.addr = dptr;
     free_begin(&e);
     return free_end(&e, real(dptr));
@@ -445,7 +444,7 @@ CULEAK_EXPORT CUresult cuImportExternalMemory(CUexternalMemory *mem, const CUDA_
 {
     TRACE_OR_PASS(cuImportExternalMemory, mem, d);
     CUresult r = real(mem, d);
-    struct culeak_ev e = EV(ALLOC, CU_IMPORT_EXTERNAL_MEMORY, EXTERNAL);
+    struct culeak_ev e = EV(CU_IMPORT_EXTERNAL_MEMORY);
     e.size = d ? d->size : 0;
     e.addr = mem ? U(*mem) : 0;
     return after_ctx(&e, r);
@@ -454,7 +453,7 @@ CULEAK_EXPORT CUresult cuImportExternalMemory(CUexternalMemory *mem, const CUDA_
 CULEAK_EXPORT CUresult cuDestroyExternalMemory(CUexternalMemory mem)
 {
     TRACE_OR_PASS(cuDestroyExternalMemory, mem);
-    struct culeak_ev e = EV(FREE, CU_DESTROY_EXTERNAL_MEMORY, EXTERNAL);
+    struct culeak_ev e = EV(CU_DESTROY_EXTERNAL_MEMORY);
     e.addr = U(mem);
     free_begin(&e);
     return free_end(&e, real(mem));
@@ -467,7 +466,7 @@ CULEAK_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph g, cons
 {
     TRACE_OR_PASS(cuGraphAddMemAllocNode, node, g, deps, ndeps, p);
     CUresult r = real(node, g, deps, ndeps, p);
-    struct culeak_ev e = EV(ALLOC, CU_GRAPH_ADD_MEM_ALLOC_NODE, GRAPH);
+    struct culeak_ev e = EV(CU_GRAPH_ADD_MEM_ALLOC_NODE);
     e.size = p ? p->bytesize : 0;
     e.addr = p ? p->dptr : 0;
     e.aux = r == CUDA_SUCCESS && node ? U(*node) : 0;
@@ -482,7 +481,7 @@ CULEAK_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph g, const
 {
     TRACE_OR_PASS(cuGraphAddMemFreeNode, node, g, deps, ndeps, dptr);
     CUresult r = real(node, g, deps, ndeps, dptr);
-    struct culeak_ev e = EV(FREE, CU_GRAPH_ADD_MEM_FREE_NODE, GRAPH);
+    struct culeak_ev e = EV(CU_GRAPH_ADD_MEM_FREE_NODE);
     e.addr = dptr;
     e.aux = r == CUDA_SUCCESS && node ? U(*node) : 0;
     return culeak_free_stacks ? after_ctx(&e, r) : after(&e, r);
@@ -492,7 +491,7 @@ CULEAK_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph g, const
 
 static CUresult ctx_created(CUcontext *pctx, CUdevice dev, CUresult r)
 {
-    struct culeak_ev e = EV(CTX_CREATE, CU_CTX_CREATE, NONE);
+    struct culeak_ev e = EV(CU_CTX_CREATE);
     e.device = dev;
     e.addr = e.ctx = r == CUDA_SUCCESS && pctx ? U(*pctx) : 0;
     return after(&e, r);
@@ -521,7 +520,7 @@ CULEAK_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
     culeak_ctx_forget();
     TRACE_OR_PASS(cuCtxDestroy_v2, ctx);
-    struct culeak_ev e = EV(FREE_ALL, CU_CTX_DESTROY, NONE);
+    struct culeak_ev e = EV(CU_CTX_DESTROY);
     __typeof__(&cuCtxGetDevice_v2) get_dev = CULEAK_REAL(cuCtxGetDevice_v2);
     CUdevice dev;
     if (get_dev && get_dev(&dev, ctx) == CUDA_SUCCESS) {
@@ -541,7 +540,7 @@ CULEAK_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     culeak_ctx_forget();
     TRACE_OR_PASS(cuDevicePrimaryCtxReset_v2, dev);
-    struct culeak_ev e = EV(FREE_ALL, CU_DEVICE_PRIMARY_CTX_RESET, NONE);
+    struct culeak_ev e = EV(CU_DEVICE_PRIMARY_CTX_RESET);
     e.device = dev;
     CUresult r = real(dev);
     culeak_ctx_forget();
@@ -559,7 +558,7 @@ CULEAK_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     unsigned int flags;
     int is_active = 1;
     if (r == CUDA_SUCCESS && state && state(dev, &flags, &is_active) == CUDA_SUCCESS && !is_active) {
-        struct culeak_ev e = EV(FREE_ALL, CU_DEVICE_PRIMARY_CTX_RELEASE, NONE);
+        struct culeak_ev e = EV(CU_DEVICE_PRIMARY_CTX_RELEASE);
         e.device = dev;
         return after(&e, r);
     }

@@ -13,7 +13,6 @@
     if (!culeak_enter())                               \
         return real(__VA_ARGS__)
 
-#define EV(op, api, kind) {CULEAK_OP_##op, CULEAK_API_##api, CULEAK_KIND_##kind, -1, 0, 0, 0, 0, 0}
 #define U(x) ((uint64_t)(uintptr_t)(x))
 
 static cudaError_t after(struct culeak_ev *e, cudaError_t r)
@@ -52,7 +51,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc(void **p, size_t size)
 {
     TRACE_OR_PASS(cudaMalloc, p, size);
     cudaError_t r = real(p, size);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC, DEVICE);
+    struct culeak_ev e = EV(CUDA_MALLOC);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     return after(&e, r);
@@ -66,7 +65,7 @@ CULEAK_EXPORT cudaError_t cudaFree(void *p)
         culeak_leave();
         return r;
     }
-    struct culeak_ev e = EV(FREE, CUDA_FREE, DEVICE);
+    struct culeak_ev e = EV(CUDA_FREE);
     e.addr = U(p);
     free_begin(&e);
     return free_end(&e, real(p));
@@ -76,7 +75,7 @@ CULEAK_EXPORT cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int 
 {
     TRACE_OR_PASS(cudaMallocManaged, p, size, flags);
     cudaError_t r = real(p, size, flags);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_MANAGED, MANAGED);
+    struct culeak_ev e = EV(CUDA_MALLOC_MANAGED);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     return after(&e, r);
@@ -86,7 +85,7 @@ CULEAK_EXPORT cudaError_t cudaMallocHost(void **p, size_t size)
 {
     TRACE_OR_PASS(cudaMallocHost, p, size);
     cudaError_t r = real(p, size);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_HOST, HOST_PINNED);
+    struct culeak_ev e = EV(CUDA_MALLOC_HOST);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     return after(&e, r);
@@ -96,7 +95,7 @@ CULEAK_EXPORT cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flag
 {
     TRACE_OR_PASS(cudaHostAlloc, p, size, flags);
     cudaError_t r = real(p, size, flags);
-    struct culeak_ev e = EV(ALLOC, CUDA_HOST_ALLOC, HOST_PINNED);
+    struct culeak_ev e = EV(CUDA_HOST_ALLOC);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     return after(&e, r);
@@ -110,7 +109,7 @@ CULEAK_EXPORT cudaError_t cudaFreeHost(void *p)
         culeak_leave();
         return r;
     }
-    struct culeak_ev e = EV(FREE, CUDA_FREE_HOST, HOST_PINNED);
+    struct culeak_ev e = EV(CUDA_FREE_HOST);
     e.addr = U(p);
     free_begin(&e);
     return free_end(&e, real(p));
@@ -120,7 +119,7 @@ CULEAK_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width,
 {
     TRACE_OR_PASS(cudaMallocPitch, p, pitch, width, height);
     cudaError_t r = real(p, pitch, width, height);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_PITCH, DEVICE);
+    struct culeak_ev e = EV(CUDA_MALLOC_PITCH);
     e.size = (r == cudaSuccess && pitch ? *pitch : width) * height;
     e.addr = p ? U(*p) : 0;
     return after(&e, r);
@@ -130,7 +129,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExt
 {
     TRACE_OR_PASS(cudaMalloc3D, pp, ext);
     cudaError_t r = real(pp, ext);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_3D, DEVICE);
+    struct culeak_ev e = EV(CUDA_MALLOC_3D);
     e.size = (r == cudaSuccess && pp ? pp->pitch : ext.width) * dim(ext.height) * dim(ext.depth);
     e.addr = pp ? U(pp->ptr) : 0;
     return after(&e, r);
@@ -140,7 +139,7 @@ CULEAK_EXPORT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
 {
     TRACE_OR_PASS(cudaMallocAsync, p, size, s);
     cudaError_t r = real(p, size, s);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_ASYNC, DEVICE);
+    struct culeak_ev e = EV(CUDA_MALLOC_ASYNC);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     e.aux = U(s);
@@ -151,7 +150,7 @@ CULEAK_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMem
 {
     TRACE_OR_PASS(cudaMallocFromPoolAsync, p, size, pool, s);
     cudaError_t r = real(p, size, pool, s);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_FROM_POOL_ASYNC, DEVICE);
+    struct culeak_ev e = EV(CUDA_MALLOC_FROM_POOL_ASYNC);
     e.size = size;
     e.addr = p ? U(*p) : 0;
     e.aux = U(pool);
@@ -161,7 +160,7 @@ CULEAK_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMem
 CULEAK_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     TRACE_OR_PASS(cudaFreeAsync, p, s);
-    struct culeak_ev e = EV(FREE, CUDA_FREE_ASYNC, DEVICE);
+    struct culeak_ev e = EV(CUDA_FREE_ASYNC);
     e.addr = U(p);
     e.aux = U(s);
     free_begin(&e);
@@ -172,7 +171,7 @@ CULEAK_EXPORT cudaError_t cudaHostRegister(void *p, size_t size, unsigned int fl
 {
     TRACE_OR_PASS(cudaHostRegister, p, size, flags);
     cudaError_t r = real(p, size, flags);
-    struct culeak_ev e = EV(ALLOC, CUDA_HOST_REGISTER, HOST_REGISTERED);
+    struct culeak_ev e = EV(CUDA_HOST_REGISTER);
     e.size = size;
     e.addr = U(p);
     return after(&e, r);
@@ -181,7 +180,7 @@ CULEAK_EXPORT cudaError_t cudaHostRegister(void *p, size_t size, unsigned int fl
 CULEAK_EXPORT cudaError_t cudaHostUnregister(void *p)
 {
     TRACE_OR_PASS(cudaHostUnregister, p);
-    struct culeak_ev e = EV(FREE, CUDA_HOST_UNREGISTER, HOST_REGISTERED);
+    struct culeak_ev e = EV(CUDA_HOST_UNREGISTER);
     e.addr = U(p);
     free_begin(&e);
     return free_end(&e, real(p));
@@ -192,7 +191,7 @@ CULEAK_EXPORT cudaError_t cudaMallocArray(cudaArray_t *arr, const struct cudaCha
 {
     TRACE_OR_PASS(cudaMallocArray, arr, d, width, height, flags);
     cudaError_t r = real(arr, d, width, height, flags);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_ARRAY, ARRAY);
+    struct culeak_ev e = EV(CUDA_MALLOC_ARRAY);
     e.size = dim(width) * dim(height) * channel_bytes(d);
     e.addr = arr ? U(*arr) : 0;
     return after(&e, r);
@@ -203,7 +202,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *arr, const struct cudaC
 {
     TRACE_OR_PASS(cudaMalloc3DArray, arr, d, ext, flags);
     cudaError_t r = real(arr, d, ext, flags);
-    struct culeak_ev e = EV(ALLOC, CUDA_MALLOC_3D_ARRAY, ARRAY);
+    struct culeak_ev e = EV(CUDA_MALLOC_3D_ARRAY);
     e.size = dim(ext.width) * dim(ext.height) * dim(ext.depth) * channel_bytes(d);
     e.addr = arr ? U(*arr) : 0;
     return after(&e, r);
@@ -212,7 +211,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *arr, const struct cudaC
 CULEAK_EXPORT cudaError_t cudaFreeArray(cudaArray_t arr)
 {
     TRACE_OR_PASS(cudaFreeArray, arr);
-    struct culeak_ev e = EV(FREE, CUDA_FREE_ARRAY, ARRAY);
+    struct culeak_ev e = EV(CUDA_FREE_ARRAY);
     e.addr = U(arr);
     free_begin(&e);
     return free_end(&e, real(arr));
@@ -223,7 +222,7 @@ CULEAK_EXPORT cudaError_t cudaDeviceReset(void)
 {
     culeak_ctx_forget();
     TRACE_OR_PASS(cudaDeviceReset);
-    struct culeak_ev e = EV(FREE_ALL, CUDA_DEVICE_RESET, NONE);
+    struct culeak_ev e = EV(CUDA_DEVICE_RESET);
     culeak_fill_ctx(&e);
     e.ctx = 0;
     e.result = (uint64_t)real();
