@@ -1,6 +1,7 @@
 /* Starting a program under the shim: finding libculeak.so and setting the environment. */
 #include "launch.h"
 #include "collect.h"
+#include "common/frameworks.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -100,10 +101,13 @@ static void prepend_env(const char *name, const char *value)
 
 void culeak_no_pool_env(void)
 {
-    setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
-    setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false", 1);
-    setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", 1);
-    setenv("CULEAK_NO_POOL", "1", 1); /* culeak.no_pool() turns CuPy's pools off */
+    for (unsigned c = 1; c < CULEAK_FRAMEWORK_COUNT; c++)
+        for (const char *const *env = culeak_framework(c)->no_pool_env; *env; env++) {
+            char name[128];
+            size_t n = strcspn(*env, "=");
+            snprintf(name, sizeof name, "%.*s", (int)n, *env);
+            setenv(name, (*env)[n] ? *env + n + 1 : "", 1);
+        }
 }
 
 #ifdef __SANITIZE_ADDRESS__

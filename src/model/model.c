@@ -307,8 +307,8 @@ int model_field_by_name(const char *name)
 
 const char *model_cache_name(enum model_cache c)
 {
-    static const char *const names[] = {"", "pytorch", "cupy", "xla"};
-    return (unsigned)c < 4 ? names[c] : "";
+    const struct culeak_framework *f = culeak_framework(c);
+    return f ? f->name : "";
 }
 
 void model_query_init(struct model_query *q)

@@ -29,6 +29,7 @@
 #define CULEAK_MODEL_H
 
 #include "common/apis.h"
+#include "common/frameworks.h"
 #include "common/decode.h"
 
 #include <stddef.h>
@@ -279,7 +280,13 @@ enum model_source {
     MODEL_SOURCE_FAILURE,  /* live when failed allocation query.failure happened */
 };
 
-enum model_cache { MODEL_CACHE_NONE, MODEL_CACHE_PYTORCH, MODEL_CACHE_CUPY, MODEL_CACHE_XLA };
+/* The frameworks' pools, by their row of common/frameworks.h. */
+enum model_cache {
+    MODEL_CACHE_NONE = CULEAK_FRAMEWORK_NONE,
+    MODEL_CACHE_PYTORCH = CULEAK_FRAMEWORK_PYTORCH,
+    MODEL_CACHE_CUPY = CULEAK_FRAMEWORK_CUPY,
+    MODEL_CACHE_XLA = CULEAK_FRAMEWORK_XLA,
+};
 const char *model_cache_name(enum model_cache c);   /* "", "pytorch", "cupy", "xla" */
 #define MODEL_POOLS 8 /* room for enum model_cache values */
 /* "pytorch caching allocator", "cupy memory pool": the pool in words */

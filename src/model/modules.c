@@ -143,12 +143,13 @@ static int glob_matches(const char *glob, const char *path, const char *name)
     return fnmatch(glob, strchr(glob, '/') ? path : name, 0) == 0;
 }
 
+/* The framework whose caching allocator a module is (common/frameworks.h). */
 static int classify_cache(const char *path, const char *name)
 {
-    if (fnmatch("libc10_cuda*", name, 0) == 0)
-        return MODEL_CACHE_PYTORCH;
-    if (strstr(path, "cupy/cuda/memory") || strstr(path, "cupy/cuda/_memory") || strstr(path, "cupy/cuda/pinned_memory"))
-        return MODEL_CACHE_CUPY;
+    for (unsigned c = 1; c < CULEAK_FRAMEWORK_COUNT; c++)
+        for (const char *const *glob = culeak_framework(c)->module_globs; *glob; glob++)
+            if (glob_matches(*glob, path, name))
+                return (int)c;
     return MODEL_CACHE_NONE;
 }
 

@@ -16,20 +16,15 @@
 
 const char *model_pool_name(enum model_cache c)
 {
-    switch (c) {
-    case MODEL_CACHE_PYTORCH: return "pytorch caching allocator";
-    case MODEL_CACHE_CUPY: return "cupy memory pool";
-    case MODEL_CACHE_XLA: return "xla allocator";
-    default: return "caching allocator";
-    }
+    const struct culeak_framework *f = culeak_framework(c);
+    return f ? f->pool : "caching allocator";
 }
 
 void pools_on_block(struct process *p, unsigned api)
 {
-    if (api == CULEAK_API_TORCH_BLOCK_ALLOC)
-        p->pools_tracked |= 1u << MODEL_CACHE_PYTORCH;
-    else if (api == CULEAK_API_CUPY_BLOCK_ALLOC)
-        p->pools_tracked |= 1u << MODEL_CACHE_CUPY;
+    for (unsigned c = 1; c < CULEAK_FRAMEWORK_COUNT; c++)
+        if (culeak_framework(c)->block_api == api)
+            p->pools_tracked |= 1u << c;
 }
 
 enum model_cache unit_pool(struct model *m, int proc, struct unit *u)

@@ -204,21 +204,14 @@ uint32_t stack_row_id(struct model *m, uint64_t key)
     return id;
 }
 
-/* Function names of the caching allocators whose memory, still held at exit, is cache:
- * PyTorch's device allocator and its pinned-host one (CachingHostAllocatorImpl; before
- * torch 2.3, CUDAHostAllocator), CuPy's memory and pinned-memory pools, XLA's. */
+/* The framework whose caching allocator a function is (common/frameworks.h): memory it
+ * still holds at exit is cache. */
 static enum model_cache cache_of_function(const char *fn)
 {
-    if (!fn)
-        return MODEL_CACHE_NONE;
-    if (strstr(fn, "CUDACachingAllocator") || strstr(fn, "CachingHostAllocator") || strstr(fn, "CUDAHostAllocator"))
-        return MODEL_CACHE_PYTORCH;
-    if (strstr(fn, "cupy.cuda.memory") || strstr(fn, "4cupy_4cuda_6memory") || strstr(fn, "cupy::cuda::memory") ||
-        strstr(fn, "cupy.cuda.pinned_memory") || strstr(fn, "4cupy_4cuda_13pinned_memory") ||
-        strstr(fn, "cupy::cuda::pinned_memory"))
-        return MODEL_CACHE_CUPY;
-    if (strstr(fn, "BFCAllocator") || strstr(fn, "CudaMallocAsyncAllocator"))
-        return MODEL_CACHE_XLA;
+    for (unsigned c = 1; fn && c < CULEAK_FRAMEWORK_COUNT; c++)
+        for (const char *const *part = culeak_framework(c)->functions; *part; part++)
+            if (strstr(fn, *part))
+                return (enum model_cache)c;
     return MODEL_CACHE_NONE;
 }
 
