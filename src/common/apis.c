@@ -35,14 +35,6 @@ static const char *const kind_names[CULEAK_KIND_COUNT] = {
 
 const char *culeak_api_name(unsigned api) { return api < CULEAK_API_COUNT ? api_names[api] : "unknown"; }
 
-int culeak_api_by_name(const char *name)
-{
-    for (unsigned i = 0; i < CULEAK_API_COUNT; i++)
-        if (strcmp(api_names[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
 const char *culeak_op_name(unsigned op) { return op < CULEAK_OP_COUNT ? op_names[op] : "unknown"; }
 
 const char *culeak_kind_name(unsigned kind) { return kind < CULEAK_KIND_COUNT ? kind_names[kind] : "unknown"; }

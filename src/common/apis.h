@@ -128,7 +128,6 @@ enum culeak_api_kind {
 };
 
 const char *culeak_api_name(unsigned api);     /* "unknown" outside the table */
-int culeak_api_by_name(const char *name);      /* -1 when unknown */
 const char *culeak_op_name(unsigned op);       /* "alloc", "free", "free_all", ... */
 const char *culeak_kind_name(unsigned kind);   /* "device", "managed", "pinned", ... */
 int culeak_kind_by_name(const char *name);     /* -1 when unknown */

@@ -82,4 +82,3 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
     return 0;
 }
 
-size_t u64map_memory(const struct u64map *m) { return m->nslots * (sizeof *m->keys + sizeof *m->vals); }

@@ -20,6 +20,5 @@ uint32_t u64map_get(const struct u64map *m, uint64_t key);
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
 /* Room for n keys without growing; -1 when out of memory. */
 int u64map_reserve(struct u64map *m, size_t n);
-size_t u64map_memory(const struct u64map *m);
 
 #endif

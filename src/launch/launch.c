@@ -392,15 +392,3 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
     sigaction(SIGQUIT, &oldquit, NULL);
     return st;
 }
-
-long culeak_parse_count(const char *s)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < 0)
-        return -1;
-    return v;
-}

@@ -53,7 +53,4 @@ int culeak_program_is_static(const char *prog);
 /* Exit status of a shell for a wait status: the code, or 128+signal. */
 int culeak_exit_code(int wstatus);
 
-/* Parses "--depth N" style integers: returns -1 on garbage. */
-long culeak_parse_count(const char *s);
-
 #endif

@@ -295,7 +295,6 @@ int model_group_by_name(const char *name)
     return -1;
 }
 
-const char *model_field_name(enum model_field f) { return (unsigned)f < MODEL_FIELD_COUNT ? field_names[f] : "?"; }
 
 int model_field_by_name(const char *name)
 {

@@ -81,7 +81,6 @@ int model_stream_feed(struct model_stream *s, const void *bytes, size_t n);
 /* End of input: 0 clean, 1 cut off mid-record (the process is marked truncated). */
 int model_stream_finish(struct model_stream *s);
 const char *model_stream_error(const struct model_stream *s);
-int model_stream_process(const struct model_stream *s); /* proc, or -1 before HELLO */
 /* Frees the decoder; the process's data stays in the model. */
 void model_stream_close(struct model_stream *s);
 
@@ -269,7 +268,6 @@ enum model_field {
     MODEL_FIELD_DELTA_BYTES, /* diffs */
     MODEL_FIELD_COUNT
 };
-const char *model_field_name(enum model_field f);   /* "live_bytes", ... */
 int model_field_by_name(const char *name);          /* -1 when unknown */
 
 enum model_source {

@@ -376,6 +376,5 @@ uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group
 uint32_t stack_row_id(struct model *m, uint64_t key);
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u);
 /* Symbolized frames of the site of a stack (inline chain of its site address). */
-const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack);
 
 #endif

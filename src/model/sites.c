@@ -334,13 +334,6 @@ int model_stack_backward(struct model *m, int proc, uint64_t stack, const char *
     return line ? 1 : 2;
 }
 
-const struct sym_result *stack_site_frames(struct model *m, struct process *p, uint64_t stack)
-{
-    uint32_t site = modules_site_of_stack(m, p, stack);
-    site_symbolize(m, &m->sites[site]);
-    return m->sites[site].sym;
-}
-
 /* "name(args)" matches a pattern for "name" too. */
 static int function_matches(const char *pattern, const char *fn)
 {

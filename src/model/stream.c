@@ -248,7 +248,6 @@ int model_stream_finish(struct model_stream *s)
 
 const char *model_stream_error(const struct model_stream *s) { return s->error; }
 
-int model_stream_process(const struct model_stream *s) { return s->p ? s->p->pub.index : -1; }
 
 void model_stream_close(struct model_stream *s)
 {
