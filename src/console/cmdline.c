@@ -1,6 +1,7 @@
 /* Splitting a typed command into words; the command, sort-field and grouping tables. */
 #include "cmdline.h"
 #include "command_handlers.h"
+#include "model/model.h"
 
 #include <string.h>
 
@@ -173,8 +174,6 @@ int cmd_lookup(const char *word)
 
 const char *const sort_field_names[] = {"id", "live", "count", "change", "peak", "allocs", "kind", "site", "module"};
 const size_t sort_nfields = sizeof sort_field_names / sizeof *sort_field_names;
-const char *const group_names[] = {"site", "function", "file", "module", "stack"};
-const size_t group_nnames = sizeof group_names / sizeof *group_names;
 
 static int by_name(const char *const *names, size_t n, const char *s)
 {
@@ -195,7 +194,5 @@ int sort_field_by_name(const char *s)
 
 int group_by_name(const char *s)
 {
-    if (strcmp(s, "func") == 0)
-        return 1;
-    return by_name(group_names, group_nnames, s);
+    return strcmp(s, "func") == 0 ? MODEL_GROUP_FUNCTION : model_group_by_name(s);
 }

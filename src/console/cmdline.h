@@ -42,11 +42,10 @@ extern const size_t cmd_nspecs;
  * unknown, -2 when the prefix is ambiguous. */
 int cmd_lookup(const char *word);
 
-/* Sort fields and grouping names, in the order the table shows them. */
+/* Sort fields, in the order the table shows them. The groupings are the model's
+ * (model_group_name); group_by_name also takes "func". */
 extern const char *const sort_field_names[];
 extern const size_t sort_nfields;
-extern const char *const group_names[];
-extern const size_t group_nnames;
 int sort_field_by_name(const char *s); /* -1 when unknown */
 int group_by_name(const char *s);      /* -1 when unknown */
 

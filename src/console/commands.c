@@ -575,7 +575,7 @@ void cmd_group(struct console *c, int argc, char **argv)
     char names[64];
     names_resolved(c, g == MODEL_GROUP_FUNCTION || g == MODEL_GROUP_FILE, names, sizeof names);
     ui_rows(&c->u);
-    ui_message(&c->u, 0, "grouped by %s: %zu row%s (ids changed; breakpoints keep their sites)%s", group_names[g],
+    ui_message(&c->u, 0, "grouped by %s: %zu row%s (ids changed; breakpoints keep their sites)%s", model_group_name((enum model_group)g),
                c->u.nrows, plural(c->u.nrows), names);
 }
 

@@ -20,7 +20,7 @@ void console_fkey(struct console *c, int n)
         ui_message(&c->u, 0, "search the output pane: type the text, then Enter (/ and Enter: the next older)");
         return;
     case 5: /* the next grouping, as htop's F5 turns the tree on and off */
-        snprintf(cmd, sizeof cmd, "group %s", group_names[((size_t)c->u.group + 1) % group_nnames]);
+        snprintf(cmd, sizeof cmd, "group %s", model_group_name((enum model_group)((c->u.group + 1) % MODEL_GROUP_COUNT)));
         break;
     case 6:
         ui_sort_key(&c->u, '>', cmd, sizeof cmd);

@@ -71,7 +71,7 @@ static char *gen_from(const char *text, int state, const char *(*item)(size_t i)
 
 static const char *cmd_item(size_t i) { return i < cmd_nspecs ? cmd_specs[i].name : NULL; }
 static const char *sort_item(size_t i) { return i < sort_nfields ? sort_field_names[i] : NULL; }
-static const char *group_item(size_t i) { return i < group_nnames ? group_names[i] : NULL; }
+static const char *group_item(size_t i) { return i < MODEL_GROUP_COUNT ? model_group_name((enum model_group)i) : NULL; }
 static const char *snap_item(size_t i)
 {
     size_t n = (size_t)model_snapshot_count(con->u.m);
