@@ -20,7 +20,7 @@ static void verdict_key(const struct model *m, uint64_t *marks, uint64_t *ended)
         model_marks(m, i, &k);
         *marks += k;
         const struct model_process *p = model_process(m, i);
-        *ended += p->exited || p->ended;
+        *ended += !model_process_running(p);
     }
 }
 

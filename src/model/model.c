@@ -304,6 +304,8 @@ int model_field_by_name(const char *name)
     return -1;
 }
 
+int model_process_running(const struct model_process *p) { return !p->exited && !p->ended; }
+
 const char *model_cache_name(enum model_cache c)
 {
     const struct culeak_framework *f = culeak_framework(c);

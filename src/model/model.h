@@ -143,6 +143,9 @@ int model_process_count(const struct model *m);
 /* 1 when the processes ran on more than one host (pids are only unique per host). */
 int model_several_hosts(const struct model *m);
 const struct model_process *model_process(const struct model *m, int proc);
+/* Still running as far as the stream says: neither exited nor ended (its stream closed or
+ * its image replaced by exec). */
+int model_process_running(const struct model_process *p);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
 
 /* ------------------------------------------------------------------ totals */

@@ -95,7 +95,9 @@ struct process {
     struct moment *moments;
     size_t nmoments;
     uint64_t tick_step, next_tick;
-    /* runs.c: the run of processes it belongs to, and whether its stream has ended */
+    /* runs.c: the run of processes it belongs to, and whether its stream was closed (not
+     * only its image replaced by exec, which pub.ended also says: the next image is of the
+     * same run) */
     uint32_t run;
     int stream_ended;
     /* bit (1u << enum model_cache) of the pools whose blocks this process reports (tensor

@@ -624,7 +624,7 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
             .intervals = w, .rises = rises, .marks = s->n, .last_label = s->s[last % RING].label,
             .live_bytes = now, .window_bytes = then, .per_mark = (int64_t)per, .since_label = low_label,
             .since_seq = low_seq, .since_bytes = r->low_bytes, .since_marks = last - low_n,
-            .interval_s = interval_s, .device = -1, .running = !p->pub.exited && !p->pub.ended,
+            .interval_s = interval_s, .device = -1, .running = model_process_running(&p->pub),
             .stepwise = stepwise,
         };
         int host = r->slot == CULEAK_KIND_HOST_PINNED || r->slot == CULEAK_KIND_HOST_REGISTERED;

@@ -45,7 +45,7 @@ static void write_processes(FILE *f, struct model *m)
         else
             fputs("null", f);
         fprintf(f, ",\"truncated\":%s,\"running\":%s}", p->truncated ? "true" : "false",
-                !p->exited && !p->ended ? "true" : "false");
+                model_process_running(p) ? "true" : "false");
     }
     putc(']', f);
 }
