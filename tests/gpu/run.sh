@@ -7,6 +7,7 @@
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
+# attach_busy
 # tensor (TENSOR_REPS repetitions of bench/tensor_block.py, default 15; TENSOR_CPUS=2,3
 # keeps its processes on those processors, TENSOR_FIXED=1 gives them one memory layout)
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
@@ -524,6 +525,53 @@ if want attach; then
         say "attach: ok: what was live before the attach is not judged"
     else
         say "attach: FAIL no (before attach) row in the report"; fails=$((fails + 1))
+    fi
+fi
+if want attach_busy; then
+    say "== attach_busy: a PyTorch job busy in its training loop, attached 10 times mid-iteration (no gdb)"
+    rm -f "$W"/busy.*
+    venv_site=$("$VENV/bin/python" -c 'import culeak, os; print(os.path.dirname(os.path.dirname(culeak.__file__)))')
+    PYTHONPATH=$venv_site${PYTHONPATH:+:$PYTHONPATH} python3 tests/gpu/attach_busy.py "$W/busy" \
+        >"$W/busy-job.out" 2>"$W/busy-job.err" &
+    bjob=$!
+    for _ in $(seq 1200); do [ -e "$W/busy.ready" ] || ! kill -0 $bjob 2>/dev/null && break; sleep 0.1; done
+    line=$(grep -n '# KEEP$' tests/gpu/attach_busy.py | cut -d: -f1)
+    named=0 survived=0
+    : >"$W/busy-timing"
+    for i in $(seq 10); do
+        kill -0 $bjob 2>/dev/null || break
+        CULEAK_ATTACH_TIMING=1 "$CULEAK" record --pid $bjob -o "$W/busy.$i.culeak" >"$W/busy-rec.$i.out" 2>"$W/busy-rec.$i.err" &
+        brec=$!
+        for _ in $(seq 300); do grep -q "attached to pid" "$W/busy-rec.$i.err" || ! kill -0 $brec 2>/dev/null && break; sleep 0.1; done
+        sleep 3
+        kill -INT $brec
+        wait $brec
+        brc=$?
+        sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' \
+            "$W/busy-rec.$i.err" >>"$W/busy-timing"
+        kill -0 $bjob 2>/dev/null && survived=$((survived + 1))
+        marks=$("$CULEAK" dump "$W/busy.$i.culeak" 2>/dev/null | sed -n 's/.*"type":"mark".*"label":"\(iteration [0-9]*\)".*/\1/p')
+        first=$(echo "$marks" | sed -n 2p) last=$(echo "$marks" | tail -n 1)
+        "$CULEAK" report --diff "$first" "$last" "$W/busy.$i.culeak" >"$W/busy-diff.$i.txt" 2>&1
+        top=$(grep -m1 -E '^  \+[0-9]+ bytes' "$W/busy-diff.$i.txt")
+        if [ $brc -eq 0 ] && echo "$top" | grep -q "attach_busy.py:$line\b"; then
+            named=$((named + 1))
+        else
+            say "attach_busy: attach $i: record exited $brc; diff $first..$last: ${top:-nothing}; $(tail -n 2 "$W/busy-rec.$i.err")"
+        fi
+    done
+    touch "$W/busy.end"
+    wait $bjob
+    bjob_rc=$?
+    cp "$W/busy-diff.1.txt" "$W/busy-timing" "$OUT/" 2>/dev/null
+    stats() { sort -n | awk '{v[NR] = $1} END {if (NR) printf "median %.1f ms, max %.1f ms", v[int((NR + 1) / 2)], v[NR]}'; }
+    say "attach_busy: attach time $(cut -d' ' -f1 "$W/busy-timing" | stats); borrowed thread stopped $(cut -d' ' -f2 "$W/busy-timing" | stats)"
+    say "attach_busy: $(tail -n 1 "$W/busy-job.out")"
+    if [ $bjob_rc -eq 0 ] && [ $survived -eq 10 ] && [ $named -eq 10 ] && ! grep -q Traceback "$W/busy-job.err"; then
+        say "attach_busy: ok: 10 attaches, the job survived each and exited 0, every diff names attach_busy.py:$line"
+    else
+        say "attach_busy: FAIL job exit $bjob_rc, survived $survived of 10, KEEP line named $named of 10: $(tail -n 3 "$W/busy-job.err")"
+        fails=$((fails + 1))
     fi
 fi
 if want tensor; then
