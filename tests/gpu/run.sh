@@ -7,7 +7,7 @@
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
-# attach_busy
+# attach_busy e2e_attach (the e2e attach tests: carry build/fakecuda)
 # tensor (TENSOR_REPS repetitions of bench/tensor_block.py, default 15; TENSOR_CPUS=2,3
 # keeps its processes on those processors, TENSOR_FIXED=1 gives them one memory layout)
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
@@ -572,6 +572,36 @@ if want attach_busy; then
     else
         say "attach_busy: FAIL job exit $bjob_rc, survived $survived of 10, KEEP line named $named of 10: $(tail -n 3 "$W/busy-job.err")"
         fails=$((fails + 1))
+    fi
+fi
+if want e2e_attach; then
+    # the end-to-end attach tests of `make test` on this machine's CPU (GPU hosts are often
+    # Intel with AMX), gdb absent, with the wheel's culeak and shim and the simulated driver
+    # the build made (carry build/fakecuda)
+    say "== e2e_attach: the attach tests on this CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(grep -o 'amx_tile' /proc/cpuinfo | head -n 1 || echo 'no amx_tile')), gdb: $(command -v gdb || echo absent)"
+    pkg=$("$VENV/bin/python" -c 'import culeak, os; print(os.path.dirname(culeak.__file__))')
+    GB=$ROOT/build-gpu
+    rm -rf "$GB"
+    mkdir -p "$GB"
+    if [ ! -e build/fakecuda/libcuda.so.1 ]; then
+        say "e2e_attach: FAIL no build/fakecuda (make, then carry build/fakecuda)"; fails=$((fails + 1))
+    else
+        cp -r build/fakecuda "$GB/"
+        ln -s "$pkg/bin/culeak" "$GB/culeak"
+        for l in libculeak.so libculeak_unwind.so libculeak_torch.so; do ln -s "$pkg/lib/culeak/$l" "$GB/$l"; done
+        for t in attach_state attach_python attach_record attach_injector attach_failures; do
+            [ -x "tests/e2e/$t.sh" ] || continue
+            start=$(date +%s)
+            BUILD=build-gpu timeout 600 "tests/e2e/$t.sh" >"$W/e2e-$t.log" 2>&1
+            rc=$?
+            cp "$W/e2e-$t.log" "$OUT/" 2>/dev/null
+            if [ $rc -eq 0 ]; then
+                say "e2e_attach: ok $t ($(($(date +%s) - start)) s)"
+                grep -E 'attach time|stopped:|max_late|exceptions|attached [0-9]+ times' "$W/e2e-$t.log" | tee -a "$SUMMARY"
+            else
+                say "e2e_attach: FAIL $t (exit $rc)"; tail -n 15 "$W/e2e-$t.log" | tee -a "$SUMMARY"; fails=$((fails + 1))
+            fi
+        done
     fi
 fi
 if want tensor; then
