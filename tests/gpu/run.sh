@@ -578,7 +578,7 @@ if want e2e_attach; then
     # the end-to-end attach tests of `make test` on this machine's CPU (GPU hosts are often
     # Intel with AMX), gdb absent, with the wheel's culeak and shim and the simulated driver
     # the build made (carry build/fakecuda)
-    say "== e2e_attach: the attach tests on this CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(grep -o 'amx_tile' /proc/cpuinfo | head -n 1 || echo 'no amx_tile')), gdb: $(command -v gdb || echo absent)"
+    say "== e2e_attach: the attach tests on this CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(grep -q amx_tile /proc/cpuinfo && echo 'AMX: amx_tile' || echo 'no AMX')), gdb: $(command -v gdb || echo absent)"
     pkg=$("$VENV/bin/python" -c 'import culeak, os; print(os.path.dirname(culeak.__file__))')
     GB=$ROOT/build-gpu
     rm -rf "$GB"
