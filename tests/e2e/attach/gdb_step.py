@@ -10,7 +10,8 @@ them on line by line, and acts when culeak begins the step named in the environm
   ATTACH_ELSEWHERE=PID has gdb attach to PID instead (no such process: gdb says why)
   INTRUDE=1            connects to culeak's socket itself before gdb starts culeak in the
                        process, and sends some bytes: another process than the one attached
-Steps: attach, dlopen, start, detach."""
+Steps: attach, dlopen, start, detach. The gdb it runs: $REAL_GDB (the tests hide gdb from
+PATH), else gdb."""
 import os
 import re
 import signal
@@ -26,7 +27,7 @@ target_exit_at = os.environ.get("TARGET_EXIT_AT")
 stop_at = os.environ.get("STOP_AT")
 attach_elsewhere = os.environ.get("ATTACH_ELSEWHERE")
 intrude = os.environ.get("INTRUDE") == "1"
-gdb = subprocess.Popen(["gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
+gdb = subprocess.Popen([os.environ.get("REAL_GDB") or "gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
 target = None
 while True:
     line = sys.stdin.buffer.readline()
