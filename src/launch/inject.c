@@ -392,7 +392,8 @@ void culeak_ptrace_refused(pid_t pid, char *err, size_t len)
 static int informational(const char *line)
 {
     static const char *const chatter[] = {"Attaching to ", "Reading symbols", "[Thread debugging", "Using host ",
-                                          "Download", "0x", "[New ", "Symbols already loaded", "$"};
+                                          "Download", "0x", "[New ", "Symbols already loaded", "$",
+                                          "No loaded shared libraries match"};
     for (size_t i = 0; i < sizeof chatter / sizeof chatter[0]; i++)
         if (strncmp(line, chatter[i], strlen(chatter[i])) == 0)
             return 1;
