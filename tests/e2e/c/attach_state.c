@@ -9,6 +9,7 @@
  * has (attach_state_regs.S: general, x87, MXCSR, YMM, ZMM and opmask with AVX-512, AMX
  * tiles when the kernel grants them) and check them after each; each result is checked
  * (EINTR or a restart code is a fault), each read gets the bytes its feeder thread wrote,
+ * their signal mask stays as they set it,
  * no sleep ends early. A feeder per victim wakes it; the main thread waits in ppoll with a
  * signal mask; another thread allocates and frees on the (fake) driver. */
 #define _GNU_SOURCE
@@ -171,12 +172,24 @@ static int check_regs(struct victim *v, const long args[7], int kind)
     return bad;
 }
 
+/* the signal mask every victim keeps (SIGUSR1 blocked): the injector changes it while it
+ * borrows the thread, and must give it back */
+static sigset_t victim_mask;
+
 static long call(struct victim *v, int kind, long nr, long a1, long a2, long a3, long a4)
 {
     long args[7] = {nr, a1, a2, a3, a4, 0, 0};
     fill(v);
     long r = guarded_syscall(args, v->in, v->out, flags);
     v->corrupt += check_regs(v, args, kind);
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    for (int sig = 1; sig < 32; sig++)
+        if (sigismember(&now, sig) != sigismember(&victim_mask, sig)) {
+            fprintf(stderr, "victim %d: signal mask changed across %s (signal %d)\n", v->id, kind_name[kind], sig);
+            v->corrupt++;
+            break;
+        }
     return r;
 }
 
@@ -311,6 +324,7 @@ static void one_call(struct victim *v, int kind, uint64_t seq)
 static void *victim_main(void *arg)
 {
     struct victim *v = arg;
+    pthread_sigmask(SIG_SETMASK, &victim_mask, NULL);
     for (uint64_t seq = 1; !atomic_load(&stop); seq++)
         one_call(v, (int)(seq % K_COUNT), seq);
     announce(v, -1, 0); /* the feeder's end */
@@ -417,6 +431,8 @@ int main(int argc, char **argv)
     snprintf(end, sizeof end, "%s/end", dir);
     snprintf(figures, sizeof figures, "%s/figures", dir);
     cpu_features();
+    sigemptyset(&victim_mask);
+    sigaddset(&victim_mask, SIGUSR1);
     pthread_t vt[2], ft[2], at;
     for (int i = 0; i < 2; i++)
         setup(&victims[i], i);
