@@ -12,6 +12,7 @@
 # gdb when CULEAK_GDB names it (the cases run where the machine has a gdb):
 #  - the injector dead with the job left in a stop: the job is made to run;
 #  - gdb cannot attach (the process it was told is gone): record says what gdb said;
+#  - the shim cannot be loaded: record says dlopen's words;
 #  - a call fails: record says gdb's first error, not the ones that follow from it;
 #  - another process connects to culeak's socket first: culeak records the attached one.
 set -u
@@ -118,6 +119,21 @@ CULEAK_GDB=$STEP_GDB ATTACH_ELSEWHERE=2147483000 timeout 120 "$B/culeak" record 
 [ "$rc" -eq 1 ] || fail "gdb attached elsewhere: record exited $rc: $(cat "$D/rec.err")"
 grep -q "could not attach to pid $job: ptrace: No such process" "$D/rec.err" ||
     fail "gdb attached elsewhere: $(cat "$D/rec.err")"
+finish_job "$D"
+check_job_output client_static "$D"
+
+# gdb cannot load the shim: dlopen's words (CULEAK-ERR), no start step
+D=$T/gdb-no-shim
+mkdir "$D"
+start_job client_static "$D"
+printf 'not a library\n' >"$D/libculeak.so"
+rc=0
+CULEAK_GDB=$STEP_GDB CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+    2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "gdb, no shim: record exited $rc: $(cat "$D/rec.err")"
+grep -q "could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*(unset CULEAK_GDB to use culeak's own injector)" \
+    "$D/rec.err" || fail "gdb, no shim: $(cat "$D/rec.err")"
+not_stopped "gdb, no shim"
 finish_job "$D"
 check_job_output client_static "$D"
 

@@ -30,20 +30,27 @@ for mode in sleep busy; do
     : >"$D/timing"
     for i in $(seq "$ATTACHES"); do
         sleep "0.0$((RANDOM % 10))"
-        CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" &
+        # a file of its own: the last one's words must not be taken for this one's
+        CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec$i.err" &
         rec=$!
-        wait_attached "$D/rec.err" "$job"
+        wait_attached "$D/rec$i.err" "$job"
         sleep "0.0$((RANDOM % 5))"
         kill -INT "$rec"
         rc=0
         wait "$rec" || rc=$?
-        [ "$rc" -eq 0 ] || fail "$mode, attach $i: record exited $rc: $(cat "$D/rec.err")"
+        [ "$rc" -eq 0 ] || fail "$mode, attach $i: record exited $rc: $(cat "$D/rec$i.err")"
         sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' \
-            "$D/rec.err" >>"$D/timing"
+            "$D/rec$i.err" >>"$D/timing"
         job_alive || fail "$mode, attach $i: the job died: $(cat "$D/err")"
+        [ ! -s "$D/err" ] || fail "$mode, attach $i: the job complained: $(head -c 2000 "$D/err")"
         rm -f "$D/rec.culeak"
     done
     touch "$D/end"
+    end=$((SECONDS + WAIT_S))
+    while job_alive; do
+        [ "$SECONDS" -lt "$end" ] || fail "$mode: the job did not end: $(head -c 2000 "$D/err")"
+        sleep 0.05
+    done
     rc=0
     wait "$job" || rc=$?
     job=

@@ -36,21 +36,28 @@ RANDOM=7
 : >"$D/timing"
 for i in $(seq "$ATTACHES"); do
     sleep "0.0$((RANDOM % 10))"
-    CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec$i.culeak" 2>"$D/rec.err" &
+    # a file of its own: the last one's words must not be taken for this one's
+    CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec$i.culeak" 2>"$D/rec$i.err" &
     rec=$!
-    wait_attached "$D/rec.err" "$job"
+    wait_attached "$D/rec$i.err" "$job"
     sleep "0.0$((RANDOM % 5))"
     kill -INT "$rec"
     rc=0
     wait "$rec" || rc=$?
-    [ "$rc" -eq 0 ] || fail "attach $i: record exited $rc: $(cat "$D/rec.err")"
-    grep -q "detached from pid $job: it runs on" "$D/rec.err" || fail "attach $i: $(cat "$D/rec.err")"
-    sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' "$D/rec.err" \
+    [ "$rc" -eq 0 ] || fail "attach $i: record exited $rc: $(cat "$D/rec$i.err")"
+    grep -q "detached from pid $job: it runs on" "$D/rec$i.err" || fail "attach $i: $(cat "$D/rec$i.err")"
+    sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' "$D/rec$i.err" \
         >>"$D/timing"
     job_alive || fail "attach $i: the job died: $(cat "$D/err")"
+    [ ! -s "$D/err" ] || fail "attach $i: the job complained: $(head -c 2000 "$D/err")"
     rm -f "$D/rec$i.culeak"
 done
 touch "$D/end"
+end=$((SECONDS + WAIT_S))
+while job_alive; do
+    [ "$SECONDS" -lt "$end" ] || fail "the job did not end: $(head -c 2000 "$D/err")"
+    sleep 0.05
+done
 rc=0
 wait "$job" || rc=$?
 job=
