@@ -411,13 +411,18 @@ static void first_error(const struct gdb *g, char *out, size_t len)
     out[0] = 0;
     int chosen = 0;
     for (char *line = strtok(tmp, "\n"); line; line = strtok(NULL, "\n")) {
-        while (strncmp(line, "(gdb) ", 6) == 0 || strncmp(line, "> ", 2) == 0)
-            line += line[0] == '>' ? 2 : 6;
+        for (;;) /* the prompts: "(gdb) ", and ">" in a block (if ... end) */
+            if (strncmp(line, "(gdb) ", 6) == 0)
+                line += 6;
+            else if (line[0] == '>' || line[0] == ' ')
+                line++;
+            else
+                break;
         if (strncmp(line, "ptrace: ", 8) == 0 || strncmp(line, "CULEAK-ERR ", 11) == 0) {
             snprintf(out, len, "%s", line + (line[0] == 'C' ? 11 : 0));
             return;
         }
-        if (!chosen && strncmp(line, "CULEAK-", 7) != 0 && strcmp(line, "(gdb)") != 0 && line[strspn(line, " >")] &&
+        if (!chosen && strncmp(line, "CULEAK-", 7) != 0 && strcmp(line, "(gdb)") != 0 && line[0] &&
             !informational(line)) {
             snprintf(out, len, "%s", line);
             chosen = 1;
