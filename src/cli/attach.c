@@ -30,10 +30,11 @@ const struct cli_command cli_attach = {
     .name = "attach",
     .summary = "open the console on a process that is already running",
     .synopsis = "[OPTIONS] PID",
-    .about = "Loads libculeak.so into the running process PID with gdb (or cuda-gdb) and opens the\n"
-             "console on it: what was allocated before is one row, (before attach); every\n"
-             "allocation after it has its call site. detach, quit and the console's end leave the\n"
-             "process running. Needs ptrace rights over PID (see culeak(1), ATTACHING).\n",
+    .about = "Loads libculeak.so into the running process PID (culeak's own injector: one thread\n"
+             "is stopped for milliseconds and given back every register; gdb only when CULEAK_GDB\n"
+             "names it) and opens the console on it: what was allocated before is one row, (before\n"
+             "attach); every allocation after it has its call site. detach, quit and the console's\n"
+             "end leave the process running. Needs ptrace rights over PID (see culeak(1), ATTACHING).\n",
     .options = attach_options,
     .dash_names = attach_dash_names,
     .run = cmd_attach,

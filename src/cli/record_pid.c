@@ -89,6 +89,12 @@ int record_pid(const struct cli_command *cmd, pid_t pid, const char *out, int ti
         return 1;
     }
     fprintf(stderr, "culeak record: attached to pid %d; recording to %s (Ctrl-C detaches)\n", (int)pid, out);
+    double total_ms, stop_ms;
+    int tid = culeak_inject_timing(&total_ms, &stop_ms);
+    const char *timing = getenv("CULEAK_ATTACH_TIMING");
+    if (tid > 0 && timing && *timing && strcmp(timing, "0") != 0)
+        fprintf(stderr, "culeak record: the attach took %.2f ms; thread %d was stopped %.3f ms, no other thread\n",
+                total_ms, tid, stop_ms);
     size_t got = 0;
     while (!stop_signal && culeak_collector_busy(c))
         got = culeak_collector_poll(c, got ? POLL_BUSY_MS : POLL_IDLE_MS);

@@ -1,6 +1,6 @@
-/* The injector: a debugger (gdb, or cuda-gdb where that is the one present) attaches to
- * the process, calls dlopen(libculeak.so) and culeak_attach_start(endpoint) in it, and
- * detaches. culeak drives it step by step on its standard input, each step followed by
+/* The injector: culeak's own (inject_ptrace.c), or, when CULEAK_GDB names one, a debugger
+ * that attaches to the process, calls dlopen(libculeak.so) and culeak_attach_start(endpoint)
+ * in it, and detaches. culeak drives it step by step on its standard input, each step followed by
  * a marker it waits for, with a timeout; gdb's own rules do the rest (a signal during a
  * call unwinds it: unwindonsignal; end of input detaches).
  *
@@ -9,6 +9,7 @@
  * quit, kills it when it does not, and a process then found stopped gets SIGCONT: the
  * kernel detaches a dead tracer's tracee but may leave it in the stop of the attach. */
 #include "inject.h"
+#include "inject_ptrace.h"
 #include "launch.h"
 
 #include <errno.h>
@@ -135,6 +136,11 @@ int culeak_attach_precheck(pid_t pid, char *err, size_t len)
         snprintf(err, len, "no running process with pid %d", (int)pid);
         return -1;
     }
+    if (s == 'T') {
+        snprintf(err, len, "pid %d is stopped (state T): culeak attaches to running processes only; resume it "
+                           "(kill -CONT %d), then attach", (int)pid, (int)pid);
+        return -1;
+    }
     long uid = status_field(pid, "Uid:");
     if (uid >= 0 && geteuid() != 0 && (uid_t)uid != geteuid()) {
         snprintf(err, len,
@@ -174,13 +180,21 @@ const char *culeak_attach_debugger(char *err, size_t len)
 {
     static char found[4096];
     const char *env = getenv("CULEAK_GDB");
-    if (env && *env)
-        return env;
-    if (on_path("gdb", found, sizeof found) || on_path("cuda-gdb", found, sizeof found))
-        return found;
-    snprintf(err, len, "attaching needs gdb (or cuda-gdb) on PATH: install it (apt-get install gdb, "
-                       "dnf install gdb) or name it in CULEAK_GDB");
+    if (env && *env) {
+        struct stat st;
+        if (strchr(env, '/') ? stat(env, &st) == 0 && access(env, X_OK) == 0 : on_path(env, found, sizeof found))
+            return env;
+        snprintf(err, len, "CULEAK_GDB names %s, which cannot be run: install it, or unset CULEAK_GDB to use "
+                           "culeak's own injector", env);
+        return NULL;
+    }
+#if defined(__x86_64__)
+    return ""; /* culeak's own */
+#else
+    snprintf(err, len, "culeak's own injector knows x86-64 only: on this machine, attach through gdb "
+                       "(install it and set CULEAK_GDB=gdb)");
     return NULL;
+#endif
 }
 
 struct gdb {
@@ -349,7 +363,7 @@ static int gdb_start(struct gdb *g, const char *debugger, char *err, size_t len)
     return 0;
 }
 
-static void ptrace_refused(pid_t pid, char *err, size_t len)
+void culeak_ptrace_refused(pid_t pid, char *err, size_t len)
 {
     FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
     int scope = -1;
@@ -374,25 +388,58 @@ static void ptrace_refused(pid_t pid, char *err, size_t len)
                             "container, run it with CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)", (int)pid);
 }
 
-/* What gdb said went wrong in the step: its ptrace error if it gave one, else its last
- * line that is not a marker (without the prompts gdb prints before each command it
- * reads, from a pipe too). */
-static void last_words(const struct gdb *g, char *out, size_t len)
+/* gdb's chatter that is no error */
+static int informational(const char *line)
+{
+    static const char *const chatter[] = {"Attaching to ", "Reading symbols", "[Thread debugging", "Using host ",
+                                          "Download", "0x", "[New ", "Symbols already loaded", "$",
+                                          "No loaded shared libraries match"};
+    for (size_t i = 0; i < sizeof chatter / sizeof chatter[0]; i++)
+        if (strncmp(line, chatter[i], strlen(chatter[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* What gdb said went wrong in the step: dlerror's text or its ptrace error if it gave
+ * one, else its FIRST line that is no chatter nor marker (without the prompts gdb prints
+ * before each command it reads, from a pipe too): later lines are mostly the consequences
+ * of the first (a failed call leaves the next command comparing nothing). */
+static void first_error(const struct gdb *g, char *out, size_t len)
 {
     char tmp[OUT_MAX];
     snprintf(tmp, sizeof tmp, "%s", g->buf + g->step_start);
     out[0] = 0;
-    int ptrace_said = 0;
-    for (char *line = strtok(tmp, "\n"); line && !ptrace_said; line = strtok(NULL, "\n")) {
-        while (strncmp(line, "(gdb) ", 6) == 0)
-            line += 6;
-        if (strncmp(line, "CULEAK-", 7) != 0 && strcmp(line, "(gdb)") != 0 && line[strspn(line, " ")])
+    int chosen = 0;
+    for (char *line = strtok(tmp, "\n"); line; line = strtok(NULL, "\n")) {
+        for (;;) /* the prompts: "(gdb) ", and ">" in a block (if ... end) */
+            if (strncmp(line, "(gdb) ", 6) == 0)
+                line += 6;
+            else if (line[0] == '>' || line[0] == ' ')
+                line++;
+            else
+                break;
+        if (strncmp(line, "ptrace: ", 8) == 0 || strncmp(line, "CULEAK-ERR ", 11) == 0) {
+            snprintf(out, len, "%s", line + (line[0] == 'C' ? 11 : 0));
+            return;
+        }
+        if (!chosen && strncmp(line, "CULEAK-", 7) != 0 && strcmp(line, "(gdb)") != 0 && line[0] &&
+            !informational(line)) {
             snprintf(out, len, "%s", line);
-        ptrace_said = strncmp(line, "ptrace: ", 8) == 0;
+            chosen = 1;
+        }
     }
 }
 
 static int quotable(const char *s) { return !strpbrk(s, "\"\\\n"); }
+
+static struct culeak_inject_timing last_timing;
+
+int culeak_inject_timing(double *total_ms, double *stop_ms)
+{
+    *total_ms = last_timing.total_ms;
+    *stop_ms = last_timing.stop_ms;
+    return last_timing.tid;
+}
 
 int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, size_t len)
 {
@@ -413,6 +460,12 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
     const char *debugger = culeak_attach_debugger(err, len);
     if (!debugger)
         return -1;
+    if (!*debugger) {
+        int r = culeak_inject_ptrace(pid, real_shim, endpoint, timeout_s, &last_timing, err, len);
+        if (r < 0 && culeak_proc_ended(pid, &(int){0}))
+            snprintf(err, len, "pid %d exited during the attach", (int)pid);
+        return r;
+    }
     static struct gdb g;
     memset(&g, 0, sizeof g);
     if (gdb_start(&g, debugger, err, len) != 0)
@@ -432,14 +485,15 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
         if (step_says(&g, "CULEAK-EXEC-FAILED"))
             snprintf(err, len, "cannot run %s", debugger);
         else if (step_says(&g, "Operation not permitted"))
-            ptrace_refused(pid, err, len);
+            culeak_ptrace_refused(pid, err, len);
         else if (!culeak_proc_ended(pid, &(int){0}) && culeak_attach_precheck(pid, err, len) != 0)
             ; /* err says why (traced meanwhile) */
         else if (culeak_proc_ended(pid, &(int){0}))
             snprintf(err, len, "pid %d exited during the attach", (int)pid);
         else {
-            last_words(&g, words, sizeof words);
-            snprintf(err, len, "%s could not attach to pid %d%s%s", debugger, (int)pid, words[0] ? ": " : "", words);
+            first_error(&g, words, sizeof words);
+            snprintf(err, len, "%s could not attach to pid %d%s%s (unset CULEAK_GDB to use culeak's own injector)",
+                     debugger, (int)pid, words[0] ? ": " : "", words);
         }
         gdb_end(&g, pid, 1);
         return -1;
@@ -455,9 +509,9 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
         if (culeak_proc_ended(pid, &(int){0}))
             snprintf(err, len, "pid %d exited during the attach", (int)pid);
         else {
-            last_words(&g, words, sizeof words);
-            snprintf(err, len, "the debugger could not load %s into pid %d%s%s", real_shim, (int)pid,
-                     words[0] ? ": " : "", words);
+            first_error(&g, words, sizeof words);
+            snprintf(err, len, "%s could not load %s into pid %d%s%s (unset CULEAK_GDB to use culeak's own injector)",
+                     debugger, real_shim, (int)pid, words[0] ? ": " : "", words);
         }
         gdb_end(&g, pid, 1);
         return -1;
@@ -471,9 +525,9 @@ int culeak_inject(pid_t pid, const char *endpoint, int timeout_s, char *err, siz
         if (culeak_proc_ended(pid, &(int){0}))
             snprintf(err, len, "pid %d exited during the attach", (int)pid);
         else {
-            last_words(&g, words, sizeof words);
-            snprintf(err, len, "the debugger could not start culeak in pid %d%s%s", (int)pid, words[0] ? ": " : "",
-                     words);
+            first_error(&g, words, sizeof words);
+            snprintf(err, len, "%s could not start culeak in pid %d%s%s (unset CULEAK_GDB to use culeak's own injector)",
+                     debugger, (int)pid, words[0] ? ": " : "", words);
         }
         gdb_end(&g, pid, 1);
         return -1;

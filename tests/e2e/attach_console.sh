@@ -7,13 +7,16 @@
 # diff between two snapshots names the leak's line; detach leaves the job running, and it
 # ends with its own status and output. Then a console whose process ends while attached
 # says so (its leak report: the 3 blocks, the 4 from before not judged), and quit detaches
-# (never kills) an attached process.
+# (never kills) an attached process. gdb is not on PATH: culeak needs none.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
-command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
 job=
 trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; cleanup' EXIT
 . "$ROOT/tests/e2e/attach/job.sh"
+# culeak's own injector: no gdb on the console's PATH
+PATH=$(path_without_gdb "$T/path")
+ENVS="$ENVS PATH=$PATH"
+! command -v gdb >/dev/null || fail "gdb is still on PATH"
 line=$(leak_line tests/fakecuda/client_scenarios.c)
 
 # 1. attach, snapshot, leak, diff, detach

@@ -1,15 +1,101 @@
 #!/usr/bin/env bash
 # culeak record --pid when the injector goes wrong (fake driver); the job is never left
 # stopped or changed: it ends with its own status (7) and output each time.
+# culeak's own injector (gdb not on PATH):
+#  - the shim cannot be loaded (CULEAK_LIB names no library): record says dlopen's words,
+#    the job never calls into it;
+#  - the library loaded crashes in its constructor: record says where, the thread is given
+#    back its state and the job runs on;
+#  - the library loaded ends the process: record says the job exited during the attach;
+#  - a stopped process (state T) is refused, naming the fix;
+#  - CULEAK_GDB names no program: refused, naming the fix.
+# gdb when CULEAK_GDB names it (the cases run where the machine has a gdb):
 #  - the injector dead with the job left in a stop: the job is made to run;
 #  - gdb cannot attach (the process it was told is gone): record says what gdb said;
-#  - the shim cannot be loaded (CULEAK_LIB names no library): record says why, the job
-#    never calls into it;
+#  - the shim cannot be loaded: record says dlopen's words;
+#  - a call fails: record says gdb's first error, not the ones that follow from it;
 #  - another process connects to culeak's socket first: culeak records the attached one.
 set -u
 . "$(dirname "$0")/attach/job.sh"
 attach_test_setup
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
+
+# the shim cannot be loaded: dlopen's words, and nothing called in the job
+D=$T/no-shim
+mkdir "$D"
+start_job client_static "$D"
+printf 'not a library\n' >"$D/libculeak.so"
+rc=0
+CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "no shim: record exited $rc: $(cat "$D/rec.err")"
+grep -q "culeak could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*" "$D/rec.err" ||
+    fail "no shim: $(cat "$D/rec.err")"
+not_stopped "no shim"
+finish_job "$D"
+check_job_output client_static "$D"
+
+# a library that crashes as it loads (its constructor writes to address 8)
+D=$T/crash
+mkdir "$D"
+printf '__attribute__((constructor)) static void boom(void) { *(volatile int *)8 = 1; }\n' >"$D/boom.c"
+cc -shared -fPIC -o "$D/libculeak.so" "$D/boom.c" || fail "cannot build the crashing library"
+start_job client_static "$D"
+rc=0
+CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a crashing library: record exited $rc: $(cat "$D/rec.err")"
+grep -q "dlopen failed in pid $job: Segmentation fault at address 0x[0-9a-f]* (the thread was given back its state)" \
+    "$D/rec.err" || fail "a crashing library: $(cat "$D/rec.err")"
+not_stopped "a crashing library"
+finish_job "$D"
+check_job_output client_static "$D"
+
+# a library that ends the process as it loads
+D=$T/exits
+mkdir "$D"
+printf '#include <unistd.h>\n__attribute__((constructor)) static void bye(void) { _exit(3); }\n' >"$D/bye.c"
+cc -shared -fPIC -o "$D/libculeak.so" "$D/bye.c" || fail "cannot build the exiting library"
+start_job client_static "$D"
+rc=0
+CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "an exiting library: record exited $rc: $(cat "$D/rec.err")"
+grep -q "pid $job exited during the attach" "$D/rec.err" || fail "an exiting library: $(cat "$D/rec.err")"
+job_rc=0
+wait "$job" || job_rc=$?
+job=
+[ "$job_rc" -eq 3 ] || fail "an exiting library: the job exited $job_rc, not the library's 3"
+
+# a stopped process: refused, and left stopped as it was
+D=$T/stopped-job
+mkdir "$D"
+start_job client_static "$D"
+kill -STOP "$job"
+rc=0
+timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a stopped job: record exited $rc: $(cat "$D/rec.err")"
+grep -q "culeak record: pid $job is stopped (state T): .* resume it (kill -CONT $job), then attach" "$D/rec.err" ||
+    fail "a stopped job: $(cat "$D/rec.err")"
+[ "$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat")" = T ] || fail "a stopped job was made to run"
+kill -CONT "$job"
+finish_job "$D"
+check_job_output client_static "$D"
+
+# CULEAK_GDB names no program
+D=$T/no-gdb
+mkdir "$D"
+start_job client_static "$D"
+rc=0
+CULEAK_GDB=culeak-no-such-gdb timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "CULEAK_GDB unknown: record exited $rc: $(cat "$D/rec.err")"
+grep -q "CULEAK_GDB names culeak-no-such-gdb, which cannot be run: .*unset CULEAK_GDB to use culeak's own injector" \
+    "$D/rec.err" || fail "CULEAK_GDB unknown: $(cat "$D/rec.err")"
+finish_job "$D"
+check_job_output client_static "$D"
+
+if [ -z "$REAL_GDB" ]; then
+    echo "attach_injector: the CULEAK_GDB cases need gdb, which this machine lacks: not run"
+    echo "attach_injector: ok"
+    exit 0
+fi
 
 # the injector dies and leaves the job stopped (untraced): culeak makes it run
 D=$T/stopped
@@ -36,17 +122,33 @@ grep -q "could not attach to pid $job: ptrace: No such process" "$D/rec.err" ||
 finish_job "$D"
 check_job_output client_static "$D"
 
-# the shim cannot be loaded: dlopen's words, and nothing called in the job
-D=$T/no-shim
+# gdb cannot load the shim: dlopen's words (CULEAK-ERR), no start step
+D=$T/gdb-no-shim
 mkdir "$D"
 start_job client_static "$D"
 printf 'not a library\n' >"$D/libculeak.so"
 rc=0
-CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "no shim: record exited $rc: $(cat "$D/rec.err")"
-grep -q "the debugger could not load $D/libculeak.so into pid $job: .*" "$D/rec.err" ||
-    fail "no shim: $(cat "$D/rec.err")"
-not_stopped "no shim"
+CULEAK_GDB=$STEP_GDB CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+    2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "gdb, no shim: record exited $rc: $(cat "$D/rec.err")"
+grep -q "could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*(unset CULEAK_GDB to use culeak's own injector)" \
+    "$D/rec.err" || fail "gdb, no shim: $(cat "$D/rec.err")"
+not_stopped "gdb, no shim"
+finish_job "$D"
+check_job_output client_static "$D"
+
+# gdb's first error, not its last: a call of a function that does not exist (then the
+# result compared is void: 'Invalid type combination in equality test.')
+D=$T/first-error
+mkdir "$D"
+start_job client_static "$D"
+rc=0
+CULEAK_GDB=$STEP_GDB BREAK_DLOPEN=1 timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
+    2>"$D/rec.err" || rc=$?
+[ "$rc" -eq 1 ] || fail "gdb's call failing: record exited $rc: $(cat "$D/rec.err")"
+grep -q "could not load .* into pid $job: No symbol \"culeak_no_such_function\" in current context. (unset CULEAK_GDB to use culeak's own injector)" \
+    "$D/rec.err" || fail "gdb's call failing: not its first error: $(cat "$D/rec.err")"
+not_stopped "gdb's call failing"
 finish_job "$D"
 check_job_output client_static "$D"
 

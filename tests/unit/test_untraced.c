@@ -62,7 +62,7 @@ static long tracer_pid(void)
 
 /* A child that traces this process (PTRACE_SEIZE: nothing stops) until `release` is
  * closed, then exits (the kernel detaches it). Its answer to the seize comes on `said`. */
-static pid_t start_tracer(int release[2], int said[2])
+static pid_t start_tracer_of(pid_t target, int release[2], int said[2])
 {
     assert_int_equal(pipe(release), 0);
     assert_int_equal(pipe(said), 0);
@@ -75,7 +75,7 @@ static pid_t start_tracer(int release[2], int said[2])
         char c;
         if (read(release[0], &c, 1) != 1) /* the go: this child may trace its parent */
             _exit(1);
-        int err = ptrace(PTRACE_SEIZE, parent, NULL, NULL) == 0 ? 0 : errno;
+        int err = ptrace(PTRACE_SEIZE, target ? target : parent, NULL, NULL) == 0 ? 0 : errno;
         if (write(said[1], &err, sizeof err) != sizeof err)
             _exit(1);
         while (read(release[0], &c, 1) > 0)
@@ -92,6 +92,8 @@ static pid_t start_tracer(int release[2], int said[2])
     close(said[0]);
     return pid;
 }
+
+static pid_t start_tracer(int release[2], int said[2]) { return start_tracer_of(0, release, said); }
 
 static void test_waits_while_traced(void **s)
 {
@@ -124,11 +126,62 @@ static void test_returns_at_once_untraced(void **s)
     assert_int_equal(sleeps, 0);
 }
 
+static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t idle_tid;
+
+static void *idle_thread(void *arg)
+{
+    pthread_mutex_lock(&idle_mu);
+    idle_tid = gettid();
+    pthread_mutex_unlock(&idle_mu);
+    char c;
+    (void)!read(*(int *)arg, &c, 1); /* until the test closes the pipe */
+    return NULL;
+}
+
+/* culeak's own injector traces one thread, not the main one: the main thread's
+ * TracerPid stays 0, and the wait must go on all the same */
+static void test_waits_while_another_thread_is_traced(void **s)
+{
+    int hold[2];
+    assert_int_equal(pipe(hold), 0);
+    pthread_t idle;
+    assert_int_equal(pthread_create(&idle, NULL, idle_thread, &hold[0]), 0);
+    pid_t tid = 0;
+    while (!tid) {
+        pthread_mutex_lock(&idle_mu);
+        tid = idle_tid;
+        pthread_mutex_unlock(&idle_mu);
+    }
+    sleeps = 0;
+    returned = 0;
+    int release[2], said[2];
+    pid_t tracer = start_tracer_of(tid, release, said);
+    assert_int_equal(tracer_pid(), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, wait_thread, NULL), 0);
+    pthread_mutex_lock(&mu);
+    while (sleeps < 3 && !returned)
+        pthread_cond_wait(&changed, &mu);
+    int early = returned;
+    pthread_mutex_unlock(&mu);
+    close(release[1]);
+    int status;
+    assert_int_equal(waitpid(tracer, &status, 0), tracer);
+    pthread_join(th, NULL);
+    close(hold[1]);
+    pthread_join(idle, NULL);
+    close(hold[0]);
+    assert_false(early);
+    assert_true(returned);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_returns_at_once_untraced),
         cmocka_unit_test(test_waits_while_traced),
+        cmocka_unit_test(test_waits_while_another_thread_is_traced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,12 @@ them on line by line, and acts when culeak begins the step named in the environm
   STOP_AT=STEP         stops the process being attached to (SIGSTOP), then kills gdb and
                        itself: a debugger dead with its tracee left in a stop
   ATTACH_ELSEWHERE=PID has gdb attach to PID instead (no such process: gdb says why)
+  BREAK_DLOPEN=1       has gdb call a function that does not exist instead of dlopen: its
+                       first error names it, the later ones follow from it
   INTRUDE=1            connects to culeak's socket itself before gdb starts culeak in the
                        process, and sends some bytes: another process than the one attached
-Steps: attach, dlopen, start, detach."""
+Steps: attach, dlopen, start, detach. The gdb it runs: $REAL_GDB (the tests hide gdb from
+PATH), else gdb."""
 import os
 import re
 import signal
@@ -26,7 +29,8 @@ target_exit_at = os.environ.get("TARGET_EXIT_AT")
 stop_at = os.environ.get("STOP_AT")
 attach_elsewhere = os.environ.get("ATTACH_ELSEWHERE")
 intrude = os.environ.get("INTRUDE") == "1"
-gdb = subprocess.Popen(["gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
+break_dlopen = os.environ.get("BREAK_DLOPEN") == "1"
+gdb = subprocess.Popen([os.environ.get("REAL_GDB") or "gdb"] + sys.argv[1:], stdin=subprocess.PIPE)
 target = None
 while True:
     line = sys.stdin.buffer.readline()
@@ -37,6 +41,8 @@ while True:
         target = int(m.group(1))
         if attach_elsewhere:
             line = b"attach %s\n" % attach_elsewhere.encode()
+    if break_dlopen:
+        line = line.replace(b") dlopen)(", b") culeak_no_such_function)(")
     m = re.search(rb'culeak_f\)\("([^"]+)"\)', line)
     if m and intrude:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -1,8 +1,12 @@
 # Helpers of the attach tests, sourced (no #! line: tests/run.sh passes it over).
 #   attach_test_setup          (scripts without the tmux harness) sets ROOT, B (the build),
 #                              T (a scratch directory), fail, STEP_GDB (the stepping gdb
-#                              stand-in, tests/e2e/attach/gdb_step.py), and a trap that
-#                              kills the job ($job) and removes T at exit; fails without gdb
+#                              stand-in, tests/e2e/attach/gdb_step.py, which runs $REAL_GDB:
+#                              gdb where the machine has one, else empty), and a trap that
+#                              kills the job ($job) and removes T at exit; then hides gdb
+#                              (a PATH without it): culeak's own injector needs none
+#   path_without_gdb DIR       PATH with each directory holding gdb or cuda-gdb replaced by
+#                              one of links (made under DIR) to all its other programs
 #   wait_attached FILE PID     waits until record's stderr FILE says it attached to PID
 #   not_stopped WHAT           fails when the job is left in a stop (T/t)
 #   start_job CLIENT DIR       runs the fake driver's CLIENT `attach 4 DIR` without culeak,
@@ -26,8 +30,25 @@ attach_test_setup() {
     job=
     trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
     fail() { echo "FAIL: $*"; exit 1; }
-    command -v gdb >/dev/null || fail "gdb missing (tools/packages.deb)"
     STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
+    REAL_GDB=$(command -v gdb || true)
+    export REAL_GDB
+    PATH=$(path_without_gdb "$T/path")
+    ! command -v gdb >/dev/null || fail "gdb is still on PATH: $(command -v gdb)"
+}
+path_without_gdb() {
+    local dir out="" i=0 IFS=:
+    for dir in $PATH; do
+        if [ -e "$dir/gdb" ] || [ -e "$dir/cuda-gdb" ]; then
+            i=$((i + 1))
+            mkdir -p "$1/$i"
+            ln -s "$dir"/* "$1/$i/" 2>/dev/null # one ln for all: thousands of programs
+            rm -f "$1/$i/gdb" "$1/$i/cuda-gdb"
+            dir=$1/$i
+        fi
+        out=${out:+$out:}$dir
+    done
+    echo "$out"
 }
 wait_attached() {
     local end=$((SECONDS + WAIT_S))

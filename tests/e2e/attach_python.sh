@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# culeak's own injector on Python jobs, gdb not on PATH: one sleeping in time.sleep (the
+# main thread borrowed in clock_nanosleep), one computing in a loop (the main thread
+# borrowed wherever it runs), each attached by record --pid and detached 20 times at random
+# moments. Neither raises an exception nor sees an early sleep or a wrong sum; each exits 0
+# with the output of an untraced run.
+set -u
+. "$(dirname "$0")/attach/job.sh"
+attach_test_setup
+ATTACHES=${ATTACHES:-20}
+JOB=$ROOT/tests/e2e/python/attach_victim.py
+RANDOM=11
+for mode in sleep busy; do
+    D=$T/$mode-plain
+    mkdir "$D"
+    python3 "$JOB" "$mode" "$D" >"$D/out" 2>"$D/err" &
+    job=$!
+    sleep 0.5
+    touch "$D/end"
+    rc=0
+    wait "$job" || rc=$?
+    job=
+    [ "$rc" -eq 0 ] || fail "$mode, untraced: exited $rc: $(cat "$D/out" "$D/err")"
+
+    D=$T/$mode
+    mkdir "$D"
+    python3 "$JOB" "$mode" "$D" >"$D/out" 2>"$D/err" &
+    job=$!
+    until grep -qs running "$D/out"; do sleep 0.05; done
+    : >"$D/timing"
+    for i in $(seq "$ATTACHES"); do
+        sleep "0.0$((RANDOM % 10))"
+        # a file of its own: the last one's words must not be taken for this one's
+        CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec$i.err" &
+        rec=$!
+        wait_attached "$D/rec$i.err" "$job"
+        sleep "0.0$((RANDOM % 5))"
+        kill -INT "$rec"
+        rc=0
+        wait "$rec" || rc=$?
+        [ "$rc" -eq 0 ] || fail "$mode, attach $i: record exited $rc: $(cat "$D/rec$i.err")"
+        sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' \
+            "$D/rec$i.err" >>"$D/timing"
+        job_alive || fail "$mode, attach $i: the job died: $(cat "$D/err")"
+        [ ! -s "$D/err" ] || fail "$mode, attach $i: the job complained: $(head -c 2000 "$D/err")"
+        rm -f "$D/rec.culeak"
+    done
+    touch "$D/end"
+    end=$((SECONDS + WAIT_S))
+    while job_alive; do
+        [ "$SECONDS" -lt "$end" ] || fail "$mode: the job did not end: $(head -c 2000 "$D/err")"
+        sleep 0.05
+    done
+    rc=0
+    wait "$job" || rc=$?
+    job=
+    [ "$rc" -eq 0 ] || fail "$mode: exited $rc after $ATTACHES attaches: $(cat "$D/out" "$D/err")"
+    [ ! -s "$D/err" ] || fail "$mode: the job's stderr got: $(cat "$D/err")"
+    diff "$T/$mode-plain/out" "$D/out" || fail "$mode: the output differs from an untraced run's"
+    stats() { sort -n | awk '{v[NR] = $1} END {printf "median %.3f ms, max %.3f ms", v[int((NR + 1) / 2)], v[NR]}'; }
+    echo "$mode: $ATTACHES attaches; attach time $(cut -d' ' -f1 "$D/timing" | stats);" \
+        "stopped $(cut -d' ' -f2 "$D/timing" | stats); $(cat "$D/turns") turns"
+done
+echo "attach_python: ok"
