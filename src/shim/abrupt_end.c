@@ -1,7 +1,8 @@
 /* Ends without destructors: the stream's buffer (up to FLUSH_MS of events) would be lost
  * with the process. Each such end writes it out first:
  *   _exit, _Exit   exported here (os._exit and a forked child's _exit come through them);
- *                  libc's own exit() runs the shim's destructor instead
+ *                  libc's own exit() runs the shim's destructor instead (exit_paths.c:
+ *                  several threads in exit() at once, daemon()'s parent, quick_exit)
  *   exec*          exported here: the buffer is written, then the real call runs (a
  *                  failed exec leaves the EXIT record in place; the process traces on)
  *   fatal signals  a handler, installed only where the program left the default action,
@@ -32,6 +33,8 @@ static void end_now(unsigned reason)
         culeak_stream_end_abrupt(reason, ABRUPT_FLUSH_MS);
 }
 
+void culeak_abrupt_end(unsigned reason) { end_now(reason); }
+
 /* ---- fatal signals ---- */
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP, SIGTERM,
@@ -53,6 +56,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
 void culeak_abrupt_end_arm(void)
 {
     owner = (pid_t)syscall(SYS_getpid);
+    culeak_exit_paths_arm();
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
         struct sigaction old;
         if (sigaction(fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||

@@ -215,7 +215,7 @@ void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);
 /* The process ends without destructors: appends EXIT with exit_reason (a
- * CULEAK_EXIT_* of wire.h; 0: none, only write) and writes what is buffered, from a path
+ * CULEAK_EXIT_* of wire.h; none when one other than EXEC's was written) and writes what is buffered, from a path
  * that may be a signal handler interrupting the shim itself: gives up when the locks are
  * not free within timeout_ms. */
 void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms);
@@ -238,6 +238,12 @@ ssize_t culeak_sink_write(const void *p, size_t n);
 /* ---- abrupt_end.c: ends without destructors (_exit, exec, fatal signals) ---- */
 /* Installs the flushing handlers of fatal signals the program leaves at their default. */
 void culeak_abrupt_end_arm(void);
+/* Writes the stream's buffer out with an EXIT record of reason, as _exit does. */
+void culeak_abrupt_end(unsigned reason);
+
+/* ---- exit_paths.c: ends through exit() that could end before the destructor ran ---- */
+/* Called once the stream started: notes when exit processing begins. */
+void culeak_exit_paths_arm(void);
 
 /* ---- devmem.c ---- */
 /* The current context's device and its free/total memory: 1, or 0 when unknown. */
