@@ -225,6 +225,23 @@ static void say_program_failed(const char *prog, int st, struct model *m)
         fprintf(stderr, "culeak check: %s %s; the report above covers what it did until then\n", prog, how);
 }
 
+/* The program culeak started is its child: its wait status says how it ended when its
+ * recording has no EXIT record (lost while the reader was stopped, or when the process
+ * ended inside libc), rather than a guess. The last recording of that pid without one is
+ * its last program (an exec'd one ends the others with EXIT). */
+static void took_wait_status(struct model *m, long child, int st)
+{
+    int last = -1;
+    for (int p = 0; p < model_process_count(m); p++) {
+        const struct model_process *mp = model_process(m, p);
+        if (child > 0 && mp->pid == (uint64_t)child && mp->ppid == (uint64_t)getpid() && !mp->exited &&
+            !mp->truncated && !mp->corrupt)
+            last = p;
+    }
+    if (last >= 0 && st >= 0)
+        model_process_exited_by_status(m, last, st);
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct check_args a = {.error_exit = 1, .format = "text"};
@@ -260,7 +277,8 @@ int cmd_check(int argc, char **argv)
     }
     /* %p: each process of the program (children too) writes its own recording */
     snprintf(file, sizeof file, "%s/trace.%%p.culeak", dir);
-    int st = culeak_run_traced(argv + i, file, (int)a.depth);
+    long child;
+    int st = culeak_run_traced_pid(argv + i, file, (int)a.depth, &child);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
     struct model_options mo = cli_call_sites_model_options(&a.sites);
@@ -274,6 +292,7 @@ int cmd_check(int argc, char **argv)
     /* A recording that ends before its process did (killed with SIGKILL, or cut off:
      * a full disk) makes an incomplete report: check never passes on one. */
     int incomplete = damaged;
+    took_wait_status(m, child, st);
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
         if (mp->lost_events) {
@@ -282,9 +301,14 @@ int cmd_check(int argc, char **argv)
             incomplete++;
         }
         if (!mp->exited && !mp->truncated && !mp->corrupt) {
-            cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
-                                 "SIGKILL, or the recording could not be written)",
-                     (unsigned long long)mp->pid);
+            if (mp->exit_status >= 0 && WIFSIGNALED(mp->exit_status))
+                cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed by "
+                                     "signal %d, %s)",
+                         (unsigned long long)mp->pid, WTERMSIG(mp->exit_status), strsignal(WTERMSIG(mp->exit_status)));
+            else
+                cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
+                                     "SIGKILL, or the recording could not be written)",
+                         (unsigned long long)mp->pid);
             incomplete++;
         }
     }

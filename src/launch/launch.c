@@ -350,6 +350,13 @@ static char **job_environment(const char *output_file, int depth, struct culeak_
 
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
+    long pid;
+    return culeak_run_traced_pid(argv, output_file, depth, &pid);
+}
+
+int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long *started)
+{
+    *started = -1;
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
@@ -365,6 +372,7 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
         culeak_collector_free(c);
         return 127 << 8; /* as a shell's status for a program it cannot run */
     }
+    *started = (long)pid;
     if (c)
         culeak_collector_started(c);
     /* The program owns the terminal's Ctrl-C: culeak waits for it to react. */

@@ -144,6 +144,11 @@ int model_process_count(const struct model *m);
 int model_several_hosts(const struct model *m);
 const struct model_process *model_process(const struct model *m, int proc);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
+/* The wait status of a process whose recording has no EXIT record (its EXIT was lost: the
+ * process ended while its reader was stopped, or inside libc): its parent saw it exit, so
+ * the recording holds all it did, as one with EXIT does. Sets exit_status; when the status
+ * is an exit (not a signal), exited too. Returns 1 when it did. */
+int model_process_exited_by_status(struct model *m, int proc, int wstatus);
 
 /* ------------------------------------------------------------------ totals */
 
