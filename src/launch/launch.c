@@ -348,6 +348,27 @@ static char **job_environment(const char *output_file, int depth, struct culeak_
     return job;
 }
 
+/* glibc's posix_spawn leaves its own signals (32 and 33: thread cancellation and set*id)
+ * ignored in the child unless the spawn's default set names them, and an ignored signal
+ * stays ignored across exec: the job would start with both ignored, as it never does
+ * untraced. sigaddset refuses those numbers, so their bits are set in the set directly
+ * (glibc's sigset_t: one bit per signal, signal N at bit N-1). Every other signal keeps
+ * what culeak was given (nohup's SIGHUP stays ignored). */
+static void job_signal_defaults(posix_spawnattr_t *attr)
+{
+#ifdef __GLIBC__
+    sigset_t dfl;
+    sigemptyset(&dfl);
+    unsigned long *words = (unsigned long *)(void *)&dfl;
+    for (int sig = 32; sig < SIGRTMIN; sig++)
+        words[(sig - 1) / (8 * sizeof *words)] |= 1ul << ((sig - 1) % (8 * sizeof *words));
+    posix_spawnattr_setsigdefault(attr, &dfl);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF);
+#else
+    (void)attr;
+#endif
+}
+
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
     long pid;
@@ -364,7 +385,13 @@ int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long 
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);
     pid_t pid = -1;
-    int rc = envp ? posix_spawnp(&pid, argv[0], NULL, NULL, argv, envp) : -1;
+    posix_spawnattr_t attr;
+    int rc = envp ? posix_spawnattr_init(&attr) : -1;
+    if (rc == 0) {
+        job_signal_defaults(&attr);
+        rc = posix_spawnp(&pid, argv[0], NULL, &attr, argv, envp);
+        posix_spawnattr_destroy(&attr);
+    }
     free(envp);
     if (rc != 0) {
         if (rc > 0)
