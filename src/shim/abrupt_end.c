@@ -7,7 +7,8 @@
  *                  failed exec leaves the EXIT record in place; the process traces on)
  *   fatal signals  a handler, installed only where the program left the default action,
  *                  writes the buffer, restores the default and raises the signal again, so
- *                  the program dies of it as it would have (status, core dump)
+ *                  the program dies of it as it would have (status, core dump); the
+ *                  program reads the default back (signal_view.c)
  * Each writes an EXIT record saying how the process ended, so a recording without one was
  * cut short (SIGKILL, a full disk). Locks are taken with a deadline: the end may interrupt
  * a thread inside the shim. A vfork child shares its parent's stream: it writes nothing. */
@@ -47,7 +48,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
     end_now(CULEAK_EXIT_SIGNAL);
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    culeak_real_sigaction(sig, &dfl, NULL);
     /* pending until the handler returns (sig is blocked in it); then delivered to this
      * thread with the default action: a fault re-executed would raise it again anyway */
     syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
@@ -57,15 +58,10 @@ void culeak_abrupt_end_arm(void)
 {
     owner = (pid_t)syscall(SYS_getpid);
     culeak_exit_paths_arm();
-    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
-        struct sigaction old;
-        if (sigaction(fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
-            old.sa_handler != SIG_DFL)
-            continue; /* the program's own handler or SIG_IGN: left alone */
-        struct sigaction sa = {.sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal[i], &sa, NULL);
-    }
+    struct sigaction sa = {.sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++)
+        culeak_signal_take(fatal[i], &sa); /* where the program left the default action */
 }
 
 /* ---- _exit, _Exit ---- */

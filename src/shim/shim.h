@@ -241,6 +241,14 @@ void culeak_abrupt_end_arm(void);
 /* Writes the stream's buffer out with an EXIT record of reason, as _exit does. */
 void culeak_abrupt_end(unsigned reason);
 
+/* ---- signal_view.c: the program reads back its own signal dispositions ---- */
+struct sigaction;
+/* libc's sigaction, past the shim's. */
+int culeak_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Installs handler for sig where the program left the default action (the program reads
+ * the default back): 0, or -1 (its own handler or SIG_IGN there: left alone). */
+int culeak_signal_take(int sig, const struct sigaction *handler);
+
 /* ---- exit_paths.c: ends through exit() that could end before the destructor ran ---- */
 /* Called once the stream started: notes when exit processing begins. */
 void culeak_exit_paths_arm(void);
