@@ -295,6 +295,11 @@ int cmd_check(int argc, char **argv)
     took_wait_status(m, child, st);
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
+        if (mp->untraced) {
+            cli_fail(&cli_check, "process %llu: %s%s", (unsigned long long)mp->pid, mp->untraced_note,
+                     mp->untraced > 1 ? " (and more)" : "");
+            incomplete++;
+        }
         if (mp->lost_events) {
             cli_fail(&cli_check, "process %llu: %llu events lost while the reader was stopped (its ring was full)",
                      (unsigned long long)mp->pid, (unsigned long long)mp->lost_events);

@@ -137,6 +137,9 @@ struct model_process {
     uint64_t notes;
     const char *last_note;
     uint64_t lost_events;      /* dropped while the reader was stopped (LOST records) */
+    uint64_t untraced;         /* NOTEs "untraced: ...": a program it ran or started that
+                                * culeak could not follow (a set-user-ID one) */
+    const char *untraced_note; /* the first of them, without "untraced: " */
 };
 
 int model_process_count(const struct model *m);

@@ -4,7 +4,8 @@
  *                  libc's own exit() runs the shim's destructor instead (exit_paths.c:
  *                  several threads in exit() at once, daemon()'s parent, quick_exit)
  *   exec*          exported here: the buffer is written, then the real call runs (a
- *                  failed exec leaves the EXIT record in place; the process traces on)
+ *                  failed exec leaves the EXIT record in place; the process traces on),
+ *                  with the shim kept in the program's environment (exec_env.c)
  *   fatal signals  a handler, installed only where the program left the default action,
  *                  writes the buffer, restores the default and raises the signal again, so
  *                  the program dies of it as it would have (status, core dump); the
@@ -16,6 +17,7 @@
 #include "wire.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,52 +85,72 @@ CULEAK_EXPORT void _Exit(int status)
 /* ---- exec ---- */
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 
 static void *real(const char *name) { return culeak_real_dlsym(RTLD_NEXT, name); }
 
+/* Each exec: a program culeak cannot follow is named, the buffer is written with EXIT,
+ * and the program runs with the shim in its environment (exec_env.c). */
+#define EXEC_ENV(envp, env)                                                                  \
+    struct culeak_env_room room_;                                                            \
+    culeak_exec_env_room(envp, &room_);                                                      \
+    char *slots_[room_.slots], chars_[room_.chars];                                          \
+    char *const *env = culeak_exec_env(envp, &room_, slots_, chars_)
+
 CULEAK_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+    culeak_exec_check(path, -1, 0);
     end_now(CULEAK_EXIT_EXEC);
+    EXEC_ENV(envp, env);
     execve_fn f = (execve_fn)real("execve");
-    return f ? f(path, argv, envp) : (int)syscall(SYS_execve, path, argv, envp);
+    return f ? f(path, argv, env) : (int)syscall(SYS_execve, path, argv, env);
 }
 
 CULEAK_EXPORT int execv(const char *path, char *const argv[])
 {
+    culeak_exec_check(path, -1, 0);
     end_now(CULEAK_EXIT_EXEC);
-    execv_fn f = (execv_fn)real("execv");
-    return f ? f(path, argv) : -1;
+    EXEC_ENV(environ, env);
+    execve_fn f = (execve_fn)real("execve");
+    return f ? f(path, argv, env) : -1;
 }
 
 CULEAK_EXPORT int execvp(const char *file, char *const argv[])
 {
+    culeak_exec_check(file, -1, 1);
     end_now(CULEAK_EXIT_EXEC);
-    execv_fn f = (execv_fn)real("execvp");
-    return f ? f(file, argv) : -1;
+    EXEC_ENV(environ, env);
+    execve_fn f = (execve_fn)real("execvpe");
+    return f ? f(file, argv, env) : -1;
 }
 
 CULEAK_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+    culeak_exec_check(file, -1, 1);
     end_now(CULEAK_EXIT_EXEC);
+    EXEC_ENV(envp, env);
     execve_fn f = (execve_fn)real("execvpe");
-    return f ? f(file, argv, envp) : -1;
+    return f ? f(file, argv, env) : -1;
 }
 
 CULEAK_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+    culeak_exec_check(NULL, fd, 0);
     end_now(CULEAK_EXIT_EXEC);
+    EXEC_ENV(envp, env);
     fexecve_fn f = (fexecve_fn)real("fexecve");
-    return f ? f(fd, argv, envp) : -1;
+    return f ? f(fd, argv, env) : -1;
 }
 
 CULEAK_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
+    if (path[0] == '/' || dirfd == AT_FDCWD)
+        culeak_exec_check(path, -1, 0);
     end_now(CULEAK_EXIT_EXEC);
+    EXEC_ENV(envp, env);
     execveat_fn f = (execveat_fn)real("execveat");
-    return f ? f(dirfd, path, argv, envp, flags) : -1;
+    return f ? f(dirfd, path, argv, env, flags) : -1;
 }
 
 /* execl, execlp, execle: the arguments gathered into an array for the v forms. */

@@ -249,6 +249,20 @@ int culeak_real_sigaction(int sig, const struct sigaction *act, struct sigaction
  * the default back): 0, or -1 (its own handler or SIG_IGN there: left alone). */
 int culeak_signal_take(int sig, const struct sigaction *handler);
 
+/* ---- exec_env.c: the environment of a program the process execs or spawns ---- */
+/* Notes the shim's path and the CULEAK_* variables at load: the job is followed. */
+void culeak_exec_env_init(void);
+struct culeak_env_room {
+    size_t slots, chars; /* pointers and bytes culeak_exec_env may need */
+};
+void culeak_exec_env_room(char *const envp[], struct culeak_env_room *r);
+/* envp with the shim in LD_PRELOAD and the CULEAK_* variables it lacks, made in slots
+ * and chars (room from culeak_exec_env_room); envp itself when nothing is missing. */
+char *const *culeak_exec_env(char *const envp[], const struct culeak_env_room *r, char **slots, char *chars);
+/* Says so when the program file (fd >= 0: that descriptor's; search: a name found in
+ * PATH) cannot be followed (AT_SECURE). */
+void culeak_exec_check(const char *file, int fd, int search);
+
 /* ---- exit_paths.c: ends through exit() that could end before the destructor ran ---- */
 /* Called once the stream started: notes when exit processing begins. */
 void culeak_exit_paths_arm(void);
