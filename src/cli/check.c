@@ -325,10 +325,14 @@ int cmd_check(int argc, char **argv)
     }
     if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
-        if (culeak_program_is_static(argv[i]))
+        char why[128];
+        if (culeak_program_is_static(argv[i])) {
             cli_fail(&cli_check, "no recording was written: %s is statically linked, out of a preloaded "
                                  "library's reach", argv[i]);
-        else
+        } else if (culeak_program_is_secure(argv[i], why, sizeof why)) {
+            cli_fail(&cli_check, "no recording was written: %s is %s; it ran untraced", argv[i], why);
+            incomplete++;
+        } else
             cli_fail(&cli_check, "no recording was written: %s made no CUDA calls culeak saw", argv[i]);
     } else if (st >= 0)
         model_process_set_exit_status(m, 0, st);

@@ -1,5 +1,6 @@
 /* Starting a program under the shim: finding libculeak.so and setting the environment. */
 #include "launch.h"
+#include "secure_exec.h"
 #include "collect.h"
 
 #include <elf.h>
@@ -254,6 +255,14 @@ int culeak_program_is_static(const char *prog)
     return is_static;
 }
 
+int culeak_program_is_secure(const char *prog, char *why, size_t len)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    return find_program(prog, path, sizeof path) == 0 && stat(path, &st) == 0 &&
+           culeak_exec_is_secure(&st, -1, path, why, len);
+}
+
 int culeak_check_program(const char *prog)
 {
     int err = ENOENT;
@@ -282,11 +291,14 @@ int culeak_check_program(const char *prog)
             err = EACCES;
     }
     if (!err) {
+        char why[128];
         if (culeak_program_is_static(prog))
             fprintf(stderr, "culeak: warning: %s is statically linked: a preloaded library cannot reach it, "
                             "so nothing of it is traced (link it dynamically; the CUDA runtime may stay "
                             "static)\n",
                     prog);
+        else if (culeak_program_is_secure(prog, why, sizeof why))
+            fprintf(stderr, "culeak: warning: %s is %s, so nothing of it is traced\n", prog, why);
         return 0;
     }
     fprintf(stderr, "culeak: cannot run %s: %s\n", prog, strerror(err));

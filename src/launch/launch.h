@@ -52,6 +52,10 @@ int culeak_absolute_path(const char *path, char *abs, size_t len);
  * program: no dynamic loader, so LD_PRELOAD, and the shim, never reach it. */
 int culeak_program_is_static(const char *prog);
 
+/* 1 when prog (found as above) runs with AT_SECURE (secure_exec.h): the loader ignores
+ * LD_PRELOAD for it, so nothing of it is traced. The reason in why[len]. */
+int culeak_program_is_secure(const char *prog, char *why, size_t len);
+
 /* Exit status of a shell for a wait status: the code, or 128+signal. */
 int culeak_exit_code(int wstatus);
 

@@ -9,6 +9,7 @@
  * A set-user-ID or set-group-ID program that changes the ids runs with AT_SECURE, where
  * the loader ignores LD_PRELOAD: it cannot be followed. That is said on stderr and in a
  * NOTE beginning "untraced: " (culeak-stream(5)), so check reports the job incomplete. */
+#include "secure_exec.h"
 #include "shim.h"
 #include "wire.h"
 
@@ -20,9 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -163,22 +162,6 @@ static int find_in_path(const char *file, char *out, size_t len)
     return -1;
 }
 
-/* Whether running st makes the process AT_SECURE (its ids change), the reason in why. */
-static int secure(const struct stat *st, int fd, const char *path, char *why, size_t len)
-{
-    int uid = (st->st_mode & S_ISUID) && st->st_uid != getuid();
-    int gid = (st->st_mode & S_ISGID) && (st->st_mode & S_IXGRP) && st->st_gid != getgid();
-    if (!uid && !gid)
-        return 0;
-    struct statvfs vfs;
-    int nosuid = fd >= 0 ? fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)
-                         : statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID);
-    if (nosuid || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
-        return 0; /* the ids do not change */
-    snprintf(why, len, "%s program: the loader ignores LD_PRELOAD for it", uid ? "a set-user-ID" : "a set-group-ID");
-    return 1;
-}
-
 /* Says that `what` runs untraced: on stderr, and in this process's stream (started for
  * it if need be), unless this is a vfork child, whose memory is its parent's. */
 static void say_untraced(const char *what, const char *why)
@@ -211,7 +194,7 @@ void culeak_exec_check(const char *file, int fd, int search)
                stat(path, &st) != 0) {
         return;
     }
-    if (secure(&st, fd, path, why, sizeof why))
+    if (culeak_exec_is_secure(&st, fd, path, why, sizeof why))
         say_untraced(path, why);
 }
 

@@ -47,6 +47,12 @@ if [ "$(id -u)" -eq 0 ] && chown nobody "$T/suid" && chmod u+s "$T/suid"; then
     grep -q "^culeak check: process [0-9]*: $T/suid runs untraced (a set-user-ID program" "$T/err" ||
         fail "the set-user-ID child is not named as untraced: $(cat "$T/err")"
     [ "$rc" -eq 2 ] || fail "a set-user-ID child: status $rc, want 2 (incomplete): $(cat "$T/err")"
+    # the program check starts is itself set-user-ID
+    "$B/culeak" check -- "$T/suid" >"$T/out" 2>"$T/err"
+    rc=$?
+    grep -q "no recording was written: $T/suid is a set-user-ID program" "$T/err" ||
+        fail "a set-user-ID program is not named as untraced: $(cat "$T/err")"
+    [ "$rc" -eq 2 ] || fail "a set-user-ID program: status $rc, want 2 (incomplete): $(cat "$T/err")"
 else
     echo "exec_follow: the set-user-ID case needs root (skipped)"
 fi
