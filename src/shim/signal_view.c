@@ -32,6 +32,9 @@ int culeak_real_sigaction(int sig, const struct sigaction *act, struct sigaction
     return f(sig, act, old);
 }
 
+/* Resolved at load: dlsym is not async-signal-safe, and a handler may call sigaction. */
+__attribute__((constructor)) static void resolve_sigaction(void) { culeak_real_sigaction(0, NULL, NULL); }
+
 int culeak_signal_take(int sig, const struct sigaction *handler)
 {
     struct sigaction old;
