@@ -54,4 +54,9 @@ rc=$?
 grep -q "events lost while the reader was stopped" "$T/err" || fail "no events were lost: $(cat "$T/err")"
 grep -q "$KILLED" "$T/err" && fail "a job that exited 0 is called killed: $(cat "$T/err")"
 [ "$rc" -eq 1 ] || fail "flood with the reader stopped: status $rc, want 1 (its 1 MiB): $(cat "$T/err")"
+# a child killed with SIGKILL has no EXIT record: check says which signal killed it
+"$B/culeak" check -- "$B/fakecuda/client_hostile" killnow 2 9 >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 137 ] || fail "killnow: status $rc, want 137 (SIGKILL): $(cat "$T/err")"
+grep -q "ends before the process did (killed by signal 9" "$T/err" || fail "killnow: the signal is not named: $(cat "$T/err")"
 echo "exit_records: ok"

@@ -26,4 +26,11 @@ for how in check record; do
     [ "$rc" -eq 0 ] || fail "$how: status $rc: $(cat "$T/err")"
     diff "$T/untraced" "$T/$how" >"$T/diff" || fail "$how: the job's view differs from untraced: $(head -20 "$T/diff")"
 done
+# the program sets SIGTERM's default itself, then dies of SIGTERM: the recording is whole
+# (its EXIT record written by culeak's handler, which stayed in the default's place)
+"$B/culeak" check -- "$T/job" dfl-kill >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 143 ] || fail "dfl-kill: status $rc, want 143 (SIGTERM): $(cat "$T/err")"
+grep -q "ends before the process did" "$T/err" && fail "dfl-kill: the recording has no EXIT: $(cat "$T/err")"
+grep -q "^LEAK SUMMARY: 4096 bytes leaked in 1 allocations" "$T/err" || fail "dfl-kill: the leak is missing: $(cat "$T/err")"
 echo "signal_view: ok"

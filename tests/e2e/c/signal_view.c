@@ -2,7 +2,9 @@
  * allocation: /proc/self/status's SigIgn, then what sigaction, signal and sigset read back
  * for every signal. Then, as libraries do, it installs a SIGTERM handler only where the
  * current one is SIG_DFL, and raises SIGTERM. The output must be the same with or
- * without culeak. */
+ * without culeak. With the argument "dfl-kill", it sets SIGTERM's default itself after
+ * its first allocation and is killed by SIGTERM: culeak's handler still writes the
+ * recording out first. */
 #define _GNU_SOURCE
 #include "culeak_cudart.h"
 
@@ -53,10 +55,17 @@ static void view(const char *when)
     sigset(SIGQUIT, was);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    view("start");
     void *p;
+    if (argc > 1 && !strcmp(argv[1], "dfl-kill")) {
+        if (cudaMalloc(&p, 4096) != cudaSuccess)
+            return 1;
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+        return 1;
+    }
+    view("start");
     if (cudaMalloc(&p, 4096) != cudaSuccess || cudaFree(p) != cudaSuccess)
         return 1;
     view("traced");
