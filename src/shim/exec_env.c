@@ -172,7 +172,10 @@ static void say_untraced(const char *what, const char *why)
     int k = snprintf(text, sizeof text, "untraced: %s runs untraced (%s)", what, why);
     if (k >= (int)sizeof text)
         k = (int)sizeof text - 1;
-    fprintf(stderr, "culeak: %s\n", text + 10); /* past "untraced: " */
+    char line[620]; /* one write, no stdio: this may be a vfork child */
+    int m = snprintf(line, sizeof line, "culeak: %s\n", text + 10); /* past "untraced: " */
+    ssize_t w = write(2, line, m < (int)sizeof line ? (size_t)m : sizeof line - 1);
+    (void)w;
     if ((pid_t)syscall(SYS_getpid) != me || !culeak_ensure_started())
         return;
     uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof text];
