@@ -59,7 +59,8 @@ const struct cli_command cli_check = {
              "%p is the program's pid, %h its host, %r its rank.\n"
              "Exit status: the program's when it failed (a non-zero status, or 128+N when killed\n"
              "by signal N), whether it leaked or not; else N (--error-exitcode, default 1; 0: off)\n"
-             "when leaks were found; else 2 when a recording is incomplete; else 0.\n",
+             "when leaks were found; else 2 when a recording is incomplete or a program of the job\n"
+             "ran untraced (set-user-ID); else 0.\n",
     .options = check_options,
     .program = 1,
     .run = cmd_check,
@@ -230,6 +231,23 @@ static void say_program_failed(const char *prog, int st, struct model *m)
         fprintf(stderr, "culeak check: %s %s; the report above covers what it did until then\n", prog, how);
 }
 
+/* The program culeak started is its child: its wait status says how it ended when its
+ * recording has no EXIT record (lost while the reader was stopped, or when the process
+ * ended inside libc), rather than a guess. The last recording of that pid without one is
+ * its last program (an exec'd one ends the others with EXIT). */
+static void took_wait_status(struct model *m, long child, int st)
+{
+    int last = -1;
+    for (int p = 0; p < model_process_count(m); p++) {
+        const struct model_process *mp = model_process(m, p);
+        if (child > 0 && mp->pid == (uint64_t)child && mp->ppid == (uint64_t)getpid() && !mp->exited &&
+            !mp->truncated && !mp->corrupt)
+            last = p;
+    }
+    if (last >= 0 && st >= 0)
+        model_process_exited_by_status(m, last, st);
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct check_args a = {.error_exit = 1, .format = report_format_find("text")};
@@ -265,7 +283,8 @@ int cmd_check(int argc, char **argv)
     }
     /* %p: each process of the program (children too) writes its own recording */
     snprintf(file, sizeof file, "%s/trace.%%p.culeak", dir);
-    int st = culeak_run_traced(argv + i, file, (int)a.depth);
+    long child;
+    int st = culeak_run_traced_pid(argv + i, file, (int)a.depth, &child);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
     struct model_options mo = cli_call_sites_model_options(&a.sites);
@@ -279,17 +298,28 @@ int cmd_check(int argc, char **argv)
     /* A recording that ends before its process did (killed with SIGKILL, or cut off:
      * a full disk) makes an incomplete report: check never passes on one. */
     int incomplete = damaged;
+    took_wait_status(m, child, st);
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
+        if (mp->untraced) {
+            cli_fail(&cli_check, "process %llu: %s%s", (unsigned long long)mp->pid, mp->untraced_note,
+                     mp->untraced > 1 ? " (and more)" : "");
+            incomplete++;
+        }
         if (mp->lost_events) {
             cli_fail(&cli_check, "process %llu: %llu events lost while the reader was stopped (its ring was full)",
                      (unsigned long long)mp->pid, (unsigned long long)mp->lost_events);
             incomplete++;
         }
         if (!mp->exited && !mp->truncated && !mp->corrupt) {
-            cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
-                                 "SIGKILL, or the recording could not be written)",
-                     (unsigned long long)mp->pid);
+            if (mp->exit_status >= 0 && WIFSIGNALED(mp->exit_status))
+                cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed by "
+                                     "signal %d, %s)",
+                         (unsigned long long)mp->pid, WTERMSIG(mp->exit_status), strsignal(WTERMSIG(mp->exit_status)));
+            else
+                cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
+                                     "SIGKILL, or the recording could not be written)",
+                         (unsigned long long)mp->pid);
             incomplete++;
         }
     }
@@ -301,10 +331,14 @@ int cmd_check(int argc, char **argv)
     }
     if (loaded <= 0 || model_process_count(m) == 0) {
         /* nothing traced: the program made no CUDA call the shim saw (or did not start) */
-        if (culeak_program_is_static(argv[i]))
+        char why[128];
+        if (culeak_program_is_static(argv[i])) {
             cli_fail(&cli_check, "no recording was written: %s is statically linked, out of a preloaded "
                                  "library's reach", argv[i]);
-        else
+        } else if (culeak_program_is_secure(argv[i], why, sizeof why)) {
+            cli_fail(&cli_check, "no recording was written: %s is %s; it ran untraced", argv[i], why);
+            incomplete++;
+        } else
             cli_fail(&cli_check, "no recording was written: %s made no CUDA calls culeak saw", argv[i]);
     } else if (st >= 0)
         model_process_set_exit_status(m, 0, st);

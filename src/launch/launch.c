@@ -1,5 +1,6 @@
 /* Starting a program under the shim: finding libculeak.so and setting the environment. */
 #include "launch.h"
+#include "common/secure_exec.h"
 #include "collect.h"
 #include "common/frameworks.h"
 
@@ -258,6 +259,14 @@ int culeak_program_is_static(const char *prog)
     return is_static;
 }
 
+int culeak_program_is_secure(const char *prog, char *why, size_t len)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    return find_program(prog, path, sizeof path) == 0 && stat(path, &st) == 0 &&
+           culeak_exec_is_secure(&st, -1, path, why, len);
+}
+
 int culeak_check_program(const char *prog)
 {
     int err = ENOENT;
@@ -286,11 +295,14 @@ int culeak_check_program(const char *prog)
             err = EACCES;
     }
     if (!err) {
+        char why[128];
         if (culeak_program_is_static(prog))
             fprintf(stderr, "culeak: warning: %s is statically linked: a preloaded library cannot reach it, "
                             "so nothing of it is traced (link it dynamically; the CUDA runtime may stay "
                             "static)\n",
                     prog);
+        else if (culeak_program_is_secure(prog, why, sizeof why))
+            fprintf(stderr, "culeak: warning: %s is %s, so nothing of it is traced\n", prog, why);
         return 0;
     }
     fprintf(stderr, "culeak: cannot run %s: %s\n", prog, strerror(err));
@@ -352,8 +364,36 @@ static char **job_environment(const char *output_file, int depth, struct culeak_
     return job;
 }
 
+/* glibc's posix_spawn leaves its own signals (32 and 33: thread cancellation and set*id)
+ * ignored in the child unless the spawn's default set names them, and an ignored signal
+ * stays ignored across exec: the job would start with both ignored, as it never does
+ * untraced. sigaddset refuses those numbers, so their bits are set in the set directly
+ * (glibc's sigset_t: one bit per signal, signal N at bit N-1). Every other signal keeps
+ * what culeak was given (nohup's SIGHUP stays ignored). */
+static void job_signal_defaults(posix_spawnattr_t *attr)
+{
+#ifdef __GLIBC__
+    sigset_t dfl;
+    sigemptyset(&dfl);
+    unsigned long *words = (unsigned long *)(void *)&dfl;
+    for (int sig = 32; sig < SIGRTMIN; sig++)
+        words[(sig - 1) / (8 * sizeof *words)] |= 1ul << ((sig - 1) % (8 * sizeof *words));
+    posix_spawnattr_setsigdefault(attr, &dfl);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF);
+#else
+    (void)attr;
+#endif
+}
+
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
+    long pid;
+    return culeak_run_traced_pid(argv, output_file, depth, &pid);
+}
+
+int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long *started)
+{
+    *started = -1;
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
@@ -361,7 +401,13 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);
     pid_t pid = -1;
-    int rc = envp ? posix_spawnp(&pid, argv[0], NULL, NULL, argv, envp) : -1;
+    posix_spawnattr_t attr;
+    int rc = envp ? posix_spawnattr_init(&attr) : -1;
+    if (rc == 0) {
+        job_signal_defaults(&attr);
+        rc = posix_spawnp(&pid, argv[0], NULL, &attr, argv, envp);
+        posix_spawnattr_destroy(&attr);
+    }
     free(envp);
     if (rc != 0) {
         if (rc > 0)
@@ -369,6 +415,7 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
         culeak_collector_free(c);
         return 127 << 8; /* as a shell's status for a program it cannot run */
     }
+    *started = (long)pid;
     if (c)
         culeak_collector_started(c);
     /* The program owns the terminal's Ctrl-C: culeak waits for it to react. */

@@ -35,6 +35,8 @@ void culeak_no_pool_env(void);
 /* fork+exec argv[0] (searched in PATH) with the environment set up as above; waits.
  * Returns the wait status, or -1 (message on stderr) when it could not start. */
 int culeak_run_traced(char **argv, const char *output_file, int depth);
+/* The same, with the started program's pid in *pid (-1 when it did not start). */
+int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long *pid);
 
 /* Whether prog can be run as execvp would find it (a name without '/' is searched in
  * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr
@@ -49,6 +51,10 @@ int culeak_absolute_path(const char *path, char *abs, size_t len);
 /* 1 when prog (found as culeak_check_program finds it) is a statically linked ELF
  * program: no dynamic loader, so LD_PRELOAD, and the shim, never reach it. */
 int culeak_program_is_static(const char *prog);
+
+/* 1 when prog (found as above) runs with AT_SECURE (secure_exec.h): the loader ignores
+ * LD_PRELOAD for it, so nothing of it is traced. The reason in why[len]. */
+int culeak_program_is_secure(const char *prog, char *why, size_t len);
 
 /* Exit status of a shell for a wait status: the code, or 128+signal. */
 int culeak_exit_code(int wstatus);

@@ -1,10 +1,12 @@
 /* The model object: creation, processes, totals and the small lookups around them. */
 #include "model_internal.h"
 #include "pyframes.h"
+#include "common/wire.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 struct model *model_new(const struct model_options *opt)
 {
@@ -169,6 +171,20 @@ void model_process_set_exit_status(struct model *m, int proc, int wstatus)
     if (p)
         p->pub.exit_status = wstatus;
     model_changed(m);
+}
+
+int model_process_exited_by_status(struct model *m, int proc, int wstatus)
+{
+    struct process *p = model_proc(m, proc);
+    if (!p || p->pub.exited)
+        return 0;
+    p->pub.exit_status = wstatus;
+    model_changed(m);
+    if (!WIFEXITED(wstatus))
+        return 0;
+    p->pub.exited = 1;
+    p->pub.exit_reason = CULEAK_EXIT_NORMAL;
+    return 1;
 }
 
 void model_set_observer(struct model *m, const struct model_observer *obs)

@@ -137,6 +137,9 @@ struct model_process {
     uint64_t notes;
     const char *last_note;
     uint64_t lost_events;      /* dropped while the reader was stopped (LOST records) */
+    uint64_t untraced;         /* NOTEs "untraced: ...": a program it ran or started that
+                                * culeak could not follow (a set-user-ID one) */
+    const char *untraced_note; /* the first of them, without "untraced: " */
 };
 
 int model_process_count(const struct model *m);
@@ -147,6 +150,11 @@ const struct model_process *model_process(const struct model *m, int proc);
  * its image replaced by exec). */
 int model_process_running(const struct model_process *p);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
+/* The wait status of a process whose recording has no EXIT record (its EXIT was lost: the
+ * process ended while its reader was stopped, or inside libc): its parent saw it exit, so
+ * the recording holds all it did, as one with EXIT does. Sets exit_status; when the status
+ * is an exit (not a signal), exited too. Returns 1 when it did. */
+int model_process_exited_by_status(struct model *m, int proc, int wstatus);
 
 /* ------------------------------------------------------------------ totals */
 

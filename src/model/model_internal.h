@@ -125,6 +125,7 @@ struct site {
     uint64_t offset;
     int symbolized;            /* sym and text resolved; before, text is NULL or module+0xoffset */
     unsigned frame;            /* the site's frame in sym's inline chain (CUDA headers inlined) */
+    int bare;                  /* an address in no module yet (site_rehome.c) */
     const struct sym_result *sym;
     const char *text;
     uint32_t group_id[MODEL_GROUP_COUNT];
@@ -175,6 +176,7 @@ struct model {
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
+    size_t nbare;                  /* sites with bare set */
     struct strpool group_keys[MODEL_GROUP_COUNT];
     struct u64map stack_rows;      /* proc << 32 | stack -> stack row id */
     uint64_t *stack_row_keys;
@@ -238,6 +240,10 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
 /* The range holding ip, or NULL. */
 const struct range *modules_find(const struct process *p, uint64_t ip);
 uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stack);
+/* site_rehome.c: the site of a stack's frame at ip, which is in no module yet. */
+uint32_t sites_bare(struct model *m, uint32_t site);
+/* site_rehome.c: bare sites inside r (just added) named by r's module from now on. */
+void sites_rehome(struct model *m, const struct range *r);
 /* Is a symbolized frame inside a looked-through function or CUDA header? */
 int modules_skips_frame(const struct model *m, const struct sym_frame *f);
 /* Is a symbolized frame in an allocator or runtime function (at::detail::empty_generic)? */

@@ -244,6 +244,7 @@ void modules_add(struct model *m, struct process *p, const struct culeak_modules
                 p->nranges -= past - at - 1;
             }
             p->ranges[at] = (struct range){start, end, md->base, id};
+            sites_rehome(m, &p->ranges[at]);
         }
     }
 }
@@ -361,7 +362,7 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
             continue;
         const struct range *r = modules_find(p, p->ip[id]);
         if (!r)
-            return site_intern(m, 0, p->ip[id], 0);
+            return sites_bare(m, site_intern(m, 0, p->ip[id], 0));
         unsigned frame = 0;
         if (m->modules[r->module].skip ||
             (m->nskip_fn && in_skipped_function(m, r->module, p->ip[id] - r->bias, &frame)))
@@ -378,10 +379,10 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
         unsigned frame;
         outer_ip = p->ip[id];
         if (!modules_runtime_ip(m, p, outer_ip, &module, &off, &frame))
-            return module ? site_intern(m, module, off, frame) : site_intern(m, 0, off, 0);
+            return module ? site_intern(m, module, off, frame) : sites_bare(m, site_intern(m, 0, off, 0));
     }
     const struct range *r = modules_find(p, outer_ip);
-    return r ? site_intern(m, r->module, outer_ip - r->bias, 0) : site_intern(m, 0, outer_ip, 0);
+    return r ? site_intern(m, r->module, outer_ip - r->bias, 0) : sites_bare(m, site_intern(m, 0, outer_ip, 0));
 }
 
 uint32_t model_site_new(struct model *m, uint64_t abs_key)

@@ -183,6 +183,9 @@ static int on_note(void *ctx, struct culeak_str text)
     const char *t = strpool_intern(&s->m->strings, text.p ? text.p : "", text.n);
     if (t)
         s->p->pub.last_note = t;
+    static const char untraced[] = "untraced: ";
+    if (t && !strncmp(t, untraced, sizeof untraced - 1) && !s->p->pub.untraced++)
+        s->p->pub.untraced_note = t + sizeof untraced - 1;
     if (s->m->obs.note)
         s->m->obs.note(s->m->obs.ctx, s->p->pub.index, text.p, text.n);
     return 0;

@@ -419,6 +419,7 @@ __attribute__((constructor)) static void culeak_init(void)
         culeak_ring_unmap(&given);
         return;
     }
+    culeak_exec_env_init();
     arm();
 }
 

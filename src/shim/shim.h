@@ -215,7 +215,7 @@ void culeak_stream_mark(const char *label, unsigned flags); /* CULEAK_MARK_PUSH/
 void culeak_stream_exit(void);
 void culeak_stream_flush(void);
 /* The process ends without destructors: appends EXIT with exit_reason (a
- * CULEAK_EXIT_* of wire.h; 0: none, only write) and writes what is buffered, from a path
+ * CULEAK_EXIT_* of wire.h; none when one other than EXEC's was written) and writes what is buffered, from a path
  * that may be a signal handler interrupting the shim itself: gives up when the locks are
  * not free within timeout_ms. */
 void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms);
@@ -238,6 +238,34 @@ ssize_t culeak_sink_write(const void *p, size_t n);
 /* ---- abrupt_end.c: ends without destructors (_exit, exec, fatal signals) ---- */
 /* Installs the flushing handlers of fatal signals the program leaves at their default. */
 void culeak_abrupt_end_arm(void);
+/* Writes the stream's buffer out with an EXIT record of reason, as _exit does. */
+void culeak_abrupt_end(unsigned reason);
+
+/* ---- signal_view.c: the program reads back its own signal dispositions ---- */
+struct sigaction;
+/* libc's sigaction, past the shim's. */
+int culeak_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Installs handler for sig where the program left the default action (the program reads
+ * the default back): 0, or -1 (its own handler or SIG_IGN there: left alone). */
+int culeak_signal_take(int sig, const struct sigaction *handler);
+
+/* ---- exec_env.c: the environment of a program the process execs or spawns ---- */
+/* Notes the shim's path and the CULEAK_* variables at load: the job is followed. */
+void culeak_exec_env_init(void);
+struct culeak_env_room {
+    size_t slots, chars; /* pointers and bytes culeak_exec_env may need */
+};
+void culeak_exec_env_room(char *const envp[], struct culeak_env_room *r);
+/* envp with the shim in LD_PRELOAD and the CULEAK_* variables it lacks, made in slots
+ * and chars (room from culeak_exec_env_room); envp itself when nothing is missing. */
+char *const *culeak_exec_env(char *const envp[], const struct culeak_env_room *r, char **slots, char *chars);
+/* Says so when the program file (fd >= 0: that descriptor's; search: a name found in
+ * PATH) cannot be followed (AT_SECURE). */
+void culeak_exec_check(const char *file, int fd, int search);
+
+/* ---- exit_paths.c: ends through exit() that could end before the destructor ran ---- */
+/* Called once the stream started: notes when exit processing begins. */
+void culeak_exit_paths_arm(void);
 
 /* ---- devmem.c ---- */
 /* The current context's device and its free/total memory: 1, or 0 when unknown. */

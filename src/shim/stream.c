@@ -77,6 +77,8 @@ struct stream {
     struct waiter *waiters;
     int start_hold_over;      /* the console did not answer HELLO in time: hold_new is not
                                * the console's yet, and holds nothing */
+    int ended;                /* an EXIT record other than EXEC's is written: the process
+                               * ends, and writes no other (an exec may fail and trace on) */
 };
 
 static struct stream *S;
@@ -622,7 +624,10 @@ void culeak_stream_mark(const char *label, unsigned flags)
  * stops waiting for the process). A full private ring is written out first. */
 static void put_exit(struct stream *s, unsigned reason, enum culeak_held *h)
 {
+    if (s->ended)
+        return;
     if (room(s, EVENT_MAX, h, 0) == 0) {
+        s->ended = reason != CULEAK_EXIT_EXEC;
         uint8_t *rec = s->w, *p = rec + CULEAK_REC_HEADROOM;
         size_t k = put_seq_dt(s, p);
         k += culeak_put_u(p + k, reason);
@@ -646,12 +651,10 @@ void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
     enum culeak_held h = culeak_slock_lock_until(&s->lk, &until);
     if (h == CULEAK_HELD_NOT)
         return;
-    /* a record is committed whole: what the ring holds ends at a record's end */
-    if (exit_reason) {
-        /* no room without writing out, which needs the drain's lock: then no EXIT */
-        if (culeak_ring_reserve(&s->ring, EVENT_MAX, 0) || s->shared)
-            put_exit(s, exit_reason, &h);
-    }
+    /* a record is committed whole: what the ring holds ends at a record's end; no room
+     * without writing out, which needs the drain's lock: then no EXIT */
+    if (culeak_ring_reserve(&s->ring, EVENT_MAX, 0) || s->shared)
+        put_exit(s, exit_reason, &h);
     culeak_slock_unlock(&s->lk, h);
     if (!s->shared && pthread_mutex_timedlock(&s->write_mu, &until) == 0) {
         write_out(s);
