@@ -687,13 +687,15 @@ static int v1(void)
  *   a S Z    cuMemAlloc_v2 of Z bytes at site S (0 or 1)
  *   h S Z    cuMemAllocHost_v2 of Z bytes at site S
  *   r Z      cuMemAddressReserve of Z bytes
- *   f K      the K-th allocation (from 0) freed: cuMemFree_v2, cuMemFreeHost or
- *            cuMemAddressFree as it was made
+ *   v D      cuMemCreate of SZ_VMM bytes on device D (whatever the current context's)
+ *   f K      the K-th allocation (from 0) freed: cuMemFree_v2, cuMemFreeHost,
+ *            cuMemAddressFree or cuMemRelease as it was made
  *   x        a context created on the current one's device and destroyed at once
  * The recording must say all of it, event by event (test_shim_repeats). */
 struct rep_block {
     CUdeviceptr d;
     void *h;
+    CUmemGenericAllocationHandle v;
     size_t size;
     char how;
 };
@@ -738,6 +740,14 @@ static int repeats(unsigned seed, int n)
             cur = (int)(arg % 3);
             CK(D.cuCtxSetCurrent(ctx[cur]));
             printf("c %d\n", cur);
+        } else if (r <= 4) {
+            CUmemAllocationProp prop = {0};
+            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = (int)(arg % 2);
+            b[nb] = (struct rep_block){.size = SZ_VMM, .how = 'v'};
+            CK(D.cuMemCreate(&b[nb++].v, SZ_VMM, &prop, 0));
+            printf("v %d\n", prop.location.id);
         } else if (r <= 10) {
             char how = r == 10 ? 'h' : 'a';
             size_t size = arg % 2 ? 8192 : 4096;
@@ -760,6 +770,8 @@ static int repeats(unsigned seed, int n)
                 CK(D.cuMemFree_v2(b[k].d));
             else if (b[k].how == 'h')
                 CK(D.cuMemFreeHost(b[k].h));
+            else if (b[k].how == 'v')
+                CK(D.cuMemRelease(b[k].v));
             else
                 CK(D.cuMemAddressFree(b[k].d, b[k].size));
             b[k].how = 0;

@@ -2,8 +2,9 @@
  * decoder in src/common/decode.c): whatever a program does, the recording read back says
  * it, event by event and field by field. The encoder lives inside the shim, so the
  * program is a client of the fake driver (`repeats SEED N`: random steps across two
- * devices, three contexts, two sites, two sizes, device, pinned host and reserved
- * memory, frees of each, contexts made and destroyed between them) run under the shim;
+ * devices, three contexts, two sites, two sizes, device, pinned host, reserved and VMM
+ * memory (on either device, whatever the context's), frees of each, contexts made and
+ * destroyed between them) run under the shim;
  * every event it caused is rebuilt from what it printed and compared whole with the
  * decoded one. ALLOC_AGAIN and FREE_AGAIN records stand for most of them: one taken for
  * a repeat when its device, context, size, kind or stack differs shows here. */
@@ -92,7 +93,7 @@ struct block {
     uint64_t addr;
 };
 
-static void check_seed(unsigned seed, int steps)
+static uint64_t check_seed(unsigned seed, int steps)
 {
     char a[16], b[16];
     snprintf(a, sizeof a, "%u", seed);
@@ -110,6 +111,8 @@ static void check_seed(unsigned seed, int steps)
     assert_int_equal(e0->device, 1);
     static const int dev[3] = {0, 1, 1};
     uint64_t ctx[3] = {0, 0, e0->addr}, stack[8] = {0}, tid = e0->tid, seq = e0->seq;
+    uint64_t vmm_again = 0; /* VMM allocations one after another in one context, on two devices */
+    int vmm_dev = -1;
     static struct block blk[4096];
     size_t nb = 0, i = 1, allocs = 0, frees = 0, again_dev = 0;
     int cur = 0, prev_dev = -2;
@@ -135,15 +138,24 @@ static void check_seed(unsigned seed, int steps)
             want.api = CULEAK_API_CU_MEM_ADDRESS_RESERVE;
             want.kind = CULEAK_KIND_ADDRESS_RESERVE;
             want.stack = learn(&stack[4], rec.ev[i].stack);
+        } else if (sscanf(line, "v %d", &n1) == 1) {
+            how = 'v';
+            size = 2u << 20; /* SZ_VMM */
+            want.op = CULEAK_OP_ALLOC;
+            want.api = CULEAK_API_CU_MEM_CREATE;
+            want.kind = CULEAK_KIND_VMM_PHYSICAL;
+            want.stack = learn(&stack[5], rec.ev[i].stack);
         } else if (sscanf(line, "f %d", &n1) == 1) {
             assert_true(n1 >= 0 && (size_t)n1 < nb);
             const struct block *k = &blk[n1];
             want.op = CULEAK_OP_FREE;
             want.api = k->how == 'a'   ? CULEAK_API_CU_MEM_FREE
                        : k->how == 'h' ? CULEAK_API_CU_MEM_FREE_HOST
+                       : k->how == 'v' ? CULEAK_API_CU_MEM_RELEASE
                                        : CULEAK_API_CU_MEM_ADDRESS_FREE;
-            want.kind = k->how == 'a' ? CULEAK_KIND_DEVICE
+            want.kind = k->how == 'a'   ? CULEAK_KIND_DEVICE
                         : k->how == 'h' ? CULEAK_KIND_HOST_PINNED
+                        : k->how == 'v' ? CULEAK_KIND_VMM_PHYSICAL
                                         : CULEAK_KIND_ADDRESS_RESERVE;
             want.addr = k->addr;
             want.size = k->how == 'r' ? k->size : 0;
@@ -168,7 +180,7 @@ static void check_seed(unsigned seed, int steps)
         /* an allocation: in the current context, on its device */
         assert_true(i < rec.nev);
         want.size = size;
-        want.device = dev[cur];
+        want.device = how == 'v' ? n1 : dev[cur];
         want.ctx = learn(&ctx[cur], rec.ev[i].ctx);
         want.addr = rec.ev[i].addr; /* the driver's choice */
         want.seq = ++seq;
@@ -177,6 +189,9 @@ static void check_seed(unsigned seed, int steps)
         blk[nb++] = (struct block){how, size, want.addr};
         same(i++, line, &want);
         again_dev += want.device != prev_dev || want.ctx != prev_ctx;
+        if (how == 'v' && vmm_dev >= 0 && want.ctx == prev_ctx && want.device != vmm_dev)
+            vmm_again++;
+        vmm_dev = how == 'v' ? want.device : -1;
         prev_dev = want.device;
         prev_ctx = want.ctx;
         allocs++;
@@ -184,23 +199,27 @@ static void check_seed(unsigned seed, int steps)
     assert_int_equal(i, rec.nev); /* nothing more was recorded */
     /* the contexts and the stacks of different places differ */
     assert_true(ctx[0] != ctx[1] && ctx[1] != ctx[2] && ctx[0] != ctx[2]);
-    for (int x = 0; x < 5; x++)
-        for (int y = x + 1; y < 5; y++)
+    for (int x = 0; x < 6; x++)
+        for (int y = x + 1; y < 6; y++)
             assert_true(!stack[x] || stack[x] != stack[y]);
     size_t count[32];
     count_types(count, 32);
     printf("# seed %u: %zu events (%zu allocations, %zu frees; %zu of the allocations on another device or "
-           "context than the one before); records ALLOC %zu ALLOC_AGAIN %zu FREE %zu FREE_AGAIN %zu\n",
-           seed, rec.nev, allocs, frees, again_dev, count[CULEAK_REC_ALLOC], count[CULEAK_REC_ALLOC_AGAIN],
+           "context than the one before, %llu VMM allocations in one context on another device than the VMM one before); "
+           "records ALLOC %zu ALLOC_AGAIN %zu FREE %zu FREE_AGAIN %zu\n",
+           seed, rec.nev, allocs, frees, again_dev, (unsigned long long)vmm_again, count[CULEAK_REC_ALLOC], count[CULEAK_REC_ALLOC_AGAIN],
            count[CULEAK_REC_FREE], count[CULEAK_REC_FREE_AGAIN]);
     assert_true(count[CULEAK_REC_ALLOC_AGAIN] > 0);
     assert_true(count[CULEAK_REC_FREE_AGAIN] > 0);
+    return vmm_again;
 }
 
 static void test_random_steps(void **s)
 {
+    uint64_t vmm_again = 0;
     for (unsigned seed = 1; seed <= 6; seed++)
-        check_seed(seed, 400);
+        vmm_again += check_seed(seed, 400);
+    assert_true(vmm_again > 0); /* the case a repeat's device check is for came up */
 }
 
 int main(void)
