@@ -124,11 +124,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
 
 # test_trace_tree compiles the shim's trace tree and its per-thread blocks in;
-# test_thread_block, test_backward and test_untraced their files of the shim likewise.
+# test_thread_block, test_backward and test_untraced their files of the shim likewise,
+# test_inventory and test_patch the attach's inventory and patcher, test_torch_range
+# the torch blocks' range check.
 $(BUILD)/tests/test_trace_tree: src/shim/trace_tree.c src/shim/thread_block.c src/shim/shim.h
 $(BUILD)/tests/test_thread_block: src/shim/thread_block.c src/shim/shim.h
 $(BUILD)/tests/test_backward: src/shim/backward.c src/shim/shim.h
 $(BUILD)/tests/test_untraced: src/shim/untraced.c src/shim/shim.h
+$(BUILD)/tests/test_inventory: src/shim/inventory.c src/shim/shim.h src/shim/hooks.h
+$(BUILD)/tests/test_patch: src/shim/patch.c src/shim/shim.h src/shim/hooks.h
+$(BUILD)/tests/test_torch_range: src/shim/torch_blocks.c src/shim/shim.h src/shim/hooks.h
 
 include tests/fakecuda/fakecuda.mk
 include tests/unit/site_fixture.mk

@@ -138,10 +138,13 @@ static void futex_wait(uint32_t *word, uint32_t val, long ns)
 
 static void futex_wake(uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0); }
 
+int (*culeak_ring_clock)(clockid_t, struct timespec *) = clock_gettime;
+void (*culeak_ring_sleep)(uint32_t *word, uint32_t val, long ns) = futex_wait;
+
 static long elapsed_ns(const struct timespec *since)
 {
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    culeak_ring_clock(CLOCK_MONOTONIC, &now);
     return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
@@ -155,14 +158,14 @@ uint8_t *culeak_ring_reserve(struct culeak_ring *r, size_t len, int wait_ms)
     struct timespec start = {0, 0};
     while (head + need - __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) > r->size) {
         if (!start.tv_sec && !start.tv_nsec)
-            clock_gettime(CLOCK_MONOTONIC, &start);
+            culeak_ring_clock(CLOCK_MONOTONIC, &start);
         long left = (long)wait_ms * 1000000L - elapsed_ns(&start);
         if (left <= 0)
             return NULL;
         uint32_t gen = __atomic_load_n(&h->tail_gen, __ATOMIC_ACQUIRE);
         __atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
         if (head + need - __atomic_load_n(&h->tail, __ATOMIC_SEQ_CST) > r->size)
-            futex_wait(&h->tail_gen, gen, left);
+            culeak_ring_sleep(&h->tail_gen, gen, left);
         __atomic_store_n(&h->waiting, 0, __ATOMIC_RELAXED);
     }
     if (len >= to_end) { /* the rest of the area is filler: one PAD byte says so */

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define CULEAK_RING_MAGIC "CULEAKR1"
 #define CULEAK_RING_HEADER 8192u
@@ -101,6 +102,11 @@ static inline uint8_t *culeak_ring_reserve_fast(struct culeak_ring *r, size_t le
         return NULL;
     return r->data + off;
 }
+/* The clock (CLOCK_MONOTONIC) and the sleep (FUTEX_WAIT on word while it holds val, at
+ * most ns) of culeak_ring_reserve's bounded wait: a test puts fakes here, and pins the
+ * wait in its unit without timing anything. */
+extern int (*culeak_ring_clock)(clockid_t, struct timespec *);
+extern void (*culeak_ring_sleep)(uint32_t *word, uint32_t val, long ns);
 /* The len bytes written at the last reservation are complete. */
 void culeak_ring_commit(struct culeak_ring *r, size_t len);
 /* An event (sequence number seq) was dropped for want of room. */

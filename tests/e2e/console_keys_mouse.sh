@@ -50,29 +50,35 @@ wheel() { tmux send-keys -t "$S" -l $'\e'"[<$3;$2;$1M"; } # Y X 64 (up) | 65 (do
 at() { screen | awk -v t="$1" '{ i = index($0, t); if (i) { print NR, i; exit } }'; }
 # title WORD: "Y X" of WORD in the table's column titles
 title() { screen | awk -v t=" $1 " '/^ +id +/ { i = index($0, t); if (i) { print NR, i + 1; exit } }'; }
+# Each action waits for what it should bring, which must not be on the screen before it
+# (a wait that could match the screen before the action passes before the console even
+# read it, and the next action then meets a state the test did not mean).
+fresh() { ! on_screen "$1" || fail "'$1' is on the screen before the action meant to bring it: wait for something new"; }
+# key_expect KEY TEXT: presses KEY (a tmux key name), waits for TEXT
+key_expect() { fresh "$2"; tmux send-keys -t "$S" "$1"; wait_for "$2"; }
+# click_expect Y X TEXT: a click at Y X, then waits for TEXT
+click_expect() { fresh "$3"; click "$1" "$2"; wait_for "$3"; }
+# at_wait TEXT: "Y X" of TEXT once it is on the screen
+at_wait() { wait_for "$1"; at "$1"; }
 
 rm -f "$T/stop"
 start -- "$T/job" "$T/stop"
 wait_for "job line 59"
 wait_for "$SMALL"
-screen | tail -n 1 | grep -qE "^F1Help +F3Search +F5Group +F6Sort +F9Kill +F10Quit" || fail "no key bar on the last line"
+until_deadline eval 'screen | tail -n 1 | grep -qE "^F1Help +F3Search +F5Group +F6Sort +F9Kill +F10Quit"' ||
+    fail "no key bar on the last line"
 
 # single keys on an empty prompt, and F6
-tmux send-keys -t "$S" ">"
-wait_for "sorted by count, largest first"
-tmux send-keys -t "$S" "<"
-wait_for "sorted by live, largest first"
-tmux send-keys -t "$S" "I"
-wait_for "sorted by live, smallest first"
-tmux send-keys -t "$S" "I"
-wait_for "sorted by live, largest first"
-tmux send-keys -t "$S" F6
-wait_for "sorted by count, largest first"
-tmux send-keys -t "$S" F5
-wait_for "grouped by function"
+key_expect ">" "sorted by count, largest first"
+key_expect "<" "sorted by live, largest first"
+key_expect "I" "sorted by live, smallest first"
+key_expect "I" "sorted by live, largest first"
+key_expect F6 "sorted by count, largest first"
+key_expect F5 "grouped by function"
 type_expect "group site" "grouped by site"
 tmux send-keys -t "$S" F3
 until_deadline eval 'screen | tail -n 2 | head -n 1 | grep -q "^(culeak) /$"' || fail "F3 should start a search (/)"
+fresh "scrolled back"
 tmux send-keys -t "$S" -l "line 42"
 tmux send-keys -t "$S" Enter
 wait_for "scrolled back"
@@ -80,30 +86,24 @@ wait_for "scrolled back"
 # the mouse: ncurses asked the terminal for SGR reports
 until_deadline eval 'flag_is 11' || fail "the console should ask for the mouse (sgr+button flags: $(flag))"
 read -r y x < <(title live)
-click "$y" $((x + 1))
-wait_for "sorted by live, largest first"
-click "$y" $((x + 1))
-wait_for "sorted by live, smallest first"       # the sorted column again: the other way
+click_expect "$y" $((x + 1)) "sorted by live, largest first"
+click_expect "$y" $((x + 1)) "sorted by live, smallest first" # the sorted column again: the other way
 read -r y x < <(title count)
-click "$y" $((x + 1))
-wait_for "sorted by count, largest first"
-read -r y x < <(at "$SMALL")
-click "$y" "$x"
-wait_for "stack of #3 main at"                  # the selection moved: the stack pane shows it
-click "$y" "$x"
-wait_for "its stack is in the output pane"
-screen | grep -q "(culeak) show " || fail "a click on the selected row should run show"
-# the wheel over the output pane
-read -r oy _ < <(at " output ")
-off_screen "scrolled back" || fail "show should have brought the output pane to its newest line"
+click_expect "$y" $((x + 1)) "sorted by count, largest first"
+read -r y x < <(at_wait "$SMALL")
+click_expect "$y" "$x" "stack of #3 main at" # the selection moved: the stack pane shows it
+click_expect "$y" "$x" "its stack is in the output pane"
+wait_for "(culeak) show " # a click on the selected row runs show
+# show brought the output pane to its newest line; the wheel over it scrolls it
+wait_gone "scrolled back"
+read -r oy _ < <(at_wait " output ")
 wheel $((oy + 2)) 5 64
 wait_for "scrolled back 3 of"
 wheel $((oy + 2)) 5 65
 wait_gone "scrolled back"
 # a click on the key bar presses the key
-read -r ky kx < <(at "F10Quit")
-click "$ky" $((kx + 3))
-wait_for "will be killed. Quit anyway? (y or n)"
+read -r ky kx < <(at_wait "F10Quit")
+click_expect "$ky" $((kx + 3)) "will be killed. Quit anyway? (y or n)"
 type_expect "n" "Not confirmed."
 # set mouse off: the terminal is told so (and on again)
 type_expect "set mouse off" "mouse off: the terminal selects text again"

@@ -680,6 +680,113 @@ static int v1(void)
     return 0;
 }
 
+/* ---- repeats SEED N: N random steps across devices, contexts, sites, sizes and kinds,
+ * each printed as it is done (no address: the output is the same without the shim):
+ *   c J      the current context becomes J (0: device 0's primary, 1: device 1's, 2: a
+ *            context of its own on device 1)
+ *   a S Z    cuMemAlloc_v2 of Z bytes at site S (0 or 1)
+ *   h S Z    cuMemAllocHost_v2 of Z bytes at site S
+ *   r Z      cuMemAddressReserve of Z bytes
+ *   v D      cuMemCreate of SZ_VMM bytes on device D (whatever the current context's)
+ *   f K      the K-th allocation (from 0) freed: cuMemFree_v2, cuMemFreeHost,
+ *            cuMemAddressFree or cuMemRelease as it was made
+ *   x        a context created on the current one's device and destroyed at once
+ * The recording must say all of it, event by event (test_shim_repeats). */
+struct rep_block {
+    CUdeviceptr d;
+    void *h;
+    CUmemGenericAllocationHandle v;
+    size_t size;
+    char how;
+};
+
+/* The two sites: each a function of its own, its allocation calls its own. */
+__attribute__((noinline)) static void rep_site0(char how, size_t size, struct rep_block *b)
+{
+    if (how == 'a')
+        CK(D.cuMemAlloc_v2(&b->d, size));
+    else
+        CK(D.cuMemAllocHost_v2(&b->h, size));
+    __asm__ volatile("" ::: "memory"); /* no tail call: the site stays on the stack */
+}
+
+__attribute__((noinline)) static void rep_site1(char how, size_t size, struct rep_block *b)
+{
+    if (how == 'a')
+        CK(D.cuMemAlloc_v2(&b->d, size));
+    else
+        CK(D.cuMemAllocHost_v2(&b->h, size));
+    __asm__ volatile("" ::: "memory");
+}
+
+static int repeats(unsigned seed, int n)
+{
+    setup();
+    CUcontext ctx[3], made;
+    ctx[0] = primary;
+    CK(D.cuDevicePrimaryCtxRetain(&ctx[1], 1));
+    CK(D.cuCtxCreate_v4(&ctx[2], NULL, 0, 1));
+    CK(D.cuCtxSetCurrent(primary));
+    static const int dev[3] = {0, 1, 1};
+    static struct rep_block b[4096];
+    int nb = 0, cur = 0;
+    unsigned x = seed * 2654435761u + 1;
+    for (int i = 0; i < n && nb < 4096; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        unsigned r = x % 20, arg = x / 20;
+        if (r < 3) {
+            cur = (int)(arg % 3);
+            CK(D.cuCtxSetCurrent(ctx[cur]));
+            printf("c %d\n", cur);
+        } else if (r <= 4) {
+            CUmemAllocationProp prop = {0};
+            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = (int)(arg % 2);
+            b[nb] = (struct rep_block){.size = SZ_VMM, .how = 'v'};
+            CK(D.cuMemCreate(&b[nb++].v, SZ_VMM, &prop, 0));
+            printf("v %d\n", prop.location.id);
+        } else if (r <= 10) {
+            char how = r == 10 ? 'h' : 'a';
+            size_t size = arg % 2 ? 8192 : 4096;
+            int site = (int)(arg / 2 % 2);
+            b[nb] = (struct rep_block){.size = size, .how = how};
+            (site ? rep_site1 : rep_site0)(how, size, &b[nb++]);
+            printf("%c %d %zu\n", how, site, size);
+        } else if (r == 11) {
+            size_t size = arg % 2 ? (4u << 20) : (2u << 20);
+            b[nb] = (struct rep_block){.size = size, .how = 'r'};
+            CK(D.cuMemAddressReserve(&b[nb++].d, size, 0, 0, 0));
+            printf("r %zu\n", size);
+        } else if (r < 19) {
+            int k = nb ? (int)(arg % (unsigned)nb) : -1;
+            while (k >= 0 && b[k].how == 0)
+                k--;
+            if (k < 0)
+                continue;
+            if (b[k].how == 'a')
+                CK(D.cuMemFree_v2(b[k].d));
+            else if (b[k].how == 'h')
+                CK(D.cuMemFreeHost(b[k].h));
+            else if (b[k].how == 'v')
+                CK(D.cuMemRelease(b[k].v));
+            else
+                CK(D.cuMemAddressFree(b[k].d, b[k].size));
+            b[k].how = 0;
+            printf("f %d\n", k);
+        } else {
+            CK(D.cuCtxCreate_v4(&made, NULL, 0, dev[cur]));
+            CK(D.cuCtxDestroy_v2(made));
+            CK(D.cuCtxSetCurrent(ctx[cur]));
+            printf("x\n");
+        }
+    }
+    finish("repeats", 0);
+    return 0;
+}
+
 int client_run(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -724,7 +831,9 @@ int client_run(int argc, char **argv)
         return attach_scenario(a, argv[3]);
     if (!strcmp(s, "keydtor"))
         return keydtor(argc > 2 ? a : 4);
-    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|twosites N|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N|attach N DIR\n",
+    if (!strcmp(s, "repeats"))
+        return repeats((unsigned)a, argc > 3 ? b : 300);
+    fprintf(stderr, "usage: %s families|threads N M|fork|leak N SIZE|sites|twosites N|oom|free0|ctxdestroy|devswitch|clock N USEC|long N USEC|until FILE USEC|gated N|mark N|v1|remap|growth N USEC|keydtor N|repeats SEED N|attach N DIR\n",
             argv[0]);
     return 2;
 }

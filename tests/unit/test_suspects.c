@@ -615,6 +615,55 @@ static void test_growth_in_steps(void **state)
     model_free(m);
 }
 
+/* Step-wise growth at its threshold: three sites that never fall and rise at
+ * MODEL_SUSPECT_STEP_MIN - 1, MODEL_SUSPECT_STEP_MIN and MODEL_SUSPECT_STEP_MIN + 1 marks
+ * of twelve (too few for the 80% rule): the first is no suspect, the others are, each
+ * with its growth the mean over the eleven intervals since the first mark. */
+static void test_steps_at_the_threshold(void **state)
+{
+    (void)state;
+    static const int stack[3] = {UPDOWN, GROW, CHURN};
+    static const char *const text[3] = {"app+0x400", "app+0x200", "app+0x300"};
+    const int steps[3] = {MODEL_SUSPECT_STEP_MIN - 1, MODEL_SUSPECT_STEP_MIN, MODEL_SUSPECT_STEP_MIN + 1};
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    uint64_t seq = 0, addr = 0x7000000000ull;
+    for (int k = 0; k < 3; k++) /* held from before the first mark */
+        sb_alloc(b, ++seq, stack[k], addr += 0x1000000, 1 << 20);
+    for (int i = 0; i < 12; i++) {
+        for (int k = 0; k < 3; k++)
+            for (int r = 0; r < steps[k]; r++)
+                if (i == 2 + r * 9 / steps[k])
+                    sb_alloc(b, ++seq, stack[k], addr += 0x1000000, 65536);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, 1000000, label, 0, 0);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    for (size_t i = 0; i < s.n; i++)
+        printf("# suspect %s: stepwise %d, %lld bytes a mark, %u rises of %u\n", s.v[i].text, s.v[i].stepwise,
+               (long long)s.v[i].per_mark, s.v[i].rises, s.v[i].intervals);
+    assert_int_equal(s.n, 2);
+    for (int k = 1; k < 3; k++) {
+        const struct model_suspect *x = NULL;
+        for (size_t i = 0; i < s.n; i++)
+            if (strstr(s.v[i].text, text[k]))
+                x = &s.v[i];
+        assert_non_null(x);
+        assert_int_equal(x->stepwise, 1);
+        assert_int_equal(x->rises, steps[k]);
+        assert_int_equal(x->intervals, MODEL_SUSPECT_WINDOW);
+        assert_int_equal(x->live_bytes, (1 << 20) + steps[k] * 65536);
+        assert_int_equal(x->window_bytes, 1 << 20);
+        assert_int_equal(x->per_mark, steps[k] * 65536 / 11);
+    }
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_soonest_to_fill_first),
         cmocka_unit_test(test_other_marks_and_pops_left_out),
         cmocka_unit_test(test_growth_in_steps),
+        cmocka_unit_test(test_steps_at_the_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
