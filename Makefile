@@ -59,8 +59,9 @@ pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 LIB_OBJ   := $(call obj,$(COMMON_SRC) $(SYMBOLS_SRC) $(MODEL_SRC) $(REPORT_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
 # The shim links only the parts of common/ it uses: the API table, the stream's records,
-# the ring and the output file names.
-SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c wire.c)
+# the ring, the output file names and the secure-exec test; -z defs makes a symbol it
+# lacks an error at its link, not at the job's start.
+SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c secure_exec.c wire.c)
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(SHIM_COMMON_SRC))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 
@@ -95,7 +96,7 @@ $(BUILD)/obj/report_html_page.o: $(BUILD)/gen/report_html_page.c
 # -Bsymbolic-functions: the shim's own references to its wrappers (the hook table) are its
 # own also when it is loaded after the driver into a running process (culeak attach).
 $(BUILD)/libculeak.so: $(SHIM_OBJ) src/shim/exports.map
-	$(CC) $(CFLAGS) $(SHIM_LTO) -fPIC -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,now -Wl,-Bsymbolic-functions -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
+	$(CC) $(CFLAGS) $(SHIM_LTO) -fPIC -shared -Wl,--version-script=src/shim/exports.map -Wl,-z,defs -Wl,-z,now -Wl,-Bsymbolic-functions -o $@ $(SHIM_OBJ) $(LDFLAGS) $(SHIM_LIBS)
 
 # The library through which the shim loads libunwind privately (src/unwind_lib): the
 # shim itself links nothing but the C library.
