@@ -93,6 +93,8 @@ struct ui_suspects {
     uint64_t marks;
     uint64_t ended;        /* ... and count of processes that ended */
     size_t n;
+    size_t sites, procs;   /* distinct call sites and processes among them (a site of two
+                            * runs opened together is one site) */
     double growth;         /* bytes per iteration of them all */
     int forecast, device;  /* the one that fills its device soonest, of a running process: */
     double fill_marks, fill_s, interval_s;
