@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Tab completion as gdb's: `diff ` offers "off" once (never "diff off off"); `break` and
-# `show` complete the table's function names as well as its ids; `set` completes its
-# settings and their values; `save` completes "breakpoints" as well as file names.
+# Tab completion as gdb's: `diff ` offers "off" as its first word only (never "diff off
+# off"); `break` and `show` complete the table's function names as well as its ids; `set`
+# completes its settings and their values; `save` completes "breakpoints" as well as file
+# names.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
 
@@ -19,6 +20,9 @@ complete() {
 }
 tabs="Tab Tab" complete "diff " "diff off "
 screen | grep -q "diff off off" && fail "diff offered off twice"
+tmux send-keys -t "$S" C-u
+type_expect "snapshot s1" "snapshot s1: "
+complete "diff s1 " "diff s1 s1 "
 complete "set au" "set auto-load "
 complete "set auto-load s" "set auto-load safe-path "
 complete "set mo" "set mouse "
