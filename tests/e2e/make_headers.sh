@@ -9,6 +9,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; cat "$tmp/err"; exit 1; }
 
+# a make of its own: not a job of the make that runs the suite (its jobserver's words)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 make -n BUILD="$B" CULEAK_BUILD_HEADERS="libunwind.h culeak-no-such-header.h" >/dev/null 2>"$tmp/err"
 rc=$?
 [ "$rc" -ne 0 ] || fail "make went on without culeak-no-such-header.h"
