@@ -6,25 +6,32 @@
 #include "launch/inject.h"
 #include "launch/launch.h"
 #include "options.h"
+#include "report_io.h"
+#include "model/suppress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum attach_opt {
-    OPT_SNAPSHOT_EVERY = 256, OPT_SNAPSHOT_AT_MARKS, OPT_TIMEOUT, OPT_EVAL_COMMAND, OPT_COMMAND_FILE = 'x',
+    OPT_SNAPSHOT_EVERY = 256, OPT_SNAPSHOT_AT_MARKS, OPT_TIMEOUT, OPT_EVAL_COMMAND, OPT_SUPPRESSIONS,
+    OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_COMMAND_FILE = 'x',
 };
 
 static const struct cli_option attach_options[] = {
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
     CLI_ATTACH_TIMEOUT(OPT_TIMEOUT),
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the exit leak report what FILE suppresses\n"
+                                               "(culeak-suppressions(5)); repeatable"},
+    CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "once attached"),
+    CLI_NO_INIT(OPT_NO_INIT),
     CLI_HELP,
     {0},
 };
 
-static const struct cli_dash_name attach_dash_names[] = {{"ex", "eval-command"}, {0}};
+static const struct cli_dash_name attach_dash_names[] = {{"ex", "eval-command"}, {"nx", "nx"}, {0}};
 
 const struct cli_command cli_attach = {
     .name = "attach",
@@ -43,6 +50,8 @@ const struct cli_command cli_attach = {
 struct attach_args {
     struct console_options opt;
     struct script script;
+    struct suppressions *supp;
+    int no_default_suppressions;
     long timeout;
 };
 
@@ -62,6 +71,14 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_EVAL_COMMAND:
     case OPT_COMMAND_FILE:
         return cli_script_option(&cli_attach, &a->script, key == OPT_COMMAND_FILE, arg);
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_attach, &a->supp, arg);
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        a->no_default_suppressions = 1;
+        return 0;
+    case OPT_NO_INIT:
+        a->opt.no_init = 1;
+        return 0;
     }
     return cli_error(&cli_attach, "option %d is not handled", key);
 }
@@ -71,8 +88,11 @@ int cmd_attach(int argc, char **argv)
     struct attach_args a = {0};
     int status;
     int i = cli_parse(&cli_attach, argc, argv, on_option, &a, &status);
-    if (i < 0)
+    if (i < 0) {
+        suppressions_free(a.supp);
+        script_free(&a.script);
         return status;
+    }
     if (i >= argc || i + 1 < argc)
         status = cli_error(&cli_attach, "give one process id (culeak attach PID)");
     else {
@@ -84,13 +104,15 @@ int cmd_attach(int argc, char **argv)
         else if (culeak_attach_precheck((pid_t)pid, err, sizeof err) != 0 || !culeak_attach_debugger(err, sizeof err)) {
             cli_fail(&cli_attach, "%s", err);
             status = 1;
-        } else {
+        } else if (a.no_default_suppressions || (status = cli_load_default_suppressions(&cli_attach, &a.supp)) == 0) {
             a.opt.attach_pid = (int)pid;
             a.opt.attach_timeout = a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S;
             a.opt.script = &a.script;
+            a.opt.supp = a.supp;
             status = console_main(&a.opt);
         }
     }
+    suppressions_free(a.supp);
     script_free(&a.script);
     return status;
 }

@@ -193,7 +193,7 @@ int cmd_dump(int argc, char **argv)
         int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);
         fflush(stdout);
         if (rc != 0) {
-            fprintf(stderr, "culeak: %s\n", err);
+            cli_fail(&cli_dump, "cannot read %s", err);
             status = rc < 0 ? 1 : (status ? status : 3);
         } else if (st.hello && !st.exited) { /* cut between two records, or its process killed */
             fprintf(stderr, "culeak: %s ends before its process did (no exit record: the process was killed, "

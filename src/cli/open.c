@@ -12,11 +12,15 @@
 #include <unistd.h>
 
 /* every key of the table: the handler's switch names each (-Wswitch) */
-enum open_opt { OPT_EVAL_COMMAND = 256, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_COMMAND_FILE = 'x' };
+enum open_opt {
+    OPT_EVAL_COMMAND = 256, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_SUPPRESSIONS, OPT_COMMAND_FILE = 'x'
+};
 
 static const struct cli_option open_options[] = {
     CLI_CONSOLE_SCRIPT(OPT_EVAL_COMMAND, OPT_COMMAND_FILE, "once the recordings are read"),
     CLI_NO_INIT(OPT_NO_INIT),
+    {"suppressions", OPT_SUPPRESSIONS, "FILE", "leave out of the reports and pages the console writes what\n"
+                                               "FILE suppresses (culeak-suppressions(5)); repeatable"},
     CLI_NO_DEFAULT_SUPPRESSIONS(OPT_NO_DEFAULT_SUPPRESSIONS),
     CLI_HELP,
     {0},
@@ -37,6 +41,8 @@ const struct cli_command cli_open = {
 
 struct open_args {
     struct script script;
+    struct suppressions *supp; /* the user's and the default ones: the page `export` writes
+                                * leaves them out */
     int no_default_suppressions, no_init;
 };
 
@@ -53,6 +59,8 @@ static int on_option(void *ctx, int key, const char *arg)
     case OPT_NO_INIT:
         a->no_init = 1;
         return 0;
+    case OPT_SUPPRESSIONS:
+        return cli_load_suppressions(&cli_open, &a->supp, arg);
     }
     return cli_error(&cli_open, "option %d is not handled", key);
 }
@@ -60,7 +68,6 @@ static int on_option(void *ctx, int key, const char *arg)
 int cmd_open(int argc, char **argv)
 {
     struct open_args a = {0};
-    struct suppressions *supp = NULL; /* the default ones: the page `export` writes leaves them out */
     int status;
     int first = cli_parse(&cli_open, argc, argv, on_option, &a, &status);
     if (first >= 0 && first >= argc) {
@@ -79,7 +86,7 @@ int cmd_open(int argc, char **argv)
         first = -1;
         status = 2;
     }
-    if (first >= 0 && !a.no_default_suppressions && (status = cli_load_default_suppressions(&cli_open, &supp)) != 0)
+    if (first >= 0 && !a.no_default_suppressions && (status = cli_load_default_suppressions(&cli_open, &a.supp)) != 0)
         first = -1;
     if (first >= 0) {
         struct console_options opt = {0};
@@ -87,10 +94,10 @@ int cmd_open(int argc, char **argv)
         opt.nfiles = argc - first;
         opt.script = &a.script;
         opt.no_init = a.no_init;
-        opt.supp = supp;
+        opt.supp = a.supp;
         status = console_main(&opt);
     }
-    suppressions_free(supp);
+    suppressions_free(a.supp);
     script_free(&a.script);
     return status;
 }

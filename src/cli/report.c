@@ -199,6 +199,8 @@ static int check_args(const struct report_args *a)
                          report_format_list(FORMAT_BASELINE, list, sizeof list));
     if (a->max_increase && !a->nbaseline)
         return cli_error(&cli_report, "--max-increase goes with --baseline");
+    if (a->max_increase && a->error_exit < 0) /* its threshold: alone it would be ignored */
+        return cli_error(&cli_report, "--max-increase goes with --error-exitcode");
     return 0;
 }
 
@@ -327,9 +329,9 @@ static int load_files(struct model *m, const char **files, int nfiles)
         char err[512];
         int r = model_load_file(m, files[i], err, sizeof err);
         if (r == 1)
-            fprintf(stderr, "culeak: warning: %s\n", err);
+            cli_fail(&cli_report, "warning: %s", err);
         else if (r < 0) {
-            fprintf(stderr, "culeak: %s\n", err);
+            cli_fail(&cli_report, "cannot read %s", err);
             status = 1;
         }
     }
@@ -456,7 +458,8 @@ int cmd_report(int argc, char **argv)
     status = load_files(m, files, nfiles);
     note_siblings(files, nfiles);
     if (model_process_count(m) == 0) {
-        cli_fail(&cli_report, "nothing to report");
+        if (!status) /* else each recording unread said why */
+            cli_fail(&cli_report, "nothing to report");
         status = 1;
     } else if (a.nbaseline) {
         int rb = report_baseline(&a, m, files, nfiles);

@@ -111,7 +111,8 @@ const struct cmd_spec cmd_specs[] = {
      "iteration (the median), the mark since which it grows, and when it would fill the\n"
      "device at that pace (the device's free memory at the latest mark, the median time\n"
      "between marks). A site that allocates and frees every iteration, or goes up and down,\n"
-     "is not one. The header shows a line while there are any."),
+     "is not one, nor one that fell back to its lowest and climbs no higher than before.\n"
+     "The header shows a line while there are any."),
     CMD(save, NULL, ARG_FILE, 0, "save FILE | save breakpoints FILE",
      "Save the session's events as a recording (one file per process: FILE, FILE.PID...)\n"
      "readable by culeak report and culeak open. Says which are incomplete (the console's\n"

@@ -7,6 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The width of the table on the screen now. */
+static int table_width(const struct console *c)
+{
+    struct rect tab;
+    ui_table_rect(&c->u, &c->lay, &tab);
+    return tab.w;
+}
+
 void console_fkey(struct console *c, int n)
 {
     char cmd[64];
@@ -23,7 +31,7 @@ void console_fkey(struct console *c, int n)
         snprintf(cmd, sizeof cmd, "group %s", model_group_name((enum model_group)((c->u.group + 1) % MODEL_GROUP_COUNT)));
         break;
     case 6:
-        ui_sort_key(&c->u, '>', cmd, sizeof cmd);
+        ui_sort_key(&c->u, table_width(c), '>', cmd, sizeof cmd);
         break;
     case 9:
         snprintf(cmd, sizeof cmd, "kill");
@@ -41,7 +49,7 @@ int console_sort_key(struct console *c, const char *typed)
 {
     char cmd[64];
     if (!typed[0] || typed[1] || !prompt_empty() || c->confirm_yes || c->cmds_for || c->u.help_open ||
-        !ui_sort_key(&c->u, typed[0], cmd, sizeof cmd))
+        !ui_sort_key(&c->u, table_width(c), typed[0], cmd, sizeof cmd))
         return 0;
     console_exec(c, cmd);
     return 1;

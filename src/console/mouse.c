@@ -5,12 +5,35 @@
 
 #include <stdio.h>
 
-int ui_sort_key(const struct ui *u, int key, char *cmd, size_t len)
+/* The columns of a table w wide, left to right, as the titles under the pointer say:
+ * how many. */
+static int screen_columns(const struct ui *u, int w, int *cols, int max)
 {
-    int n = (int)sort_nfields, f = (int)u->sort;
-    if (key == '>' || key == '<')
-        snprintf(cmd, len, "sort %s", sort_field_names[(f + (key == '>' ? 1 : n - 1)) % n]);
-    else if (key == 'I')
+    int n = 0;
+    for (int x = 0; x < w && n < max; x++) {
+        int f = table_column_at(u, w, x);
+        if (f >= 0 && (n == 0 || cols[n - 1] != f))
+            cols[n++] = f;
+    }
+    return n;
+}
+
+int ui_sort_key(const struct ui *u, int w, int key, char *cmd, size_t len)
+{
+    int f = (int)u->sort;
+    if (key == '>' || key == '<') {
+        int cols[16], n = screen_columns(u, w, cols, 16), at = -1;
+        for (int i = 0; i < n; i++)
+            if (cols[i] == f)
+                at = i;
+        int all = (int)sort_nfields;
+        if (n == 0) /* no table drawn: the list of the sort command */
+            snprintf(cmd, len, "sort %s", sort_field_names[(f + (key == '>' ? 1 : all - 1)) % all]);
+        else if (at < 0) /* sorted by a column not drawn at this width: from an end */
+            snprintf(cmd, len, "sort %s", sort_field_names[cols[key == '>' ? 0 : n - 1]]);
+        else
+            snprintf(cmd, len, "sort %s", sort_field_names[cols[(at + (key == '>' ? 1 : n - 1)) % n]]);
+    } else if (key == 'I')
         snprintf(cmd, len, "sort %s%s", sort_field_names[f], u->sort_reverse ? "" : " reverse");
     else
         return 0;

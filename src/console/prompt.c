@@ -79,6 +79,11 @@ static const char *snap_item(size_t i)
         return model_snapshot_name(con->u.m, (int)i);
     return i == n ? "off" : NULL;
 }
+/* diff's second snapshot: "off" is a first word only */
+static const char *snap_only_item(size_t i)
+{
+    return i < (size_t)model_snapshot_count(con->u.m) ? model_snapshot_name(con->u.m, (int)i) : NULL;
+}
 static const char *goto_item(size_t i)
 {
     static const char *const fixed[] = {"peak", "oom", "end", "start"};
@@ -97,17 +102,48 @@ static const char *info_item(size_t i)
     static const char *const v[] = {"breakpoints", "processes", "snapshots", "marks", NULL};
     return i < 4 ? v[i] : NULL;
 }
-static char idbuf[32];
+static const char *set_item(size_t i)
+{
+    static const char *const v[] = {"mouse", "auto-load", NULL};
+    return i < 2 ? v[i] : NULL;
+}
+static const char *on_off_item(size_t i)
+{
+    static const char *const v[] = {"on", "off", NULL};
+    return i < 2 ? v[i] : NULL;
+}
+static const char *safe_path_item(size_t i) { return i == 0 ? "safe-path" : NULL; }
+static char idbuf[256];
+/* A row's function: its text up to " at " or " (" ("grow_step at a.c:12"), or NULL for
+ * an unnamed one ("app+0x1200"). */
+static const char *row_function(const struct row *r)
+{
+    if (!r->named || !r->text)
+        return NULL;
+    size_t n = strcspn(r->text, " ");
+    if (!n || n >= sizeof idbuf || memmem(r->text, n, "+0x", 3))
+        return NULL;
+    memcpy(idbuf, r->text, n);
+    idbuf[n] = 0;
+    return idbuf;
+}
 static const char *site_item(size_t i)
 {
-    /* the visible table's ids, then the sites' function labels */
+    /* the visible table's ids, then the sites' function names, as gdb's break completes */
     if (i == 0)
         ui_rows_need(&con->u, 0, con->u.nrows);
     if (i < con->u.nrows) {
         snprintf(idbuf, sizeof idbuf, "%u", ui_site_id(con->u.rows[i].id));
         return idbuf;
     }
-    return NULL;
+    i -= con->u.nrows;
+    if (i >= con->u.nrows)
+        return NULL;
+    const char *f = row_function(&con->u.rows[i]);
+    if (f)
+        return f;
+    snprintf(idbuf, sizeof idbuf, "%u", ui_site_id(con->u.rows[i].id)); /* a duplicate: dropped */
+    return idbuf;
 }
 static const char *proc_item(size_t i)
 {
@@ -145,6 +181,18 @@ static int words_before(const char *line, int end)
 static const char *(*current_items)(size_t);
 static char *gen(const char *text, int state) { return gen_from(text, state, current_items); }
 
+/* save's first word: "breakpoints", then the file names readline would offer */
+static char *save_gen(const char *text, int state)
+{
+    static int files; /* the file name generator's state: 0 until it is asked */
+    if (!state) {
+        files = 0;
+        if (*text && !strncmp("breakpoints", text, strlen(text)))
+            return strdup("breakpoints");
+    }
+    return rl_filename_completion_function(text, files++);
+}
+
 static char **complete(const char *text, int start, int end)
 {
     (void)end;
@@ -161,10 +209,27 @@ static char **complete(const char *text, int start, int end)
          * column, and a mark's label of several words for goto */
         int arg = words_before(rl_line_buffer, start);
         enum cmd_arg kind = cmd_specs[ci].arg;
+        char first[64] = "";
+        sscanf(rl_line_buffer, "%*s %63s", first);
         if (arg > 1 && kind == ARG_SORT && arg == 2) {
             current_items = order_item;
             return rl_completion_matches(text, gen);
         }
+        if (kind == ARG_SNAPSHOT && arg == 2) { /* diff A B: no "off" there, nothing after off */
+            if (!strcmp(first, "off"))
+                return NULL;
+            current_items = snap_only_item;
+            return rl_completion_matches(text, gen);
+        }
+        if (!strcmp(cmd_specs[ci].name, "set")) { /* set mouse on|off, set auto-load safe-path */
+            current_items = arg == 1 ? set_item : arg == 2 && !strcmp(first, "mouse") ? on_off_item
+                          : arg == 2 && !strcmp(first, "auto-load")                  ? safe_path_item
+                                                                                     : NULL;
+            rl_attempted_completion_over = !(arg == 3 && !strcmp(first, "auto-load")); /* its dirs */
+            return current_items ? rl_completion_matches(text, gen) : NULL;
+        }
+        if (!strcmp(cmd_specs[ci].name, "save") && arg == 1) /* save breakpoints FILE, or save FILE */
+            return rl_completion_matches(text, save_gen);
         if (arg > 1 && kind != ARG_GOTO && !(kind == ARG_SNAPSHOT && arg == 2))
             return NULL;
         switch (kind) {

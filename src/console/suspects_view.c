@@ -41,6 +41,13 @@ void ui_suspects_refresh(struct ui *u)
         return;
     h->n = s.n;
     for (size_t i = 0; i < s.n; i++) {
+        int new_site = 1, new_proc = 1;
+        for (size_t j = 0; j < i; j++) {
+            new_site &= s.v[j].site != s.v[i].site;
+            new_proc &= s.v[j].proc != s.v[i].proc;
+        }
+        h->sites += new_site;
+        h->procs += new_proc;
         if (i < UI_SUSPECTS_MARKED) {
             h->sproc[i] = s.v[i].proc;
             h->sstack[i] = s.v[i].stack;
@@ -75,8 +82,12 @@ void ui_suspects_line(const struct ui *u, char *buf, size_t len)
     const struct ui_suspects *h = &u->suspects;
     char per[32], fill[160];
     model_format_size(per, sizeof per, h->growth);
-    int n = snprintf(buf, len, " suspects: %zu site%s grow%s +%s/iteration", h->n, h->n == 1 ? "" : "s",
-                     h->n == 1 ? "s" : "", per);
+    /* "1 site grows", "2 sites grow ... in all", "1 site in 2 processes grows ... in all" */
+    char procs[40] = "";
+    if (h->procs > 1)
+        snprintf(procs, sizeof procs, " in %zu processes", h->procs);
+    int n = snprintf(buf, len, " suspects: %zu site%s%s grow%s +%s/iteration%s", h->sites, h->sites == 1 ? "" : "s",
+                     procs, h->sites == 1 ? "s" : "", per, h->n > 1 ? " in all" : "");
     if (h->forecast && !h->fill_marks && n > 0 && (size_t)n < len) /* its device had nothing free */
         n += snprintf(buf + n, len - (size_t)n, "; device %d has no free memory left", h->device);
     else if (h->forecast && n > 0 && (size_t)n < len) {

@@ -93,6 +93,8 @@ struct ui_suspects {
     uint64_t marks;
     uint64_t ended;        /* ... and count of processes that ended */
     size_t n;
+    size_t sites, procs;   /* distinct call sites and processes among them (a site of two
+                            * runs opened together is one site) */
     double growth;         /* bytes per iteration of them all */
     int forecast, device;  /* the one that fills its device soonest, of a running process: */
     double fill_marks, fill_s, interval_s;
@@ -287,9 +289,10 @@ extern const struct view header_view, table_view, stack_view, output_view, statu
 int keybar_key_at(int x, int w);
 /* The sort field of the table's column title at column x of a table w wide, or -1 (table_view.c). */
 int table_column_at(const struct ui *u, int w, int x);
-/* htop's single keys on an empty prompt: '>' the next column, '<' the one before, 'I' the
- * other way. The `sort` command that does it into cmd: 1, or 0 when key is none of them. */
-int ui_sort_key(const struct ui *u, int key, char *cmd, size_t len);
+/* htop's single keys on an empty prompt: '>' the next column, '<' the one before (as a
+ * table w columns wide shows them), 'I' the other way. The `sort` command that does it
+ * into cmd: 1, or 0 when key is none of them. */
+int ui_sort_key(const struct ui *u, int w, int key, char *cmd, size_t len);
 /* Opens the help view on a topic (NULL: every command and key); whether a topic names a
  * command (a unique prefix, or a prefix of several). */
 void ui_help_open(struct ui *u, const char *topic);

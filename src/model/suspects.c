@@ -41,6 +41,10 @@ struct site_ring {
      * marks since at which it rose */
     uint64_t run_n, run_bytes;
     uint32_t steps;
+    /* cycles: the most and the least it has held since it first held bytes, and the most
+     * it held before it last fell back to that least (0: it never did) */
+    uint64_t top, floor, cycle_top;
+    int held;
 };
 
 /* A label pattern and how its numbers went from one mark to the next. */
@@ -359,6 +363,25 @@ static void ring_low(const struct mseries *s, const struct site_ring *r, uint64_
     }
 }
 
+/* A site that falls back to its least and climbs again (a batch's tensor, sized by the
+ * batch) only repeats a cycle until it passes the most it held before: a leak keeps
+ * making new highs. */
+static void ring_cycle(struct site_ring *r, uint64_t cur)
+{
+    if (!r->held) {
+        r->held = 1;
+        r->top = r->floor = cur;
+        return;
+    }
+    if (cur <= r->floor) {
+        if (r->top > cur)
+            r->cycle_top = r->top;
+        r->floor = cur;
+    }
+    if (cur > r->top)
+        r->top = cur;
+}
+
 /* The ring's bytes at mark n (of mk): the marks it was not written at are filled in. */
 static void ring_write(const struct mseries *s, struct site_ring *r, uint64_t n, uint64_t cur,
                        const struct model_mark *mk)
@@ -372,6 +395,7 @@ static void ring_write(const struct mseries *s, struct site_ring *r, uint64_t n,
     } else if (cur > r->val) {
         r->steps++;
     }
+    ring_cycle(r, cur);
     if (r->next) {
         ring_low(s, r, n - 1, &r->low_n, &r->low_seq, &r->low_label);
         uint64_t from = r->next;
@@ -599,7 +623,7 @@ static void judge_series(const struct process *p, const struct mseries *s, struc
             dv[i] = (int64_t)(b - a);
         }
         uint64_t now = ring_at(r, last), then = ring_at(r, first);
-        if (now <= then)
+        if (now <= then || now <= r->cycle_top) /* no growth, or a cycle's climb */
             continue;
         double per = median_i64(dv, w);
         int stepwise = 0;

@@ -16,7 +16,9 @@
  * site is a suspect when its live bytes rose at >= ceil(0.8 W) of them (8 of 10, 4 of
  * 4, 4 of 5, 5 of 6, ...) and are higher now than W marks ago. A site that allocates
  * and frees within every iteration (same bytes at every mark) or goes up and down is
- * not one. Its growth per iteration is the median of its W interval changes; "since" is
+ * not one, nor is a site that fell back to the least it held since it first held bytes
+ * while its live bytes are no higher than the most it held before that fall (a cycle:
+ * the input of variable-length batches); a leak keeps making new highs. Its growth per iteration is the median of its W interval changes; "since" is
  * the last mark at which its live bytes were at their lowest so far.
  *
  * Growth in steps (a leak on a path taken every few iterations, an error path) is a

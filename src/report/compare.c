@@ -205,6 +205,21 @@ static void signed_bytes(char *buf, size_t len, int64_t delta)
     snprintf(buf, len, "%s%s", delta < 0 ? "-" : delta > 0 ? "+" : "", b);
 }
 
+/* What a run's bytes are: leaked at its exit, or still live: in a job that runs on (the
+ * console's), or in a recording that ends before its process did (saved mid-run, cut). */
+static const char *run_what(const struct compare *c, const struct report_options *o, int run)
+{
+    if (o->what == REPORT_PEAK)
+        return "live at the peak";
+    int running = 0, unended = 0;
+    for (int i = 0; i < model_process_count(c->m[run]); i++) {
+        const struct model_process *p = model_process(c->m[run], i);
+        running |= model_process_running(p);
+        unended |= !p->exited;
+    }
+    return running ? "live now" : unended ? "live when the recording ends" : "leaked";
+}
+
 static void run_line(FILE *f, const struct compare *c, const struct report_options *o, int run, const char *name)
 {
     const struct report_summary *s = &c->sum[run];
@@ -212,7 +227,7 @@ static void run_line(FILE *f, const struct compare *c, const struct report_optio
     text_write_escaped(f, name);
     fprintf(f, ": %d process%s, %" PRIu64 " bytes %s in %" PRIu64 " allocations from %" PRIu64 " call sites\n",
             model_process_count(c->m[run]), model_process_count(c->m[run]) == 1 ? "" : "es", s->bytes,
-            o->what == REPORT_PEAK ? "live at the peak" : "leaked", s->allocations, s->sites);
+            run_what(c, o, run), s->allocations, s->sites);
 }
 
 static void print_suspects(FILE *f, const struct compare *c, int run)
@@ -261,11 +276,15 @@ int compare_text(FILE *f, const struct compare *c, const struct report_options *
     print_suspects(f, c, 1);
     char d[64];
     report_format_bytes(d, sizeof d, (uint64_t)(c->delta_bytes < 0 ? -c->delta_bytes : c->delta_bytes));
-    const char *what = o->what == REPORT_PEAK ? "live at the peak" : "leaked";
+    /* "live now 2.0 MiB more than the baseline leaked": each run's word where they differ */
+    const char *what = run_what(c, o, 1), *base = run_what(c, o, 0), *sep = strcmp(what, base) ? " " : "";
+    if (!*sep)
+        base = "";
     if (c->delta_bytes)
-        fprintf(f, "COMPARE SUMMARY: %s %s %s than the baseline", what, d, c->delta_bytes > 0 ? "more" : "less");
+        fprintf(f, "COMPARE SUMMARY: %s %s %s than the baseline%s%s", what, d, c->delta_bytes > 0 ? "more" : "less",
+                sep, base);
     else
-        fprintf(f, "COMPARE SUMMARY: %s as much as the baseline", what);
+        fprintf(f, "COMPARE SUMMARY: %s as much as the baseline%s%s", what, sep, base);
     fprintf(f, " (%" PRIu64 " -> %" PRIu64 " bytes, %" PRIu64 " -> %" PRIu64
                " allocations): %zu call sites new, %zu gone, %zu grown, %zu shrunk, %zu the same\n",
             c->sum[0].bytes, c->sum[1].bytes, c->sum[0].allocations, c->sum[1].allocations, c->changes[COMPARE_NEW],

@@ -41,7 +41,7 @@ screen | grep -q "^  > #[0-9]* *grow_step at .*client_scenarios.c" || fail "the 
 type_line "help suspects"
 wait_for " help suspects  lines"
 wait_for "List the growth suspects in the output pane"
-wait_for "is not one. The header shows a line while there are any."
+wait_for "higher than before. The header shows a line while there are any."
 # Tab completes the command's name
 tmux send-keys -t "$S" -l "susp"
 tmux send-keys -t "$S" Tab

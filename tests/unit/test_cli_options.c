@@ -139,6 +139,24 @@ static void test_single_dash_names(void **state)
     free(h);
 }
 
+/* The three ways into the console (a job, a running process, recordings) take gdb's -nx
+ * and the suppressions of the leak report it writes alike. */
+static void test_consoles_take_the_same_options(void **state)
+{
+    (void)state;
+    const struct cli_command *consoles[] = {&cli_console, &cli_attach, &cli_open};
+    for (size_t i = 0; i < sizeof consoles / sizeof *consoles; i++) {
+        struct seen s;
+        int status = 0;
+        char *a[] = {"culeak", "-nx", "--suppressions", "mine.supp", "--no-default-suppressions", "--", "1234", NULL};
+        if (parse(consoles[i], &s, &status, a) != 6)
+            fail_msg("culeak %s does not take -nx, --suppressions FILE and --no-default-suppressions",
+                     consoles[i]->name ? consoles[i]->name : "(console)");
+        assert_int_equal(s.n, 3);
+        assert_string_equal(s.arg[1], "mine.supp");
+    }
+}
+
 static void test_program_and_double_dash(void **state)
 {
     (void)state;
@@ -284,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_parser_accepts_every_option),
         cmocka_unit_test(test_program_and_double_dash),
         cmocka_unit_test(test_single_dash_names),
+        cmocka_unit_test(test_consoles_take_the_same_options),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_file_commands),
         cmocka_unit_test(test_man_synopsis_matches_tables),

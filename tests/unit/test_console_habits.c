@@ -430,13 +430,13 @@ static void test_clicks_wheel_and_keys(void **state)
         assert_int_equal(fkey, keys[k]);
     }
     /* htop's sort keys */
-    assert_int_equal(ui_sort_key(&u, '>', cmd, sizeof cmd), 1);
+    assert_int_equal(ui_sort_key(&u, tab.w, '>', cmd, sizeof cmd), 1);
     assert_string_equal(cmd, "sort count");
-    assert_int_equal(ui_sort_key(&u, '<', cmd, sizeof cmd), 1);
+    assert_int_equal(ui_sort_key(&u, tab.w, '<', cmd, sizeof cmd), 1);
     assert_string_equal(cmd, "sort id");
-    assert_int_equal(ui_sort_key(&u, 'I', cmd, sizeof cmd), 1);
+    assert_int_equal(ui_sort_key(&u, tab.w, 'I', cmd, sizeof cmd), 1);
     assert_string_equal(cmd, "sort live reverse");
-    assert_int_equal(ui_sort_key(&u, 'x', cmd, sizeof cmd), 0);
+    assert_int_equal(ui_sort_key(&u, tab.w, 'x', cmd, sizeof cmd), 0);
     grid_free(&g);
     model_stream_close(s);
     sb_free(b);
@@ -444,6 +444,34 @@ static void test_clicks_wheel_and_keys(void **state)
 }
 
 /* Below LAYOUT_KEYS_MIN_ROWS the key bar gives its line to the panes. */
+/* htop's < and > move the sort to the column on the left or right of the sorted one as
+ * the screen shows them: module comes before site on a wide table, and a column not drawn
+ * at this width is passed over; one past the last comes back to the first. */
+static void test_sort_keys_follow_the_columns(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    char cmd[64];
+    u.sort = SORT_KIND;
+    assert_int_equal(ui_sort_key(&u, 120, '>', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort module");
+    u.sort = SORT_MODULE;
+    assert_int_equal(ui_sort_key(&u, 120, '>', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort site");
+    assert_int_equal(ui_sort_key(&u, 120, '<', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort kind");
+    u.sort = SORT_ALLOCS; /* at 90 columns: no kind, no module */
+    assert_int_equal(ui_sort_key(&u, 90, '>', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort site");
+    u.sort = SORT_SITE;
+    assert_int_equal(ui_sort_key(&u, 90, '>', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort id");
+    assert_int_equal(ui_sort_key(&u, 90, '<', cmd, sizeof cmd), 1);
+    assert_string_equal(cmd, "sort allocs");
+    ui_free(&u);
+}
+
 static void test_key_bar_on_small_screens(void **state)
 {
     (void)state;
@@ -501,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_safe_path),
         cmocka_unit_test(test_init_files), cmocka_unit_test(test_column_titles_under_the_mouse),
         cmocka_unit_test(test_clicks_wheel_and_keys), cmocka_unit_test(test_key_bar_on_small_screens),
+        cmocka_unit_test(test_sort_keys_follow_the_columns),
         cmocka_unit_test(test_lines_cut_at_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,7 +196,8 @@ static void test_header_line_and_list(void **state)
     assert_false(out_has(&u, "#1  python3.12"));
 
     /* a second process grows faster per iteration but has far more room: the header names
-     * the one that fills its device first, in words that read */
+     * the one that fills its device first, in words that read; the site both grow at is
+     * one site, whose growth per iteration is that of both */
     struct model_stream *s2 = model_stream_open(u.m);
     struct sb *b2 = sb_new();
     prologue(b2, 4343);
@@ -205,7 +206,8 @@ static void test_header_line_and_list(void **state)
     feed(s2, b2);
     render(&u, &g, &l);
     grid_row_text(&g, 2, row, sizeof row);
-    assert_non_null(strstr(row, "suspects: 2 sites grow +12.0 KiB/iteration; the fastest fills device 0 in ~1,000 "
+    assert_non_null(strstr(row, "suspects: 1 site in 2 processes grows +12.0 KiB/iteration in all; the fastest fills "
+                                "device 0 in ~1,000 "
                                 "iterations (~2 min) - `suspects` lists them"));
     size_t from = outbuf_lines(&u.out);
     assert_int_equal(ui_suspects_list(&u), 2);
@@ -223,7 +225,7 @@ static void test_header_line_and_list(void **state)
     feed(s2, b2);
     render(&u, &g, &l);
     grid_row_text(&g, 2, row, sizeof row);
-    assert_non_null(strstr(row, "suspects: 2 sites grow +12.0 KiB/iteration - `suspects` lists them"));
+    assert_non_null(strstr(row, "suspects: 1 site in 2 processes grows +12.0 KiB/iteration in all - `suspects` lists them"));
     assert_null(strstr(row, "fills device"));
     from = outbuf_lines(&u.out);
     assert_int_equal(ui_suspects_list(&u), 2);
@@ -237,7 +239,8 @@ static void test_header_line_and_list(void **state)
     feed(s3, b3);
     render(&u, &g, &l);
     grid_row_text(&g, 2, row, sizeof row);
-    assert_non_null(strstr(row, "suspects: 3 sites grow +16.0 KiB/iteration; device 0 has no free memory left"));
+    assert_non_null(strstr(row, "suspects: 1 site in 3 processes grows +16.0 KiB/iteration in all; device 0 has no "
+                                "free memory left"));
     model_stream_close(s3);
     sb_free(b3);
     grid_free(&g);
@@ -248,10 +251,39 @@ static void test_header_line_and_list(void **state)
     ui_free(&u);
 }
 
+/* Two sites of one process, one growing 1 MiB an iteration and one 1 KiB: the header's
+ * growth is theirs in all, not each one's. */
+static void test_header_growth_in_all(void **state)
+{
+    (void)state;
+    struct ui u;
+    assert_int_equal(ui_init(&u), 0);
+    u.state = JOB_RUNNING;
+    struct model_stream *s = model_stream_open(u.m);
+    struct sb *b = sb_new();
+    prologue(b, 4242);
+    for (int i = 0; i < 6; i++) {
+        sb_alloc(b, ++seq, CHURN, addr += 0x10000, 1024);
+        iteration_of(b, i, 1 << 20, 1ull << 30);
+    }
+    feed(s, b);
+    struct grid g = {0};
+    struct layout l;
+    char row[512];
+    render(&u, &g, &l);
+    grid_row_text(&g, 2, row, sizeof row);
+    assert_non_null(strstr(row, "suspects: 2 sites grow +1.00 MiB/iteration in all; the fastest fills device 0 in "));
+    grid_free(&g);
+    model_stream_close(s);
+    sb_free(b);
+    ui_free(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_line_and_list), cmocka_unit_test(test_suspect_rows_highlighted),
+        cmocka_unit_test(test_header_growth_in_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
