@@ -260,7 +260,8 @@ int cmd_check(int argc, char **argv)
     }
     /* %p: each process of the program (children too) writes its own recording */
     snprintf(file, sizeof file, "%s/trace.%%p.culeak", dir);
-    int st = culeak_run_traced(argv + i, file, (int)a.depth);
+    unsigned long unrecorded;
+    int st = culeak_run_traced_counted(argv + i, file, (int)a.depth, &unrecorded);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
     struct model_options mo = cli_call_sites_model_options(&a.sites);
@@ -274,6 +275,11 @@ int cmd_check(int argc, char **argv)
     /* A recording that ends before its process did (killed with SIGKILL, or cut off:
      * a full disk) makes an incomplete report: check never passes on one. */
     int incomplete = damaged;
+    if (unrecorded) { /* each one named on stderr as it was refused */
+        cli_fail(&cli_check, "%lu process%s of the job could not be recorded: the report leaves %s out", unrecorded,
+                 unrecorded == 1 ? "" : "es", unrecorded == 1 ? "it" : "them");
+        incomplete += (int)(unrecorded < 1000000 ? unrecorded : 1000000);
+    }
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
         if (mp->lost_events) {

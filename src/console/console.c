@@ -290,6 +290,13 @@ static void o_lost(void *ctx, int proc, uint64_t count)
     c->dirty = 1;
 }
 
+/* A connection's process: the model's once it said HELLO, else the hub's (a ring corrupt
+ * from its start is still told under its writer's pid). */
+static unsigned long long conn_pid(const struct conn *k, const struct model_process *p)
+{
+    return p ? (unsigned long long)p->pid : (unsigned long long)k->pid;
+}
+
 static void drop_conn(struct console *c, size_t i, const char *why)
 {
     struct conn *k = c->conns[i];
@@ -300,7 +307,7 @@ static void drop_conn(struct console *c, size_t i, const char *why)
         model_stream_finish(k->ms); /* a record cut off marks the process truncated */
     if (why) {
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, why);
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s", conn_pid(k, p), why);
         outbuf_add_line(&c->u.out, line);
     }
     if (c->paused_conn == k) {
@@ -320,7 +327,7 @@ static void drop_conn(struct console *c, size_t i, const char *why)
     }
     if (why) /* a stream the console cannot read: the process is let go, untraced */
         conn_let_go(k);
-    k->ring = NULL;
+    conn_done(k);
     c->dirty = 1;
 }
 
@@ -763,6 +770,19 @@ static void check_job(struct console *c)
     }
 }
 
+/* Processes the hub could not take: said by pid, with why. */
+static void say_refusals(struct console *c)
+{
+    long pid;
+    char why[160], line[240];
+    while (server_refusal(&c->srv, &pid, why, sizeof why)) {
+        snprintf(line, sizeof line, "[culeak] pid %ld: not traced: %s", pid, why);
+        outbuf_add_line(&c->u.out, line);
+        ui_message(&c->u, 1, "%s", line + 9);
+        c->dirty = 1;
+    }
+}
+
 static void accept_all(struct console *c)
 {
     struct conn *k;
@@ -780,6 +800,7 @@ static void accept_all(struct console *c)
         k->owner = c;
         c->conns[c->nconns++] = k;
     }
+    say_refusals(c);
 }
 
 /* Reads process i's ring; end_check: also whether its process has ended. 1 when
@@ -810,7 +831,7 @@ int console_read_conn(struct console *c, size_t i, int end_check)
         k->tee_lost_said = 1;
         const struct model_process *p = proc_of(c, k->proc);
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", p ? (unsigned long long)p->pid : 0ull,
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", conn_pid(k, p),
                  k->tee_lost);
         outbuf_add_line(&c->u.out, line);
     }

@@ -350,6 +350,13 @@ static char **job_environment(const char *output_file, int depth, struct culeak_
 
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
+    unsigned long unrecorded;
+    return culeak_run_traced_counted(argv, output_file, depth, &unrecorded);
+}
+
+int culeak_run_traced_counted(char **argv, const char *output_file, int depth, unsigned long *unrecorded)
+{
+    *unrecorded = 0;
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
@@ -383,6 +390,9 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
         else if (w < 0 && errno != EINTR)
             reaped = 1;
     }
+    if (c)
+        culeak_collector_poll(c, 0); /* the last refusals, counted */
+    *unrecorded = culeak_collector_unrecorded(c);
     culeak_collector_free(c);
     sigaction(SIGINT, &oldint, NULL);
     sigaction(SIGQUIT, &oldquit, NULL);

@@ -35,6 +35,9 @@ void culeak_no_pool_env(void);
 /* fork+exec argv[0] (searched in PATH) with the environment set up as above; waits.
  * Returns the wait status, or -1 (message on stderr) when it could not start. */
 int culeak_run_traced(char **argv, const char *output_file, int depth);
+/* The same; *unrecorded: how many of the job's processes could not be recorded (each
+ * said on stderr, with its pid and why). */
+int culeak_run_traced_counted(char **argv, const char *output_file, int depth, unsigned long *unrecorded);
 
 /* Whether prog can be run as execvp would find it (a name without '/' is searched in
  * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr
