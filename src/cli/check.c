@@ -177,7 +177,7 @@ static int write_reports(struct check_args *a, struct model *m, struct report_su
     char rbuf[32];
     job_identity(m, &pid, &host, &rank, rbuf, sizeof rbuf);
     int json = !strcmp(a->format, "json");
-    struct cli_sink out = {stderr, 0}, log = {NULL, 0};
+    struct cli_sink out = {.f = stderr}, log = {.f = NULL};
     if (cli_sink_open(&cli_check, &out, a->output, pid, host, rank) != 0)
         return 2;
     if (a->log_file && cli_sink_open(&cli_check, &log, a->log_file, pid, host, rank) != 0) {

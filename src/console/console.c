@@ -2,6 +2,7 @@
  * socket and a signal self-pipe; every process's ring is read each turn (a ring wakes no
  * one: the loop turns every millisecond while events come, every 10 ms while none do);
  * redraws on a timer when dirty. */
+#include "output_file.h"
 #include "console.h"
 #include "outpath.h"
 #include "report.h"
@@ -453,17 +454,14 @@ static void write_log_file(struct console *c, const char *text, size_t len)
     const struct model_process *p = model_process_count(c->u.m) ? model_process(c->u.m, 0) : NULL;
     char rank[32], path[4096], line[4400];
     snprintf(rank, sizeof rank, "%d", p && p->rank >= 0 ? p->rank : 0);
-    FILE *f = NULL;
+    struct culeak_output out;
+    int bad = 1;
     errno = ENAMETOOLONG;
     if (culeak_expand_path(c->opt.log_file, p ? (long)p->pid : (long)getpid(), p ? p->host : NULL, rank, path,
-                           sizeof path) >= 0)
-        f = fopen(path, "w");
-    int bad = !f || fwrite(text, 1, len, f) != len;
+                           sizeof path) >= 0 &&
+        culeak_output_open(&out, path) == 0)
+        bad = culeak_output_close(&out, fwrite(text, 1, len, out.f) != len) != 0;
     int err = errno;
-    if (f && fclose(f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
     if (bad)
         snprintf(line, sizeof line, "[culeak] cannot write the leak report to %s: %s", path, strerror(err));
     else
@@ -559,8 +557,8 @@ static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot read the stream copy %s: %s", src, strerror(errno));
         return -1;
     }
-    FILE *out = fopen(dst, "wb");
-    if (!out) {
+    struct culeak_output out;
+    if (culeak_output_open(&out, dst) != 0) {
         snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
         fclose(in);
         return -1;
@@ -569,10 +567,10 @@ static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
     size_t n;
     int bad = 0;
     while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
-        bad = fwrite(buf, 1, n, out) != n;
+        bad = fwrite(buf, 1, n, out.f) != n;
     int read_err = ferror(in);
     fclose(in);
-    if (fclose(out) != 0 || bad) {
+    if (culeak_output_close(&out, read_err) != 0 && !read_err) {
         snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
         return -1;
     }
@@ -1079,7 +1077,7 @@ int console_main(const struct console_options *opt)
     int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
     snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
-    int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
+    int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
     if (ef >= 0) {
         dup2(ef, STDERR_FILENO);
         close(ef);

@@ -296,8 +296,12 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
         uint32_t on = nvals && vals[0] != 0;
         __atomic_store_n(type == CULEAK_CMD_HOLD_NEW ? &c->ring->h->hold_new : &c->ring->h->hold_all, on,
                          __ATOMIC_RELEASE);
-        if (type == CULEAK_CMD_HOLD_NEW) /* the answer to HELLO: the start's hold is over */
+        if (type == CULEAK_CMD_HOLD_NEW) { /* the answer to HELLO: the start's hold is over */
             __atomic_store_n(&c->ring->h->answered, 1, __ATOMIC_RELEASE);
+            /* now, not at the held thread's next look (100 ms): a job of many short
+             * processes would wait that long for each one */
+            culeak_ring_wake_released(c->ring);
+        }
         return 0;
     }
     if (type == CULEAK_CMD_WATCH) { /* count, stacks...: in records that fit the area */
