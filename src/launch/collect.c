@@ -3,6 +3,8 @@
  * the reader, it only waits (bounded) when its ring is full. */
 #include "collect.h"
 #include "outpath.h"
+#include "path_match.h"
+#include "text_escape.h"
 #include "ring_hub.h"
 #include "wire.h"
 
@@ -22,6 +24,7 @@ struct ring_out {
 struct culeak_collector {
     struct culeak_hub *hub;
     char *attach_out; /* attached: the recording of rings that name none */
+    char *pattern;    /* launched: the output pattern the job was given (NULL: none) */
     struct ring_out *outs; /* one per slot of the hub, by its index */
     size_t n;
     long *pids; /* of every ring taken (culeak_collector_has) */
@@ -53,6 +56,13 @@ struct culeak_collector *culeak_collector_attach(const char *out)
     }
     culeak_hub_started(c->hub); /* no program gets the first ring */
     return c;
+}
+
+int culeak_collector_expect(struct culeak_collector *c, const char *pattern)
+{
+    free(c->pattern);
+    c->pattern = pattern ? strdup(pattern) : NULL;
+    return pattern && !c->pattern ? -1 : 0;
 }
 
 const char *culeak_collector_socket(const struct culeak_collector *c) { return culeak_hub_socket(c->hub); }
@@ -125,11 +135,19 @@ static void open_out(struct culeak_collector *c, size_t i)
     memcpy(path, r->h->path, sizeof path);
     path[sizeof path - 1] = 0;
     int shared = r->h->path_shared != 0;
+    o->failed = 1;
+    if (path[0] == '/' && !(c->pattern && culeak_path_matches(c->pattern, pid, path))) {
+        /* written only where culeak said: a ring's header is its writer's to fill */
+        char shown[2 * CULEAK_RING_PATH_MAX];
+        fprintf(stderr, "culeak: process %ld names a recording culeak did not give it (%s): it is not recorded\n",
+                pid, text_escape(shown, sizeof shown, path));
+        c->unrecorded++;
+        return;
+    }
     if (path[0] != '/' && c->attach_out) { /* an attached process names no recording */
         snprintf(path, sizeof path, "%s", c->attach_out);
         shared = 1;
     }
-    o->failed = 1;
     if (path[0] != '/')
         return; /* no recording asked for */
     o->out = culeak_create_recording(path, shared, pid, made, sizeof made);
@@ -263,5 +281,6 @@ void culeak_collector_free(struct culeak_collector *c)
     free(c->outs);
     free(c->pids);
     free(c->attach_out);
+    free(c->pattern);
     free(c);
 }

@@ -15,6 +15,11 @@ struct culeak_collector *culeak_collector_new(void);
 /* The same for a process culeak attaches to (no program is started): a ring whose writer
  * names no recording is written to out (the first; another process's to out.PID). */
 struct culeak_collector *culeak_collector_attach(const char *out);
+/* The output pattern the job is given (CULEAK_OUTPUT): a ring's recording is written at
+ * the path its header names only when the pattern gives that path to the ring's writer
+ * (path_match.h); another is refused with a message (a same-user process cannot have
+ * culeak write a file of its choice). 0, or -1 out of memory. */
+int culeak_collector_expect(struct culeak_collector *c, const char *pattern);
 /* The hand-over socket (an attach's endpoint is "ring:" and it). */
 const char *culeak_collector_socket(const struct culeak_collector *c);
 /* 1 once process pid handed its ring over. */

@@ -360,6 +360,10 @@ int culeak_run_traced_counted(char **argv, const char *output_file, int depth, u
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
+    if (c && culeak_collector_expect(c, output_file) != 0) {
+        culeak_collector_free(c);
+        c = NULL; /* out of memory: the job's processes write their own recordings */
+    }
     /* posix_spawn: the job starts without a copy of this process's address space being
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);
