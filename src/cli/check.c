@@ -59,7 +59,8 @@ const struct cli_command cli_check = {
              "%p is the program's pid, %h its host, %r its rank.\n"
              "Exit status: the program's when it failed (a non-zero status, or 128+N when killed\n"
              "by signal N), whether it leaked or not; else N (--error-exitcode, default 1; 0: off)\n"
-             "when leaks were found; else 2 when a recording is incomplete; else 0.\n",
+             "when leaks were found; else 2 when a recording is incomplete or a process could not\n"
+             "be recorded; else 0.\n",
     .options = check_options,
     .program = 1,
     .run = cmd_check,
