@@ -217,8 +217,7 @@ struct culeak_hub *culeak_hub_new(int console, char *err, size_t len)
     }
     h->listen_fd = h->child_fd = -1;
     h->console = console;
-    h->reserve[0] = h->reserve[1] = -1;
-    reserve_keep(h);
+    h->reserve[0] = h->reserve[1] = -1; /* taken at the first service: the reader sets up first */
     if (make_dir(h) != 0) {
         snprintf(err, len, "cannot make a private directory for the job's rings: %s", strerror(errno));
         free(h);
@@ -385,6 +384,7 @@ static void accept_all(struct culeak_hub *h)
 size_t culeak_hub_service(struct culeak_hub *h)
 {
     uint64_t before = h->serials;
+    reserve_keep(h);
     if (h->listen_fd >= 0)
         accept_all(h);
     for (size_t i = 0; i < h->npend;) {
