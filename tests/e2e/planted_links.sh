@@ -40,15 +40,21 @@ kept rep_html "<html"
 "$B/culeak" report --output /dev/stdout "$T/rec.culeak" | grep -q "LEAK SUMMARY" || fail "report to /dev/stdout"
 
 for f in con_log save bps export.csv export.json export.html; do plant $f; done
-start --log-file "$D/con_log" -- "$FAKE/client_static" leak 1 4096
+# the job waits for $T/go while a breakpoint is set and saved, then leaks and exits
+cp "$(dirname "$0")/c/gated_leak.c" "$T/job.c"
+cc -g -O0 -o "$T/job" "$T/job.c" -ldl || fail "cannot build the job"
+LEAK=job.c:$(grep -n "LEAK" "$T/job.c" | cut -d: -f1)
+start --log-file "$D/con_log" -- "$T/job" "$T/go"
+wait_for "1 proc (1 live)"
+type_expect "break $LEAK grows 100MiB" "breakpoint 1 at"
+type_expect "save breakpoints $D/bps" "saved 1 breakpoint"
+kept bps "break"
+touch "$T/go"
 wait_for "EXITED (status 0)"
 wait_file "$D/con_log" "LEAK SUMMARY"
 kept con_log "LEAK SUMMARY"
 type_expect "save $D/save" "saved the recording to $D/save"
 kept save "CULEAK"
-type_expect "break tests/fakecuda/client_scenarios.c:283" "breakpoint 1 at"
-type_expect "save breakpoints $D/bps" "saved 1 breakpoint"
-kept bps "break"
 type_expect "export $D/export.csv" "to $D/export.csv"
 kept export.csv "live"
 type_expect "export $D/export.json" "to $D/export.json"
