@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# check and record on a job of more traced processes than the 4,096 rings a job once had
-# over its life (fake driver): 4,200 forked children one after another, each leaking one
-# page. check counts every one's leak and exits 1; record writes every one's recording.
+# check on a job of more traced processes than the 4,096 rings a job once had over its
+# life (fake driver): 4,200 forked children one after another, each leaking one page.
+# check counts every one's leak and exits 1 (before: 4,095 leaks, the rest dropped
+# without a word). record_many.sh does the same through record.
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,13 +22,4 @@ echo "check_many: check of $N processes in $((SECONDS - start)) s"
 [ "$rc" -eq 1 ] || fail "check exited $rc, not 1: $(grep -v '^  process' "$T/err" | tail -n 5)"
 grep -q "LEAK SUMMARY: $((N * 4096)) bytes leaked in $N allocations" "$T/err" ||
     fail "not every process's leak is counted: $(grep 'LEAK SUMMARY' "$T/err")"
-
-mkdir "$T/rec"
-start=$SECONDS
-"$B/culeak" record -o "$T/rec/job.%p.culeak" -- "$T/seq_forks" "$N" 4096 >"$T/out" 2>"$T/err" ||
-    fail "record exited $?: $(tail -n 3 "$T/err")"
-echo "check_many: record of $N processes in $((SECONDS - start)) s"
-made=$(find "$T/rec" -name 'job.*.culeak' | wc -l)
-[ "$made" -eq "$N" ] || fail "record wrote $made recordings of $N processes: $(tail -n 3 "$T/err")"
-grep -q "not traced\|not recorded" "$T/err" && fail "record refused a process: $(grep 'not traced\|not recorded' "$T/err" | head -n 3)"
 echo "check_many: ok"
