@@ -38,6 +38,12 @@ kept rep_html "<html"
 
 # a device is written in place: /dev/stdout is a link, and no file to replace
 "$B/culeak" report --output /dev/stdout "$T/rec.culeak" | grep -q "LEAK SUMMARY" || fail "report to /dev/stdout"
+# but not through a link to one in a directory others can write (as /tmp): replaced too
+mkdir -m 1777 "$D/pub"
+ln -s /dev/null "$D/pub/devlink"
+"$B/culeak" report --output "$D/pub/devlink" "$T/rec.culeak" || fail "report to a link in a shared directory"
+[ -f "$D/pub/devlink" ] && [ ! -L "$D/pub/devlink" ] && grep -q "LEAK SUMMARY" "$D/pub/devlink" ||
+    fail "a link to a device in a shared directory was followed"
 
 for f in con_log save bps export.csv export.json export.html; do plant $f; done
 # the job waits for $T/go while a breakpoint is set and saved, then leaks and exits
