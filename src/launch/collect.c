@@ -15,6 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* An idle ring's writer is looked for in /proc at one poll in DEAD_LOOK (a system call
+ * per ring: thousands of processes at once would make every poll that many); the end
+ * its writer marked in the ring is seen at once. */
+#define DEAD_LOOK 64
+
 struct ring_out {
     int active; /* the hub's ring of this slot is read here */
     int out;    /* the recording; -1: not made yet */
@@ -31,6 +36,7 @@ struct culeak_collector {
     size_t npids, cappids;
     unsigned long unrecorded; /* processes refused, or whose recording could not be made */
     unsigned long refused_seen; /* of the hub's refusals, those counted in unrecorded */
+    unsigned polls;
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -220,6 +226,13 @@ static void finish(struct culeak_collector *c, size_t i)
     culeak_hub_release(c->hub, i);
 }
 
+static int writer_gone(struct culeak_collector *c, size_t i)
+{
+    if (__atomic_load_n(&culeak_hub_ring(c->hub, i)->h->ended, __ATOMIC_ACQUIRE))
+        return 1;
+    return (i + c->polls) % DEAD_LOOK == 0 && !culeak_hub_writer_live(c->hub, i);
+}
+
 size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
 {
     struct pollfd fds[CULEAK_HUB_POLLFDS];
@@ -228,13 +241,14 @@ size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
         culeak_hub_service(c->hub);
     take_new(c);
     size_t total = 0;
+    c->polls++;
     for (size_t i = 0; i < c->n; i++) {
         if (!c->outs[i].active)
             continue;
         size_t got = drain(c, i);
         /* nothing came: whether its writer ended is looked at before the last read, so
          * what it committed before it ended is read */
-        if (!got && !culeak_hub_writer_live(c->hub, i)) {
+        if (!got && writer_gone(c, i)) {
             got = drain(c, i);
             const uint8_t *p;
             if (!culeak_ring_peek(culeak_hub_ring(c->hub, i), &p))

@@ -141,11 +141,40 @@ static void test_recording_only_where_culeak_said(void **state)
     rmdir(dir);
 }
 
+/* Past the 4,096 rings read at once, a process is refused: said on stderr and counted as
+ * not recorded (check then exits 2). The rings here are this process's own, never ended. */
+static void test_refused_are_counted(void **state)
+{
+    (void)state;
+    struct culeak_collector *c = culeak_collector_new();
+    assert_non_null(c);
+    assert_int_equal(culeak_collector_child_env(c), 0);
+    culeak_collector_started(c);
+    const char *sock = getenv("CULEAK_RING_SOCKET");
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    assert_true(strlen(sock) < sizeof a.sun_path);
+    memcpy(a.sun_path, sock, strlen(sock) + 1);
+    for (int i = 0; i < 4096; i++) { /* with the launched program's: one more than are read */
+        struct culeak_ring r;
+        int fd, s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(culeak_ring_create(4096, &fd, &r), 0);
+        assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+        assert_int_equal(culeak_ring_send_fd(s, fd), 0);
+        close(s);
+        close(fd);
+        culeak_ring_unmap(&r);
+        culeak_collector_poll(c, 0);
+    }
+    assert_int_equal(culeak_collector_unrecorded(c), 1);
+    culeak_collector_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handover_of_this_user_only),
         cmocka_unit_test(test_recording_only_where_culeak_said),
+        cmocka_unit_test(test_refused_are_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
