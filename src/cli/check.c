@@ -59,8 +59,8 @@ const struct cli_command cli_check = {
              "%p is the program's pid, %h its host, %r its rank.\n"
              "Exit status: the program's when it failed (a non-zero status, or 128+N when killed\n"
              "by signal N), whether it leaked or not; else N (--error-exitcode, default 1; 0: off)\n"
-             "when leaks were found; else 2 when a recording is incomplete or a program of the job\n"
-             "ran untraced (set-user-ID); else 0.\n",
+             "when leaks were found; else 2 when a recording is incomplete, a process could not be\n"
+             "recorded or a program of the job ran untraced (set-user-ID); else 0.\n",
     .options = check_options,
     .program = 1,
     .run = cmd_check,
@@ -182,7 +182,7 @@ static int write_reports(struct check_args *a, struct model *m, struct report_su
     char rbuf[32];
     job_identity(m, &pid, &host, &rank, rbuf, sizeof rbuf);
     int text = a->format == report_format_find("text");
-    struct cli_sink out = {stderr, 0}, log = {NULL, 0};
+    struct cli_sink out = {.f = stderr}, log = {.f = NULL};
     if (cli_sink_open(&cli_check, &out, a->output, pid, host, rank) != 0)
         return 2;
     if (a->log_file && cli_sink_open(&cli_check, &log, a->log_file, pid, host, rank) != 0) {
@@ -283,8 +283,8 @@ int cmd_check(int argc, char **argv)
     }
     /* %p: each process of the program (children too) writes its own recording */
     snprintf(file, sizeof file, "%s/trace.%%p.culeak", dir);
-    long child;
-    int st = culeak_run_traced_pid(argv + i, file, (int)a.depth, &child);
+    struct culeak_run run;
+    int st = culeak_run_traced_job(argv + i, file, (int)a.depth, &run);
     int program_status = st < 0 ? 127 : culeak_exit_code(st);
 
     struct model_options mo = cli_call_sites_model_options(&a.sites);
@@ -298,7 +298,12 @@ int cmd_check(int argc, char **argv)
     /* A recording that ends before its process did (killed with SIGKILL, or cut off:
      * a full disk) makes an incomplete report: check never passes on one. */
     int incomplete = damaged;
-    took_wait_status(m, child, st);
+    took_wait_status(m, run.pid, st);
+    if (run.unrecorded) { /* each one named on stderr as it was refused */
+        cli_fail(&cli_check, "%lu process%s of the job could not be recorded: the report leaves %s out",
+                 run.unrecorded, run.unrecorded == 1 ? "" : "es", run.unrecorded == 1 ? "it" : "them");
+        incomplete += (int)(run.unrecorded < 1000000 ? run.unrecorded : 1000000);
+    }
     for (int p = 0; p < model_process_count(m); p++) {
         const struct model_process *mp = model_process(m, p);
         if (mp->untraced) {

@@ -272,7 +272,7 @@ static int write_reports(struct report_args *a, struct model *m)
     const struct model_process *p = model_process(m, 0);
     char rank[32];
     snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
-    struct cli_sink out = {stdout, 0}, log = {NULL, 0};
+    struct cli_sink out = {.f = stdout}, log = {.f = NULL};
     if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0)
         return 1;
     if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0) {
@@ -369,7 +369,7 @@ static int report_baseline(struct report_args *a, struct model *m, const char **
     const struct model_process *p = model_process(m, 0);
     char rank[32];
     snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
-    struct cli_sink out = {stdout, 0};
+    struct cli_sink out = {.f = stdout};
     if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0) {
         model_free(base);
         return 1;
@@ -382,7 +382,7 @@ static int report_baseline(struct report_args *a, struct model *m, const char **
         r = a->format->baseline(out.f, m, &a->ro, base, &c, cnames);
     }
     if (r == 0 && a->log_file) {
-        struct cli_sink log = {NULL, 0};
+        struct cli_sink log = {.f = NULL};
         if (cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0)
             status = 1;
         else {

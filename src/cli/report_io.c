@@ -18,12 +18,11 @@ int cli_sink_open(const struct cli_command *c, struct cli_sink *s, const char *p
         cli_fail(c, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
         return -1;
     }
-    FILE *f = fopen(name, "w");
-    if (!f) {
+    if (culeak_output_open(&s->file, name) != 0) {
         cli_fail(c, "cannot write %s: %s", name, strerror(errno));
         return -1;
     }
-    s->f = f;
+    s->f = s->file.f;
     s->owned = 1;
     return 0;
 }
@@ -33,8 +32,9 @@ int cli_sink_close(struct cli_sink *s)
     if (!s->f)
         return 0;
     int bad = ferror(s->f);
+    errno = 0;
     if (s->owned)
-        bad |= fclose(s->f) != 0;
+        bad |= culeak_output_close(&s->file, 0) != 0;
     else
         bad |= fflush(s->f) != 0;
     s->f = NULL;

@@ -6,6 +6,7 @@
 
 #include "model/model.h"
 #include "options.h"
+#include "common/output_file.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -15,10 +16,12 @@ struct suppressions;
 /* A report's destination: a stream given (stdout, stderr), or a file opened for it. */
 struct cli_sink {
     FILE *f;
-    int owned; /* f was opened here */
+    int owned; /* f was opened here: file's */
+    struct culeak_output file;
 };
 /* path NULL: s keeps its stream. Otherwise path, with %p, %h and %r expanded from pid,
- * host and rank (NULL: this machine's), is created: 0, or -1 after an error message. */
+ * host and rank (NULL: this machine's), is written (output_file.h: complete, or left as
+ * it was; a link there replaced, not followed): 0, or -1 after an error message. */
 int cli_sink_open(const struct cli_command *c, struct cli_sink *s, const char *path, long pid, const char *host,
                   const char *rank);
 /* Closes a file opened by cli_sink_open: 0, or -1 after "cannot write" (disk full...). */

@@ -1,5 +1,6 @@
 /* The console's commands: one function per command, looked up by name or prefix. */
 #include "common/apis.h"
+#include "common/output_file.h"
 #include "cmdline.h"
 #include "command_handlers.h"
 #include "console.h"
@@ -658,15 +659,13 @@ void cmd_process(struct console *c, int argc, char **argv)
 
 static void save_breakpoints(struct console *c, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    struct culeak_output out;
+    if (culeak_output_open(&out, path) != 0) {
         ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
         return;
     }
-    bp_write_commands(f, &c->u.bps);
-    int werr = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !werr)
-        werr = errno;
+    bp_write_commands(out.f, &c->u.bps);
+    int werr = culeak_output_close(&out, 0) != 0 ? errno : 0;
     if (werr)
         ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(werr));
     else
@@ -761,20 +760,18 @@ void cmd_export(struct console *c, int argc, char **argv)
         return;
     }
     int json = n > 5 && strcmp(argv[1] + n - 5, ".json") == 0;
-    FILE *f = fopen(argv[1], "w");
-    if (!f) {
+    struct culeak_output out;
+    if (culeak_output_open(&out, argv[1]) != 0) {
         ui_message(&c->u, 1, "cannot write %s: %s", argv[1], strerror(errno));
         return;
     }
     ui_resolve_names(&c->u, 0); /* the file gets every row's name */
     ui_rows(&c->u);
     if (json)
-        export_json(c, f);
+        export_json(c, out.f);
     else
-        export_csv(c, f);
-    int werr = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !werr)
-        werr = errno;
+        export_csv(c, out.f);
+    int werr = culeak_output_close(&out, 0) != 0 ? errno : 0;
     if (werr)
         ui_message(&c->u, 1, "cannot write %s: %s", argv[1], strerror(werr));
     else

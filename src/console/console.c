@@ -2,6 +2,7 @@
  * socket and a signal self-pipe; every process's ring is read each turn (a ring wakes no
  * one: the loop turns every millisecond while events come, every 10 ms while none do);
  * redraws on a timer when dirty. */
+#include "common/output_file.h"
 #include "console.h"
 #include "common/outpath.h"
 #include "report/report.h"
@@ -290,6 +291,13 @@ static void o_lost(void *ctx, int proc, uint64_t count)
     c->dirty = 1;
 }
 
+/* A connection's process: the model's once it said HELLO, else the hub's (a ring corrupt
+ * from its start is still told under its writer's pid). */
+static unsigned long long conn_pid(const struct conn *k, const struct model_process *p)
+{
+    return p ? (unsigned long long)p->pid : (unsigned long long)k->pid;
+}
+
 static void drop_conn(struct console *c, size_t i, const char *why)
 {
     struct conn *k = c->conns[i];
@@ -300,7 +308,7 @@ static void drop_conn(struct console *c, size_t i, const char *why)
         model_stream_finish(k->ms); /* a record cut off marks the process truncated */
     if (why) {
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s", p ? (unsigned long long)p->pid : 0ull, why);
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s", conn_pid(k, p), why);
         outbuf_add_line(&c->u.out, line);
     }
     if (c->paused_conn == k) {
@@ -320,7 +328,7 @@ static void drop_conn(struct console *c, size_t i, const char *why)
     }
     if (why) /* a stream the console cannot read: the process is let go, untraced */
         conn_let_go(k);
-    k->ring = NULL;
+    conn_done(k);
     c->dirty = 1;
 }
 
@@ -446,17 +454,14 @@ static void write_log_file(struct console *c, const char *text, size_t len)
     const struct model_process *p = model_process_count(c->u.m) ? model_process(c->u.m, 0) : NULL;
     char rank[32], path[4096], line[4400];
     snprintf(rank, sizeof rank, "%d", p && p->rank >= 0 ? p->rank : 0);
-    FILE *f = NULL;
+    struct culeak_output out;
+    int bad = 1;
     errno = ENAMETOOLONG;
     if (culeak_expand_path(c->opt.log_file, p ? (long)p->pid : (long)getpid(), p ? p->host : NULL, rank, path,
-                           sizeof path) >= 0)
-        f = fopen(path, "w");
-    int bad = !f || fwrite(text, 1, len, f) != len;
+                           sizeof path) >= 0 &&
+        culeak_output_open(&out, path) == 0)
+        bad = culeak_output_close(&out, fwrite(text, 1, len, out.f) != len) != 0;
     int err = errno;
-    if (f && fclose(f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
     if (bad)
         snprintf(line, sizeof line, "[culeak] cannot write the leak report to %s: %s", path, strerror(err));
     else
@@ -552,8 +557,8 @@ static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
         snprintf(msg, msglen, "cannot read the stream copy %s: %s", src, strerror(errno));
         return -1;
     }
-    FILE *out = fopen(dst, "wb");
-    if (!out) {
+    struct culeak_output out;
+    if (culeak_output_open(&out, dst) != 0) {
         snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
         fclose(in);
         return -1;
@@ -562,10 +567,10 @@ static int copy_file(const char *src, const char *dst, char *msg, size_t msglen)
     size_t n;
     int bad = 0;
     while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0)
-        bad = fwrite(buf, 1, n, out) != n;
+        bad = fwrite(buf, 1, n, out.f) != n;
     int read_err = ferror(in);
     fclose(in);
-    if (fclose(out) != 0 || bad) {
+    if (culeak_output_close(&out, read_err) != 0 && !read_err) {
         snprintf(msg, msglen, "cannot write %s: %s", dst, strerror(errno));
         return -1;
     }
@@ -763,6 +768,19 @@ static void check_job(struct console *c)
     }
 }
 
+/* Processes the hub could not take: said by pid, with why. */
+static void say_refusals(struct console *c)
+{
+    long pid;
+    char why[160], line[240];
+    while (server_refusal(&c->srv, &pid, why, sizeof why)) {
+        snprintf(line, sizeof line, "[culeak] pid %ld: not traced: %s", pid, why);
+        outbuf_add_line(&c->u.out, line);
+        ui_message(&c->u, 1, "%s", line + 9);
+        c->dirty = 1;
+    }
+}
+
 static void accept_all(struct console *c)
 {
     struct conn *k;
@@ -780,6 +798,7 @@ static void accept_all(struct console *c)
         k->owner = c;
         c->conns[c->nconns++] = k;
     }
+    say_refusals(c);
 }
 
 /* Reads process i's ring; end_check: also whether its process has ended. 1 when
@@ -810,7 +829,7 @@ int console_read_conn(struct console *c, size_t i, int end_check)
         k->tee_lost_said = 1;
         const struct model_process *p = proc_of(c, k->proc);
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", p ? (unsigned long long)p->pid : 0ull,
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", conn_pid(k, p),
                  k->tee_lost);
         outbuf_add_line(&c->u.out, line);
     }
@@ -1058,7 +1077,7 @@ int console_main(const struct console_options *opt)
     int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
     snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
-    int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
+    int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
     if (ef >= 0) {
         dup2(ef, STDERR_FILENO);
         close(ef);

@@ -1,6 +1,7 @@
 /* `export FILE.html`: a report format's writer (report/formats.h: the HTML page, with its
  * timeline, flame graph and sites) over what the console's model holds; with a diff on
  * between two marks' snapshots, the page opens on that comparison. */
+#include "common/output_file.h"
 #include "console.h"
 #include "report/formats.h"
 
@@ -10,11 +11,12 @@
 
 void console_export_report(struct console *c, const struct report_format *format, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    struct culeak_output out;
+    if (culeak_output_open(&out, path) != 0) {
         ui_message(&c->u, 1, "cannot write %s: %s", path, strerror(errno));
         return;
     }
+    FILE *f = out.f;
     struct report_options o;
     report_options_init(&o);
     if (c->u.diff_active && c->u.diff_b[0]) { /* the page finds A and B among its marks */
@@ -24,9 +26,8 @@ void console_export_report(struct console *c, const struct report_format *format
     }
     o.supp = c->opt.supp; /* what they suppress is no leak on the page either */
     int rc = format->write(f, c->u.m, &o, NULL);
-    int err = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
+    errno = 0;
+    int err = culeak_output_close(&out, rc != 0) != 0 ? errno : 0;
     if (rc != 0 || err)
         ui_message(&c->u, 1, "cannot write %s%s%s", path, err ? ": " : "", err ? strerror(err) : "");
     else

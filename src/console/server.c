@@ -114,7 +114,6 @@ static uint64_t copy_limit(void)
 int server_open(struct server *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->next_ring = 1;
     if (!(s->hub = culeak_hub_new(1, err, errlen)))
         return -1;
     snprintf(s->path, sizeof s->path, "%s", culeak_hub_socket(s->hub));
@@ -144,29 +143,25 @@ int server_open(struct server *s, char *err, size_t errlen)
 struct conn *server_accept(struct server *s, struct model *m)
 {
     culeak_hub_service(s->hub);
-    size_t n = culeak_hub_count(s->hub), i;
-    /* the launched program's ring (the first) once it claimed it; hand-overs in order */
-    if (!s->first_taken && n > 0 && culeak_hub_pid(s->hub, 0) != 0)
-        i = 0;
-    else if (s->next_ring < n)
-        i = s->next_ring;
-    else
-        return NULL;
     struct conn *c = calloc(1, sizeof *c);
+    if (c && !(c->ms = model_stream_open(m))) {
+        free(c);
+        c = NULL;
+    }
     if (!c)
-        return NULL;
-    c->ring = culeak_hub_ring(s->hub, i);
-    c->ring_i = i;
-    c->proc = -1;
-    if (!(c->ms = model_stream_open(m))) {
+        return NULL; /* the rings wait for the next turn */
+    /* the launched program's ring once it claimed it, then hand-overs in order */
+    long i = culeak_hub_take(s->hub);
+    if (i < 0) {
+        model_stream_close(c->ms);
         free(c);
         return NULL;
     }
-    if (i == 0)
-        s->first_taken = 1;
-    else
-        s->next_ring++;
-    long pid = culeak_hub_pid(s->hub, i);
+    c->ring = culeak_hub_ring(s->hub, (size_t)i);
+    c->ring_i = (size_t)i;
+    c->proc = -1;
+    long pid = culeak_hub_pid(s->hub, (size_t)i);
+    c->pid = pid;
     snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%ld.culeak", s->copies, ++s->nconn_total, pid);
     c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (c->tee_fd < 0)
@@ -301,8 +296,12 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
         uint32_t on = nvals && vals[0] != 0;
         __atomic_store_n(type == CULEAK_CMD_HOLD_NEW ? &c->ring->h->hold_new : &c->ring->h->hold_all, on,
                          __ATOMIC_RELEASE);
-        if (type == CULEAK_CMD_HOLD_NEW) /* the answer to HELLO: the start's hold is over */
+        if (type == CULEAK_CMD_HOLD_NEW) { /* the answer to HELLO: the start's hold is over */
             __atomic_store_n(&c->ring->h->answered, 1, __ATOMIC_RELEASE);
+            /* now, not at the held thread's next look (100 ms): a job of many short
+             * processes would wait that long for each one */
+            culeak_ring_wake_released(c->ring);
+        }
         return 0;
     }
     if (type == CULEAK_CMD_WATCH) { /* count, stacks...: in records that fit the area */
@@ -319,6 +318,18 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
         return -1;
     }
     return conn_flush_out(c);
+}
+
+int server_refusal(struct server *s, long *pid, char *why, size_t len)
+{
+    return s->hub ? culeak_hub_refusal(s->hub, pid, why, len) : 0;
+}
+
+void conn_done(struct conn *c)
+{
+    if (c->ring && c->srv && c->srv->hub)
+        culeak_hub_release(c->srv->hub, c->ring_i); /* its slot for a later process */
+    c->ring = NULL;
 }
 
 void conn_let_go(struct conn *c)

@@ -13,7 +13,8 @@
 
 struct conn {
     struct culeak_ring *ring; /* the process's ring (the hub's); NULL once it is done */
-    size_t ring_i;            /* its index in the hub */
+    size_t ring_i;            /* its slot in the hub, until conn_done gives it back */
+    long pid;                 /* its writer, as the hub knows it (before any HELLO) */
     int proc;               /* model process index, -1 before HELLO */
     struct model_stream *ms; /* every byte read goes into the model through it */
     int tee_fd;             /* raw bytes, for `save` */
@@ -34,8 +35,6 @@ struct server {
     char session[1100];     /* per-session directory (stderr.log): the hub's, private */
     char copies[1100];      /* per-session directory of the stream copies, on disk:
                              * $XDG_CACHE_HOME/culeak/session-PID (~/.cache) */
-    int first_taken;        /* the launched program's ring (the hub's first) is a connection */
-    size_t next_ring;       /* the next hand-over ring to make into a connection */
     unsigned nconn_total;
     uint64_t copy_total;    /* bytes in every copy of this session */
     uint64_t copy_limit;    /* CULEAK_COPY_LIMIT (default 4 GiB): copies stop there */
@@ -69,6 +68,12 @@ int conn_flush_out(struct conn *c);
 /* The process is let go: its held threads return and its tracing stops (the console
  * reads it no more). */
 void conn_let_go(struct conn *c);
+/* The stream is done (read to its end, or dropped): the ring goes back to the hub, which
+ * gives its slot to a later process. */
+void conn_done(struct conn *c);
+/* The next process the hub refused (at 4096 read at once, or a ring that could not be
+ * received or mapped): 1 with its pid and why[len], or 0. */
+int server_refusal(struct server *s, long *pid, char *why, size_t len);
 void conn_close(struct conn *c); /* frees; the tee file stays */
 /* Lets every process go, removes the hand-over socket and the session directories (with
  * the copies). */

@@ -15,6 +15,11 @@ struct culeak_collector *culeak_collector_new(void);
 /* The same for a process culeak attaches to (no program is started): a ring whose writer
  * names no recording is written to out (the first; another process's to out.PID). */
 struct culeak_collector *culeak_collector_attach(const char *out);
+/* The output pattern the job is given (CULEAK_OUTPUT): a ring's recording is written at
+ * the path its header names only when the pattern gives that path to the ring's writer
+ * (path_match.h); another is refused with a message (a same-user process cannot have
+ * culeak write a file of its choice). 0, or -1 out of memory. */
+int culeak_collector_expect(struct culeak_collector *c, const char *pattern);
 /* The hand-over socket (an attach's endpoint is "ring:" and it). */
 const char *culeak_collector_socket(const struct culeak_collector *c);
 /* 1 once process pid handed its ring over. */
@@ -25,8 +30,12 @@ int culeak_collector_child_env(struct culeak_collector *c);
 /* In the parent once the child is started: its copy of the child's descriptor closed. */
 void culeak_collector_started(struct culeak_collector *c);
 /* Waits up to timeout_ms for a hand-over, takes those that came, and writes what the
- * rings hold into their recordings: the bytes written. */
+ * rings hold into their recordings: the bytes written. A ring read to its end (its writer
+ * ended or is gone) has its recording closed and its slot given to a later process. */
 size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms);
+/* The job's processes not recorded: refused (said on stderr with their pid and why), or
+ * whose recording could not be made. */
+unsigned long culeak_collector_unrecorded(const struct culeak_collector *c);
 /* 1 while a process that writes one of the rings lives and has not ended its stream. */
 int culeak_collector_busy(struct culeak_collector *c);
 /* Takes the last hand-overs and records, closes the recordings, removes the socket. */

@@ -387,16 +387,21 @@ static void job_signal_defaults(posix_spawnattr_t *attr)
 
 int culeak_run_traced(char **argv, const char *output_file, int depth)
 {
-    long pid;
-    return culeak_run_traced_pid(argv, output_file, depth, &pid);
+    struct culeak_run run;
+    return culeak_run_traced_job(argv, output_file, depth, &run);
 }
 
-int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long *started)
+int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run)
 {
-    *started = -1;
+    run->pid = -1;
+    run->unrecorded = 0;
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
      * without one they write their recordings themselves */
     struct culeak_collector *c = culeak_collector_new();
+    if (c && culeak_collector_expect(c, output_file) != 0) {
+        culeak_collector_free(c);
+        c = NULL; /* out of memory: the job's processes write their own recordings */
+    }
     /* posix_spawn: the job starts without a copy of this process's address space being
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);
@@ -415,7 +420,7 @@ int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long 
         culeak_collector_free(c);
         return 127 << 8; /* as a shell's status for a program it cannot run */
     }
-    *started = (long)pid;
+    run->pid = (long)pid;
     if (c)
         culeak_collector_started(c);
     /* The program owns the terminal's Ctrl-C: culeak waits for it to react. */
@@ -434,6 +439,9 @@ int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long 
         else if (w < 0 && errno != EINTR)
             reaped = 1;
     }
+    if (c)
+        culeak_collector_poll(c, 0); /* the last refusals, counted */
+    run->unrecorded = culeak_collector_unrecorded(c);
     culeak_collector_free(c);
     sigaction(SIGINT, &oldint, NULL);
     sigaction(SIGQUIT, &oldquit, NULL);

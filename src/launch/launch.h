@@ -35,8 +35,14 @@ void culeak_no_pool_env(void);
 /* fork+exec argv[0] (searched in PATH) with the environment set up as above; waits.
  * Returns the wait status, or -1 (message on stderr) when it could not start. */
 int culeak_run_traced(char **argv, const char *output_file, int depth);
-/* The same, with the started program's pid in *pid (-1 when it did not start). */
-int culeak_run_traced_pid(char **argv, const char *output_file, int depth, long *pid);
+/* What culeak_run_traced_job tells of the run besides its wait status. */
+struct culeak_run {
+    long pid;                 /* the started program's; -1 when it did not start */
+    unsigned long unrecorded; /* the job's processes that could not be recorded (each said
+                               * on stderr, with its pid and why) */
+};
+/* The same, saying what *run holds. */
+int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run);
 
 /* Whether prog can be run as execvp would find it (a name without '/' is searched in
  * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,7 +20,8 @@
 #define DEFAULT_RING (1u << 20)
 #define HANDOVER_WAIT_MS 200 /* for the ring's descriptor, once a process connected */
 #define MAX_PENDING (CULEAK_HUB_POLLFDS - 1) /* connections whose ring is awaited */
-#define MAX_RINGS 4096u
+#define MAX_RINGS 4096u /* mapped at once; a ring read to its end gives its slot back */
+#define MAX_REFUSALS 64  /* told by name; more are counted */
 
 struct pending {
     int fd;
@@ -29,16 +31,32 @@ struct pending {
 
 struct hub_ring {
     struct culeak_ring r;
-    long pid; /* the writer (SO_PEERCRED); 0: the header's, once claimed */
+    long pid;          /* the writer (SO_PEERCRED); 0: the header's, once claimed */
+    uint64_t serial;   /* the order it came in */
+    int taken;         /* given to the reader (culeak_hub_take) */
+};
+
+struct refusal {
+    long pid;
+    char why[120];
 };
 
 struct culeak_hub {
     int listen_fd, child_fd, console;
+    /* /dev/null twice, closed at the descriptor limit to make room for a connection and
+     * its ring's descriptor (neither stays open: a ring is read through its mapping) */
+    int reserve[2];
     char dir[PATH_MAX], sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct pending pend[MAX_PENDING];
     size_t npend;
-    struct hub_ring *rings;
-    size_t n, cap;
+    /* by slot, each ring allocated apart: a reader's pointer stays valid however many
+     * come; NULL: a free slot, given to the next ring */
+    struct hub_ring **rings;
+    size_t n, cap, live; /* slots ever used, allocated, holding a ring */
+    uint64_t serials;
+    struct refusal refused[MAX_REFUSALS]; /* not yet told (culeak_hub_refusal) */
+    size_t nrefused;
+    unsigned long refused_total;
 };
 
 static size_t ring_size(void)
@@ -48,23 +66,80 @@ static size_t ring_size(void)
     return size >= 4096 && size <= (1ull << 30) && !(size & (size - 1)) ? (size_t)size : DEFAULT_RING;
 }
 
-static int add_ring(struct culeak_hub *h, const struct culeak_ring *r, long pid)
+static void reserve_keep(struct culeak_hub *h)
 {
-    if (h->n >= MAX_RINGS)
+    for (int i = 0; i < 2; i++)
+        if (h->reserve[i] < 0)
+            h->reserve[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* 1 when there was room to give */
+static int reserve_give(struct culeak_hub *h)
+{
+    int gave = 0;
+    for (int i = 0; i < 2; i++)
+        if (h->reserve[i] >= 0) {
+            close(h->reserve[i]);
+            h->reserve[i] = -1;
+            gave = 1;
+        }
+    return gave;
+}
+
+/* A process whose ring cannot be read: kept to be told (culeak_hub_refusal). */
+static void refuse(struct culeak_hub *h, long pid, const char *why)
+{
+    h->refused_total++;
+    if (h->nrefused < MAX_REFUSALS) {
+        struct refusal *f = &h->refused[h->nrefused++];
+        f->pid = pid;
+        snprintf(f->why, sizeof f->why, "%s", why);
+    }
+}
+
+/* The slot for a new ring: a free one, else one more. -1 at MAX_RINGS or out of memory. */
+static long free_slot(struct culeak_hub *h)
+{
+    if (h->live >= MAX_RINGS)
         return -1;
+    for (size_t i = 0; i < h->n; i++)
+        if (!h->rings[i])
+            return (long)i;
     if (h->n == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 8;
-        struct hub_ring *p = realloc(h->rings, cap * sizeof *p);
+        struct hub_ring **p = realloc(h->rings, cap * sizeof *p);
         if (!p)
             return -1;
         h->rings = p;
         h->cap = cap;
     }
+    h->rings[h->n] = NULL;
+    return (long)h->n++;
+}
+
+static int add_ring(struct culeak_hub *h, const struct culeak_ring *r, long pid)
+{
+    long i = free_slot(h);
+    struct hub_ring *o = i < 0 ? NULL : malloc(sizeof *o);
+    if (!o) {
+        refuse(h, pid, h->live >= MAX_RINGS ? "4096 traced processes are read at once already" : "out of memory");
+        return -1;
+    }
     /* the writer learns who reads it: a held thread goes when this process is gone */
     __atomic_store_n(&r->h->reader_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
     __atomic_store_n(&r->h->console, (uint32_t)h->console, __ATOMIC_RELEASE);
-    h->rings[h->n++] = (struct hub_ring){*r, pid};
+    *o = (struct hub_ring){*r, pid, h->serials++, 0};
+    h->rings[i] = o;
+    h->live++;
     return 0;
+}
+
+/* A ring that will not be read: its writer stops tracing (it waits for no reader). */
+static void let_go(struct culeak_ring *r)
+{
+    __atomic_store_n(&r->h->reader_gone, 1, __ATOMIC_RELEASE);
+    culeak_ring_wake_released(r); /* a held thread goes now */
+    culeak_ring_unmap(r);
 }
 
 /* Whether a hub's socket at path is dead: a socket nobody listens on (its culeak was
@@ -142,6 +217,7 @@ struct culeak_hub *culeak_hub_new(int console, char *err, size_t len)
     }
     h->listen_fd = h->child_fd = -1;
     h->console = console;
+    h->reserve[0] = h->reserve[1] = -1; /* taken at the first service: the reader sets up first */
     if (make_dir(h) != 0) {
         snprintf(err, len, "cannot make a private directory for the job's rings: %s", strerror(errno));
         free(h);
@@ -158,6 +234,7 @@ struct culeak_hub *culeak_hub_new(int console, char *err, size_t len)
         return NULL;
     }
     if (add_ring(h, &r, 0) != 0) {
+        h->nrefused = 0;
         snprintf(err, len, "out of memory");
         culeak_ring_unmap(&r);
         culeak_hub_free(h);
@@ -206,36 +283,86 @@ static long ms_since(const struct timespec *t)
 
 /* The ring a connected process sent (SCM_RIGHTS), if it came: 1 done with the
  * connection (ring taken or not), 0 not yet. */
-static int take_handover(struct culeak_hub *h, const struct pending *p)
+/* Why a descriptor could not be had: at the limit, the limit named. */
+static void refuse_errno(struct culeak_hub *h, long pid, int err, const char *what)
 {
-    char byte, ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {&byte, 1};
+    char why[120];
+    struct rlimit rl;
+    if ((err == EMFILE || err == 0) && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        snprintf(why, sizeof why, "%s: culeak's descriptor limit (RLIMIT_NOFILE %llu) is reached", what,
+                 (unsigned long long)rl.rlim_cur);
+    else
+        snprintf(why, sizeof why, "%s: %s", what, strerror(err));
+    refuse(h, pid, why);
+}
+
+/* Takes the one descriptor a peer sends with its byte, with room made for it (the
+ * reserve given up: take_handover takes it back). The byte count, or -1 with errno. */
+static ssize_t recv_fd(struct culeak_hub *h, int conn, char *byte, int *fd, int *truncated)
+{
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {byte, 1};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    ssize_t k = recvmsg(p->fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    reserve_give(h);
+    ssize_t k = recvmsg(conn, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    struct cmsghdr *cm = k == 1 ? CMSG_FIRSTHDR(&m) : NULL;
+    *fd = -1;
+    /* the kernel drops a descriptor that finds no room: MSG_CTRUNC then */
+    *truncated = k == 1 && (m.msg_flags & MSG_CTRUNC);
+    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+        memcpy(fd, CMSG_DATA(cm), sizeof *fd); /* one fits the buffer: the kernel closes any more */
+    return k;
+}
+
+static int take_ring(struct culeak_hub *h, const struct pending *p)
+{
+    char byte;
+    int fd, truncated;
+    ssize_t k = recv_fd(h, p->fd, &byte, &fd, &truncated);
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
-    struct cmsghdr *cm = k == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(sizeof(int)))
+    if (fd < 0) {
+        if (truncated) /* the process sent its ring: it believes it is read */
+            refuse_errno(h, p->pid, 0, "its ring could not be received");
         return 1;
-    int fd; /* one descriptor fits the buffer: the kernel closes any more a peer sent */
-    memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    }
     struct culeak_ring r;
-    if (culeak_ring_is_ring(fd) && culeak_ring_map(fd, &r) == 0 && add_ring(h, &r, p->pid) != 0)
-        culeak_ring_unmap(&r);
+    if (!culeak_ring_is_ring(fd)) {
+        close(fd);
+        return 1; /* not culeak's: no traced process */
+    }
+    if (culeak_ring_map(fd, &r) != 0)
+        refuse_errno(h, p->pid, errno, "its ring could not be mapped");
+    else if (add_ring(h, &r, p->pid) != 0)
+        let_go(&r);
     close(fd);
     return 1;
+}
+
+static int take_handover(struct culeak_hub *h, const struct pending *p)
+{
+    int r = take_ring(h, p);
+    reserve_keep(h);
+    return r;
 }
 
 static void accept_all(struct culeak_hub *h)
 {
     int conn;
-    while ((conn = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0 || errno == EINTR) {
-        if (conn < 0)
+    for (;;) {
+        conn = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (conn < 0 && errno == EINTR)
             continue;
+        /* at the limit: the reserve makes room (taken back once the ring is in) */
+        if (conn < 0 && (errno == EMFILE || errno == ENFILE) && reserve_give(h))
+            continue;
+        if (conn < 0)
+            break;
         struct ucred cr;
         socklen_t crl = sizeof cr;
         if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &crl) != 0 || cr.uid != geteuid()) {
             close(conn); /* another user's */
+            reserve_keep(h);
             continue;
         }
         struct pending p = {conn, (long)cr.pid, {0, 0}};
@@ -256,7 +383,8 @@ static void accept_all(struct culeak_hub *h)
 
 size_t culeak_hub_service(struct culeak_hub *h)
 {
-    size_t before = h->n;
+    uint64_t before = h->serials;
+    reserve_keep(h);
     if (h->listen_fd >= 0)
         accept_all(h);
     for (size_t i = 0; i < h->npend;) {
@@ -269,20 +397,61 @@ size_t culeak_hub_service(struct culeak_hub *h)
             i++;
         }
     }
-    return h->n - before;
+    return (size_t)(h->serials - before);
 }
 
 int culeak_hub_pending(const struct culeak_hub *h) { return h->npend > 0; }
 
 size_t culeak_hub_count(const struct culeak_hub *h) { return h->n; }
 
-struct culeak_ring *culeak_hub_ring(struct culeak_hub *h, size_t i) { return &h->rings[i].r; }
+struct culeak_ring *culeak_hub_ring(struct culeak_hub *h, size_t i)
+{
+    return i < h->n && h->rings[i] ? &h->rings[i]->r : NULL;
+}
 
 long culeak_hub_pid(const struct culeak_hub *h, size_t i)
 {
-    const struct hub_ring *o = &h->rings[i];
+    const struct hub_ring *o = i < h->n ? h->rings[i] : NULL;
+    if (!o)
+        return 0;
     return o->pid ? o->pid : (long)__atomic_load_n(&o->r.h->pid, __ATOMIC_ACQUIRE);
 }
+
+long culeak_hub_take(struct culeak_hub *h)
+{
+    long best = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        const struct hub_ring *o = h->rings[i];
+        /* the launched program's ring is its once it claimed it */
+        if (o && !o->taken && culeak_hub_pid(h, i) != 0 && (best < 0 || o->serial < h->rings[best]->serial))
+            best = (long)i;
+    }
+    if (best >= 0)
+        h->rings[best]->taken = 1;
+    return best;
+}
+
+void culeak_hub_release(struct culeak_hub *h, size_t i)
+{
+    if (i >= h->n || !h->rings[i])
+        return;
+    let_go(&h->rings[i]->r);
+    free(h->rings[i]);
+    h->rings[i] = NULL;
+    h->live--;
+}
+
+int culeak_hub_refusal(struct culeak_hub *h, long *pid, char *why, size_t len)
+{
+    if (!h->nrefused)
+        return 0;
+    *pid = h->refused[0].pid;
+    snprintf(why, len, "%s", h->refused[0].why);
+    memmove(h->refused, h->refused + 1, --h->nrefused * sizeof *h->refused);
+    return 1;
+}
+
+unsigned long culeak_hub_refused(const struct culeak_hub *h) { return h->refused_total; }
 
 /* Whether pid runs (a zombie has ended). */
 static int alive(long pid)
@@ -304,7 +473,7 @@ static int alive(long pid)
 int culeak_hub_writer_live(const struct culeak_hub *h, size_t i)
 {
     long pid = culeak_hub_pid(h, i);
-    return pid > 0 && !__atomic_load_n(&h->rings[i].r.h->ended, __ATOMIC_ACQUIRE) && alive(pid);
+    return pid > 0 && !__atomic_load_n(&h->rings[i]->r.h->ended, __ATOMIC_ACQUIRE) && alive(pid);
 }
 
 void culeak_hub_free(struct culeak_hub *h)
@@ -316,13 +485,10 @@ void culeak_hub_free(struct culeak_hub *h)
     for (size_t i = 0; i < h->npend; i++)
         close(h->pend[i].fd);
     culeak_hub_started(h);
-    for (size_t i = 0; i < h->n; i++) {
-        struct culeak_ring *r = &h->rings[i].r;
-        __atomic_store_n(&r->h->reader_gone, 1, __ATOMIC_RELEASE);
-        culeak_ring_wake_released(r); /* a held thread goes now */
-        culeak_ring_unmap(r);
-    }
+    for (size_t i = 0; i < h->n; i++)
+        culeak_hub_release(h, i);
     free(h->rings);
+    reserve_give(h);
     if (h->sock[0])
         unlink(h->sock);
     if (h->dir[0])

@@ -76,21 +76,36 @@ void runs_peak(const struct model *m, int kind, struct model_counter *out)
     out->peak_seq = best.peak_seq;
 }
 
+/* A process's peak on device (0 when it never used it). */
+static uint64_t device_peak(const struct process *p, int device, int kind)
+{
+    uint64_t sum = 0;
+    for (int d = 0; d < p->ndev; d++)
+        if (p->devices[d] == device)
+            sum += p->counters[d + 1][kind].peak_bytes;
+    return sum;
+}
+
+/* Each run's sum in one pass over the processes: a job of thousands of processes one
+ * after another has as many runs, and the header asks at every redraw (a pass per run
+ * made the console's time grow with the square of the processes). */
 void runs_device_peak(const struct model *m, int device, int kind, struct model_counter *out)
 {
     if (m->nruns < 2)
         return;
-    uint64_t best = 0;
+    uint64_t *sums = calloc(m->nruns, sizeof *sums), best = 0;
+    for (int i = 0; sums && i < m->nprocs; i++)
+        if (m->procs[i]->run < m->nruns)
+            sums[m->procs[i]->run] += device_peak(m->procs[i], device, kind);
     for (uint32_t r = 0; r < m->nruns; r++) {
         uint64_t sum = 0;
-        for (int i = 0; i < m->nprocs; i++) {
-            const struct process *p = m->procs[i];
-            for (int d = 0; d < p->ndev && p->run == r; d++)
-                if (p->devices[d] == device)
-                    sum += p->counters[d + 1][kind].peak_bytes;
-        }
-        if (sum > best)
-            best = sum;
+        if (sums)
+            sum = sums[r];
+        else /* out of memory: a pass per run, as slow as it was */
+            for (int i = 0; i < m->nprocs; i++)
+                sum += m->procs[i]->run == r ? device_peak(m->procs[i], device, kind) : 0;
+        best = sum > best ? sum : best;
     }
+    free(sums);
     out->peak_bytes = best;
 }

@@ -114,6 +114,25 @@ static uint32_t peer_close(struct peer *p)
     return gone;
 }
 
+/* Before any HELLO (a ring corrupt from its start) the connection knows its writer's pid,
+ * as the hub has it, to tell it by; a stream done gives its ring back to the hub. */
+static void test_writer_known_and_ring_given_back(void **state)
+{
+    (void)state;
+    struct peer p;
+    peer_open(&p);
+    peer_connect(&p);
+    assert_int_equal(p.k->proc, -1);
+    assert_int_equal(p.k->pid, (long)getpid());
+    size_t slot = p.k->ring_i;
+    assert_non_null(culeak_hub_ring(p.s.hub, slot));
+    conn_done(p.k);
+    assert_null(p.k->ring);
+    assert_null(culeak_hub_ring(p.s.hub, slot));
+    assert_int_equal(__atomic_load_n(&p.mine.h->reader_gone, __ATOMIC_ACQUIRE), 1); /* the writer is told */
+    peer_close(&p);
+}
+
 static void test_process_that_takes_no_commands(void **state)
 {
     (void)state;
@@ -245,6 +264,7 @@ static void test_lost_before_the_end_are_told(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_writer_known_and_ring_given_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_that_takes_no_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_silent_peers_never_stop_a_hand_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commands_in_the_ring, setup, teardown),
