@@ -244,8 +244,12 @@ static void took_wait_status(struct model *m, long child, int st)
             !mp->truncated && !mp->corrupt)
             last = p;
     }
-    if (last >= 0 && st >= 0)
+    /* its EXIT went with the events dropped while the reader was stopped; without such a
+     * gap the end of the recording itself is missing (a full disk): only the status is kept */
+    if (last >= 0 && st >= 0 && model_process(m, last)->lost_events)
         model_process_exited_by_status(m, last, st);
+    else if (last >= 0 && st >= 0)
+        model_process_set_exit_status(m, last, st);
 }
 
 int cmd_check(int argc, char **argv)
@@ -321,6 +325,10 @@ int cmd_check(int argc, char **argv)
                 cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed by "
                                      "signal %d, %s)",
                          (unsigned long long)mp->pid, WTERMSIG(mp->exit_status), strsignal(WTERMSIG(mp->exit_status)));
+            else if (mp->exit_status >= 0 && WIFEXITED(mp->exit_status))
+                cli_fail(&cli_check, "the recording of process %llu ends before the process did (it exited "
+                                     "with status %d; the rest of its recording could not be written)",
+                         (unsigned long long)mp->pid, WEXITSTATUS(mp->exit_status));
             else
                 cli_fail(&cli_check, "the recording of process %llu ends before the process did (killed with "
                                      "SIGKILL, or the recording could not be written)",

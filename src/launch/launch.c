@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,12 +365,25 @@ static char **job_environment(const char *output_file, int depth, struct culeak_
     return job;
 }
 
+/* culeak's own disposition of sig is SIG_IGN, as the kernel holds it (glibc's sigaction
+ * refuses its own signals). */
+static int ignored_here(int sig)
+{
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        unsigned long mask;
+    } k;
+    return syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof k.mask) == 0 && k.handler == (void *)SIG_IGN;
+}
+
 /* glibc's posix_spawn leaves its own signals (32 and 33: thread cancellation and set*id)
  * ignored in the child unless the spawn's default set names them, and an ignored signal
- * stays ignored across exec: the job would start with both ignored, as it never does
- * untraced. sigaddset refuses those numbers, so their bits are set in the set directly
- * (glibc's sigset_t: one bit per signal, signal N at bit N-1). Every other signal keeps
- * what culeak was given (nohup's SIGHUP stays ignored). */
+ * stays ignored across exec: the job would start with both ignored where culeak was not.
+ * sigaddset refuses those numbers, so their bits are set in the set directly (glibc's
+ * sigset_t: one bit per signal, signal N at bit N-1). Every signal culeak was given
+ * ignored stays so (nohup's SIGHUP, or 32 and 33 from a parent's posix_spawn). */
 static void job_signal_defaults(posix_spawnattr_t *attr)
 {
 #ifdef __GLIBC__
@@ -377,7 +391,8 @@ static void job_signal_defaults(posix_spawnattr_t *attr)
     sigemptyset(&dfl);
     unsigned long *words = (unsigned long *)(void *)&dfl;
     for (int sig = 32; sig < SIGRTMIN; sig++)
-        words[(sig - 1) / (8 * sizeof *words)] |= 1ul << ((sig - 1) % (8 * sizeof *words));
+        if (!ignored_here(sig))
+            words[(sig - 1) / (8 * sizeof *words)] |= 1ul << ((sig - 1) % (8 * sizeof *words));
     posix_spawnattr_setsigdefault(attr, &dfl);
     posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF);
 #else
