@@ -10,9 +10,9 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 C=$ROOT/tests/e2e/c
-cc -g -O0 -fPIC -shared -I"$ROOT/src/cuda" -o "$T/libdlsite.so" "$C/dl_site_lib.c" -L"$B/fakecuda" -lcudart ||
+cc -g -O0 -fPIC -shared -I"$ROOT/src" -o "$T/libdlsite.so" "$C/dl_site_lib.c" -L"$B/fakecuda" -lcudart ||
     fail "cannot build the library"
-cc -g -O0 -I"$ROOT/src/cuda" -o "$T/job" "$C/dl_site_main.c" -L"$B/fakecuda" -lcudart -ldl || fail "cannot build the job"
+cc -g -O0 -I"$ROOT/src" -o "$T/job" "$C/dl_site_main.c" -L"$B/fakecuda" -lcudart -ldl || fail "cannot build the job"
 export LD_LIBRARY_PATH=$B/fakecuda
 LINE=$(grep -n "LEAK-DL" "$C/dl_site_lib.c" | cut -d: -f1)
 "$B/culeak" check -- "$T/job" "$T/libdlsite.so" >"$T/out" 2>"$T/err"

@@ -13,7 +13,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 C=$ROOT/tests/e2e/c
 # the child finds the fake driver by its run path: it runs in an empty environment too
-cc -g -O0 -I"$ROOT/src/cuda" -o "$T/child" "$C/exec_env_child.c" -L"$B/fakecuda" -Wl,--no-as-needed -lcuda -lcudart \
+cc -g -O0 -I"$ROOT/src" -o "$T/child" "$C/exec_env_child.c" -L"$B/fakecuda" -Wl,--no-as-needed -lcuda -lcudart \
     -Wl,-rpath,"$B/fakecuda" || fail "cannot build the child"
 cc -g -O0 -o "$T/job" "$C/exec_env_job.c" || fail "cannot build the job"
 export LD_LIBRARY_PATH=$B/fakecuda

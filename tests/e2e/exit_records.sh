@@ -11,7 +11,7 @@ T=$(mktemp -d)
 trap 'kill -CONT $cpid 2>/dev/null; rm -rf "$T"' EXIT
 cpid=
 fail() { echo "FAIL: $*"; exit 1; }
-cc -g -O0 -I"$ROOT/src/cuda" -o "$T/job" "$ROOT/tests/e2e/c/exit_races.c" -L"$B/fakecuda" -lcudart -lpthread ||
+cc -g -O0 -I"$ROOT/src" -o "$T/job" "$ROOT/tests/e2e/c/exit_races.c" -L"$B/fakecuda" -lcudart -lpthread ||
     fail "cannot build the job"
 export LD_LIBRARY_PATH=$B/fakecuda
 KILLED="ends before the process did\|no exit seen"

@@ -11,7 +11,7 @@ B=$ROOT/$BUILD
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-cc -g -O0 -Wno-deprecated-declarations -I"$ROOT/src/cuda" -o "$T/job" "$ROOT/tests/e2e/c/signal_view.c" \
+cc -g -O0 -Wno-deprecated-declarations -I"$ROOT/src" -o "$T/job" "$ROOT/tests/e2e/c/signal_view.c" \
     -L"$B/fakecuda" -lcudart || fail "cannot build the job"
 cc -o "$T/sigdfl" "$ROOT/tests/e2e/c/sigdfl_exec.c" || fail "cannot build sigdfl"
 export LD_LIBRARY_PATH=$B/fakecuda
