@@ -152,7 +152,7 @@ int report_query(struct model *m, const struct report_options *o, struct model_t
     return rc;
 }
 
-static void memory_sum(struct model_memory *to, const struct model_memory *from)
+void report_memory_add(struct model_memory *to, const struct model_memory *from)
 {
     to->pools |= from->pools;
     to->allocated_bytes += from->allocated_bytes;
@@ -320,7 +320,7 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
         t->before_allocations += pt->s.before_allocations;
         t->reset_bytes += pt->s.reset_bytes;
         t->reset_allocations += pt->s.reset_allocations;
-        memory_sum(&t->memory, &pt->s.memory);
+        report_memory_add(&t->memory, &pt->s.memory);
         nrows += pt->t.n;
     }
     /* the same site in several processes is one call site of the program */

@@ -9,6 +9,8 @@
 
 int report_query(struct model *m, const struct report_options *o, struct model_table *t);
 void summarize_table(const struct model_table *t, struct report_summary *s);
+/* Adds one set of PyTorch-words totals (pools, allocated, reserved, other) to another. */
+void report_memory_add(struct model_memory *to, const struct model_memory *from);
 size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct model_frame *out, size_t max,
                     size_t *hidden);
 /* A stack in a text report (leaks, diffs, suspects): from the call site outward; each run

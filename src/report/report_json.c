@@ -182,17 +182,6 @@ static void json_memory(FILE *f, const char *key, const struct model_memory *mm)
             mm->other_count);
 }
 
-static void memory_add_to(struct model_memory *to, const struct model_memory *from)
-{
-    to->pools |= from->pools;
-    to->allocated_bytes += from->allocated_bytes;
-    to->allocated_blocks += from->allocated_blocks;
-    to->reserved_bytes += from->reserved_bytes;
-    to->reserved_segments += from->reserved_segments;
-    to->other_bytes += from->other_bytes;
-    to->other_count += from->other_count;
-}
-
 static void json_diff_news(FILE *f, struct model *m, const struct report_options *o, const struct model_diff *d,
                            int *first)
 {
@@ -252,8 +241,8 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
     struct model_memory ma = merged.a, mb = merged.b;
     uint64_t new_reserved_bytes = merged.new_reserved_bytes, new_reserved_count = merged.new_reserved_count;
     for (int i = 0; split && i < dp.n; i++) {
-        memory_add_to(&ma, &dp.p[i].d.a);
-        memory_add_to(&mb, &dp.p[i].d.b);
+        report_memory_add(&ma, &dp.p[i].d.a);
+        report_memory_add(&mb, &dp.p[i].d.b);
         new_reserved_bytes += dp.p[i].d.new_reserved_bytes;
         new_reserved_count += dp.p[i].d.new_reserved_count;
     }
