@@ -379,6 +379,43 @@ static void test_forecast_edges(void **state)
     model_free(m);
 }
 
+/* A site back exactly where its window began, above every low it fell to before: UPDOWN
+ * holds 4 KiB, frees it (its low, 0), holds 8 KiB from then on, and within the last 10
+ * intervals rises at 9 by 1 KiB and falls back to 8 KiB at the last. It rose at 9 of 10
+ * intervals with a median step of +1 KiB, but it ends where it began: no suspect. */
+static void test_back_where_the_window_began(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = prefix(100);
+    uint64_t seq = 0, addr = 0x7000000000ull, up[16];
+    int nup = 0;
+    for (int i = 0; i < 14; i++) {
+        if (i == 0)
+            sb_alloc(b, ++seq, UPDOWN, up[nup++] = addr += 0x10000, 4096);
+        if (i == 1)
+            sb_free_dev(b, ++seq, UPDOWN, up[--nup]);
+        if (i == 2) {
+            sb_alloc(b, ++seq, UPDOWN, addr += 0x10000, 4096);
+            sb_alloc(b, ++seq, UPDOWN, addr += 0x10000, 4096);
+        }
+        if (i >= 4 && i <= 12)
+            sb_alloc(b, ++seq, UPDOWN, up[nup++] = addr += 0x10000, 1024);
+        while (i == 13 && nup > 0)
+            sb_free_dev(b, ++seq, UPDOWN, up[--nup]);
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        mark_at(b, ++seq, 300000000ull, label, 0, 0);
+    }
+    assert_int_equal(load(m, b), 0);
+    struct model_suspects s;
+    assert_int_equal(model_suspects(m, MODEL_ALL, 1, &s), 0);
+    assert_int_equal(s.n, 0);
+    model_suspects_free(&s);
+    sb_free(b);
+    model_free(m);
+}
+
 /* Iterations shorter than the events' clock's tick: the marks come 0 or a tick (4 ms)
  * apart, a tick at every third mark. An iteration is then the window's mean, about
  * 1.6 ms, not the median interval (the few microseconds of the events between marks). */
@@ -672,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_fewer_marks_than_window),
         cmocka_unit_test(test_forecast),
         cmocka_unit_test(test_forecast_edges),
+        cmocka_unit_test(test_back_where_the_window_began),
         cmocka_unit_test(test_iterations_within_a_tick),
         cmocka_unit_test(test_share_of_rises_rounds_up),
         cmocka_unit_test(test_processes_kept_apart),
