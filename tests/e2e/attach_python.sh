@@ -39,26 +39,13 @@ for mode in sleep busy; do
         rc=0
         wait "$rec" || rc=$?
         [ "$rc" -eq 0 ] || fail "$mode, attach $i: record exited $rc: $(cat "$D/rec$i.err")"
-        sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' \
-            "$D/rec$i.err" >>"$D/timing"
+        attach_timing "$D/rec$i.err" "$D/timing"
         job_alive || fail "$mode, attach $i: the job died: $(cat "$D/err")"
         [ ! -s "$D/err" ] || fail "$mode, attach $i: the job complained: $(head -c 2000 "$D/err")"
         rm -f "$D/rec.culeak"
     done
-    touch "$D/end"
-    end=$((SECONDS + WAIT_S))
-    while job_alive; do
-        [ "$SECONDS" -lt "$end" ] || fail "$mode: the job did not end: $(head -c 2000 "$D/err")"
-        sleep 0.05
-    done
-    rc=0
-    wait "$job" || rc=$?
-    job=
-    [ "$rc" -eq 0 ] || fail "$mode: exited $rc after $ATTACHES attaches: $(cat "$D/out" "$D/err")"
-    [ ! -s "$D/err" ] || fail "$mode: the job's stderr got: $(cat "$D/err")"
-    diff "$T/$mode-plain/out" "$D/out" || fail "$mode: the output differs from an untraced run's"
-    stats() { sort -n | awk '{v[NR] = $1} END {printf "median %.3f ms, max %.3f ms", v[int((NR + 1) / 2)], v[NR]}'; }
-    echo "$mode: $ATTACHES attaches; attach time $(cut -d' ' -f1 "$D/timing" | stats);" \
-        "stopped $(cut -d' ' -f2 "$D/timing" | stats); $(cat "$D/turns") turns"
+    end_job "$mode" "$D" "$T/$mode-plain/out"
+    echo "$mode: $ATTACHES attaches; attach time $(cut -d' ' -f1 "$D/timing" | timing_stats);" \
+        "stopped $(cut -d' ' -f2 "$D/timing" | timing_stats); $(cat "$D/turns") turns"
 done
 echo "attach_python: ok"

@@ -46,30 +46,17 @@ for i in $(seq "$ATTACHES"); do
     wait "$rec" || rc=$?
     [ "$rc" -eq 0 ] || fail "attach $i: record exited $rc: $(cat "$D/rec$i.err")"
     grep -q "detached from pid $job: it runs on" "$D/rec$i.err" || fail "attach $i: $(cat "$D/rec$i.err")"
-    sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' "$D/rec$i.err" \
-        >>"$D/timing"
+    attach_timing "$D/rec$i.err" "$D/timing"
     job_alive || fail "attach $i: the job died: $(cat "$D/err")"
     [ ! -s "$D/err" ] || fail "attach $i: the job complained: $(head -c 2000 "$D/err")"
     rm -f "$D/rec$i.culeak"
 done
-touch "$D/end"
-end=$((SECONDS + WAIT_S))
-while job_alive; do
-    [ "$SECONDS" -lt "$end" ] || fail "the job did not end: $(head -c 2000 "$D/err")"
-    sleep 0.05
-done
-rc=0
-wait "$job" || rc=$?
-job=
-[ "$rc" -eq 0 ] || fail "the job exited $rc after $ATTACHES attaches: $(cat "$D/out" "$D/err")"
-[ ! -s "$D/err" ] || fail "the job complained: $(cat "$D/err")"
-diff "$T/plain/out" "$D/out" >"$T/out.diff" || fail "the job's output differs from an untraced run's: $(cat "$T/out.diff")"
+end_job "attach_state" "$D" "$T/plain/out"
 [ "$(wc -l <"$D/timing")" -eq "$ATTACHES" ] || fail "not every attach said its timing: $(cat "$D/timing")"
 
 # figures: the attach's time and the stop (median, max); the sleeps' lateness
-stats() { sort -n | awk '{v[NR] = $1} END {printf "median %.3f ms, max %.3f ms", v[int((NR + 1) / 2)], v[NR]}'; }
-echo "attach time: $(cut -d' ' -f1 "$D/timing" | stats)"
-echo "borrowed thread stopped: $(cut -d' ' -f2 "$D/timing" | stats)"
+echo "attach time: $(cut -d' ' -f1 "$D/timing" | timing_stats)"
+echo "borrowed thread stopped: $(cut -d' ' -f2 "$D/timing" | timing_stats)"
 max_stop=$(cut -d' ' -f2 "$D/timing" | sort -n | tail -n 1)
 grep "calls .* max_late_ms" "$D/figures"
 late=$(sed -n 's/.*max_late_ms \([0-9.]*\)/\1/p' "$D/figures" | sort -n | tail -n 1)

@@ -108,3 +108,27 @@ check_job_output() {
     grep -q "^$client attach ok" "$dir/out" || fail "$client: output lost: $(cat "$dir/out")"
     [ ! -s "$dir/err" ] || fail "$client: the job's stderr got: $(cat "$dir/err")"
 }
+# attach_timing ERRFILE TIMING: appends "ATTACH_MS STOP_MS" that record --pid said (with
+# CULEAK_ATTACH_TIMING=1) in ERRFILE to TIMING
+attach_timing() {
+    sed -n 's/.*the attach took \([0-9.]*\) ms; thread [0-9]* was stopped \([0-9.]*\) ms.*/\1 \2/p' "$1" >>"$2"
+}
+# timing_stats: "median M ms, max X ms" of the numbers on stdin
+timing_stats() { sort -n | awk '{v[NR] = $1} END {printf "median %.3f ms, max %.3f ms", v[int((NR + 1) / 2)], v[NR]}'; }
+# end_job WHAT DIR: lets the job ($job) end (DIR/end) and waits for it; fails unless it
+# exited 0 with nothing on its stderr (DIR/err) and printed what the untraced run PLAIN did
+#   end_job WHAT DIR PLAIN_OUT
+end_job() {
+    local what=$1 dir=$2 plain=$3 end rc=0
+    touch "$dir/end"
+    end=$((SECONDS + WAIT_S))
+    while job_alive; do
+        [ "$SECONDS" -lt "$end" ] || fail "$what: the job did not end: $(head -c 2000 "$dir/err")"
+        sleep 0.05
+    done
+    wait "$job" || rc=$?
+    job=
+    [ "$rc" -eq 0 ] || fail "$what: the job exited $rc after $ATTACHES attaches: $(cat "$dir/out" "$dir/err")"
+    [ ! -s "$dir/err" ] || fail "$what: the job's stderr got: $(cat "$dir/err")"
+    diff "$plain" "$dir/out" >"$dir/out.diff" || fail "$what: the output differs from an untraced run's: $(cat "$dir/out.diff")"
+}
