@@ -4,15 +4,7 @@
 # record writes every one's recording (before: 4,095, the rest dropped without a word),
 # and refuses none.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-[ -x "$B/fakecuda/client_static" ] || { echo "fake driver not built"; exit 1; }
-export LD_LIBRARY_PATH=$B/fakecuda CULEAK_RING_SIZE=4096 # a small ring keeps each start cheap
-cc -O2 -o "$T/seq_forks" "$(dirname "$0")/c/seq_forks.c" -ldl || fail "cannot build the job"
+. "$(dirname "$0")/seq_forks.sh"
 N=${RECORD_MANY_N:-4200}
 
 mkdir "$T/rec"
