@@ -3,13 +3,7 @@
 # named by the library's function and line, as its stack's frame is, not a bare address.
 # (The event at the new stack comes before the MODULES record that names the library.)
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-C=$ROOT/tests/e2e/c
+. "$(dirname "$0")/lib.sh"
 cc -g -O0 -fPIC -shared -I"$ROOT/src" -o "$T/libdlsite.so" "$C/dl_site_lib.c" -L"$B/fakecuda" -lcudart ||
     fail "cannot build the library"
 cc -g -O0 -I"$ROOT/src" -o "$T/job" "$C/dl_site_main.c" -L"$B/fakecuda" -lcudart -ldl || fail "cannot build the job"

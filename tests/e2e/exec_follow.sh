@@ -5,13 +5,7 @@
 # reported. A set-user-ID child cannot be followed (the loader ignores LD_PRELOAD): it is
 # named as untraced, and check exits 2 (incomplete).
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-C=$ROOT/tests/e2e/c
+. "$(dirname "$0")/lib.sh"
 # the child finds the fake driver by its run path: it runs in an empty environment too
 cc -g -O0 -I"$ROOT/src" -o "$T/child" "$C/exec_env_child.c" -L"$B/fakecuda" -Wl,--no-as-needed -lcuda -lcudart \
     -Wl,-rpath,"$B/fakecuda" || fail "cannot build the child"

@@ -5,12 +5,7 @@
 # ignored signals (none of glibc's own 32 and 33), and a SIGTERM handler installed only
 # where the current one is SIG_DFL is installed and runs.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 cc -g -O0 -Wno-deprecated-declarations -I"$ROOT/src" -o "$T/job" "$ROOT/tests/e2e/c/signal_view.c" \
     -L"$B/fakecuda" -lcudart || fail "cannot build the job"
 cc -o "$T/sigdfl" "$ROOT/tests/e2e/c/sigdfl_exec.c" || fail "cannot build sigdfl"
