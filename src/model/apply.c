@@ -331,7 +331,8 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     int8_t dev = clamp_device(e->device);
     int ds = device_slot_for(p, dev);
     struct live_entry le = {
-        .addr = e->addr, .size = e->size, .seq_proc = e->seq << 16 | (uint64_t)p->pub.index,
+        /* what was live before the attach was made before any seq of this stream */
+        .addr = e->addr, .size = e->size, .seq_proc = (before ? 0 : e->seq) << 16 | (uint64_t)p->pub.index,
         .unit = (uint32_t)(u - p->units), .device = dev, .space = (uint8_t)space,
         .ctx = ctx_index(p, e->ctx),
     };
@@ -343,6 +344,8 @@ static void do_alloc(struct model *m, struct process *p, const struct culeak_eve
     if (!before) /* the thread that sent an attach's inventory made none of those */
         note_thread(u, e->tid);
     account_alloc(m, p, u, ds < 0 ? 0 : ds, e->size, e->t_ns, e->seq);
+    if (before)
+        before_attach_backdate(m, p, le.unit, e->size);
 }
 
 static void do_free(struct model *m, struct process *p, const struct culeak_event *e, unsigned kind)

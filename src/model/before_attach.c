@@ -8,6 +8,7 @@
 #include "model_internal.h"
 #include "common/wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 _Static_assert(CULEAK_POOL_TORCH == MODEL_CACHE_PYTORCH, "a before-attach segment's pool is a model_cache");
@@ -78,4 +79,38 @@ void before_attach_claim(struct model *m, struct process *p, struct live_entry *
     p->units[from].allocs--;
     le->unit = (uint32_t)(to - p->units);
     model_changed(m);
+}
+
+/* st gets one more allocation of bytes in unit; 0, or -1 out of memory (st unchanged). */
+static int state_add(struct state *st, uint32_t unit, uint64_t bytes, size_t *items)
+{
+    /* the before-attach units are new when the inventory comes: look from the end */
+    for (size_t i = st->n; i-- > 0;)
+        if (st->items[i].unit == unit) {
+            if (st->items[i].count < UINT32_MAX)
+                st->items[i].count++;
+            st->items[i].bytes += bytes;
+            return 0;
+        }
+    struct state_item *n = realloc(st->items, (st->n + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    st->items = n;
+    st->items[st->n++] = (struct state_item){unit, 1, bytes};
+    (*items)++;
+    return 0;
+}
+
+void before_attach_backdate(struct model *m, struct process *p, uint32_t unit, uint64_t bytes)
+{
+    size_t added = 0;
+    for (size_t i = 0; i < p->nmoments; i++)
+        if (p->moments[i].st.present)
+            state_add(&p->moments[i].st, unit, bytes, &added);
+    m->moment_items += added;
+    for (int k = 0; k < m->nsnaps; k++) {
+        struct snapshot *s = &m->snaps[k];
+        if (p->pub.index < s->nparts && s->parts[p->pub.index].present)
+            state_add(&s->parts[p->pub.index], unit, bytes, &(size_t){0});
+    }
 }

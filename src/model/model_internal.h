@@ -273,6 +273,9 @@ struct unit *unit_before_attach(struct model *m, struct process *p, unsigned kin
  * to that pool's before-attach unit. */
 /* 1 when u is what was live at an attach, outside the pools: no stack, never a leak. */
 int unit_before_attach_unjudged(const struct model *m, const struct unit *u);
+/* What the inventory found live before the attach was live at every mark and snapshot the
+ * process had since, though its record came after them: added to each. */
+void before_attach_backdate(struct model *m, struct process *p, uint32_t unit, uint64_t bytes);
 void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool);
 /* The unit behind key (stack << 5 | kind, or a before-attach key) with its site: apply.c. */
 struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site);

@@ -318,6 +318,14 @@ int culeak_ensure_started(void)
     return __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE) == CULEAK_ACTIVE;
 }
 
+void culeak_stop_stream(const void *s, const char *why)
+{
+    pthread_mutex_lock(&start_mu);
+    if (culeak_stream_is(s))
+        culeak_stop(why);
+    pthread_mutex_unlock(&start_mu);
+}
+
 static void fork_child(void)
 {
     __atomic_add_fetch(&culeak_fork_gen, 1, __ATOMIC_RELAXED);
@@ -379,11 +387,19 @@ int culeak_attach_configure(const char *endpoint)
         return -1;
     pthread_mutex_lock(&start_mu);
     int s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    /* a culeak that detached, quit or died: its stream is ended here rather
+     * than at the flush thread's next look (up to a second for a reader that died) */
+    if (s == CULEAK_ACTIVE && culeak_stream_unread()) {
+        culeak_stop(NULL);
+        culeak_stream_forget();
+        s = __atomic_load_n(&culeak_state, __ATOMIC_ACQUIRE);
+    }
     if (s == CULEAK_IDLE || s == CULEAK_ACTIVE) {
         pthread_mutex_unlock(&start_mu);
         free(copy);
         return 1;
     }
+    culeak_py_new_stream();
     /* only the start, under start_mu, reads them */
     free((char *)output_path);
     free((char *)ring_socket);

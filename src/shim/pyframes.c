@@ -682,17 +682,29 @@ int culeak_py_stack(uintptr_t *ips, int n, int max) { return limit(ips, merge(ip
 
 int culeak_py_stack_after(uintptr_t *ips, int n, int max) { return limit(ips, merge(ips, n, max, 1)); }
 
-void culeak_py_fork_child(void)
+/* With py_mu held, or in a forked child: the ids start again, for a new stream. */
+static void ids_afresh(void)
 {
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    py_mu = fresh; /* another thread of the parent may have held it */
-    /* the child's stream is new: every python frame is announced again */
     if (table)
         memset(table, 0, (mask + 1) * sizeof *table);
     used = 0;
     next_id = 1;
-    __atomic_add_fetch(&ids_gen, 1, __ATOMIC_ACQ_REL); /* the thread's last walk's ids are the parent's */
+    __atomic_add_fetch(&ids_gen, 1, __ATOMIC_ACQ_REL); /* the threads' last walks' ids are the old stream's */
     marker_id = 0;
     note_sent = 0;
-    __atomic_store_n(&culeak_py_off, 0, __ATOMIC_RELEASE); /* the note goes into the child's stream too */
+    __atomic_store_n(&culeak_py_off, 0, __ATOMIC_RELEASE); /* the note goes into the new stream too */
+}
+
+void culeak_py_new_stream(void)
+{
+    pthread_mutex_lock(&py_mu);
+    ids_afresh();
+    pthread_mutex_unlock(&py_mu);
+}
+
+void culeak_py_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    py_mu = fresh; /* another thread of the parent may have held it */
+    ids_afresh(); /* the child's stream is new: every python frame is announced again */
 }

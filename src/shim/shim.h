@@ -146,6 +146,9 @@ int culeak_py_stack(uintptr_t *ips, int n, int max);
  * not place go after them, without looking for the interpreter's module. */
 int culeak_py_stack_after(uintptr_t *ips, int n, int max);
 void culeak_py_fork_child(void);
+/* A new stream in the same process (attached again after a detach): every Python frame
+ * is announced again in it. */
+void culeak_py_new_stream(void);
 /* The calling thread's Python frames as tagged ids (PYFRAME records sent first),
  * innermost first; returns the count (<= max). */
 int culeak_py_frames_now(uintptr_t *ids, int max);
@@ -223,6 +226,16 @@ void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms);
 void culeak_stream_reset_child(void);
 /* Wakes every thread the console holds (tracing stopped). */
 void culeak_stream_release_all(void);
+/* 1 when the stream goes to a reader that said it reads no more, or died: an attach may
+ * take the process over at once, before the flush thread has seen it. */
+int culeak_stream_unread(void);
+/* The current stream is no longer the process's (with start_mu held, tracing stopped). */
+void culeak_stream_forget(void);
+/* Stops tracing if s is still the process's stream (the flush thread of a stream that an
+ * attach may have replaced meanwhile). process.c */
+void culeak_stop_stream(const void *s, const char *why);
+/* Whether s is the process's stream now. */
+int culeak_stream_is(const void *s);
 
 /* ---- sink.c: the stream's descriptor, which the program may close or take over ---- */
 /* Takes fd (a recording just opened) as the stream's descriptor: moved high,

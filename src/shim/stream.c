@@ -673,6 +673,19 @@ void culeak_stream_exit(void)
     culeak_stream_flush();
 }
 
+int culeak_stream_unread(void)
+{
+    struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
+    return s && s->shared &&
+           (__atomic_load_n(&s->ring.h->reader_gone, __ATOMIC_ACQUIRE) || !culeak_ring_reader_alive(&s->ring));
+}
+
+/* The stream is left as it is (never freed: a thread may still be appending to it); its
+ * flush thread sees it is no longer S and ends. */
+void culeak_stream_forget(void) { __atomic_store_n(&S, NULL, __ATOMIC_RELEASE); }
+
+int culeak_stream_is(const void *s) { return __atomic_load_n(&S, __ATOMIC_ACQUIRE) == s; }
+
 void culeak_stream_release_all(void)
 {
     struct stream *s = __atomic_load_n(&S, __ATOMIC_ACQUIRE);
@@ -767,9 +780,9 @@ static void *flusher(void *arg)
          * died: tracing stops, and the program no longer pays for it */
         if (s->shared && (__atomic_load_n(&s->ring.h->reader_gone, __ATOMIC_ACQUIRE) ||
                           (++ticks % READER_CHECK_TICKS == 0 && !culeak_ring_reader_alive(&s->ring)))) {
-            culeak_stop(__atomic_load_n(&s->ring.h->console, __ATOMIC_ACQUIRE)
-                            ? "console went away; tracing stopped, the program continues"
-                            : "culeak went away; tracing stopped, the program continues");
+            culeak_stop_stream(s, __atomic_load_n(&s->ring.h->console, __ATOMIC_ACQUIRE)
+                                      ? "console went away; tracing stopped, the program continues"
+                                      : "culeak went away; tracing stopped, the program continues");
             break;
         }
         culeak_modules_send_if_changed();

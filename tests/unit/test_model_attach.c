@@ -182,12 +182,56 @@ static void test_before_attach_not_a_leak(void **state)
     model_free(m);
 }
 
+/* The inventory comes after the job's first marks (the job runs on while the shim looks
+ * for what was live): its allocations were live at those marks, so a diff between two of
+ * them holds only what the call site made between them, nothing "(before attach)", and
+ * nothing made before the attach counts as made after the first mark. */
+static void test_before_attach_live_at_earlier_marks(void **state)
+{
+    (void)state;
+    struct model_options o = {0};
+    struct model *m = model_new(&o);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/app", NULL);
+    sb_module(b, "/usr/bin/app", 0x400000, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x401000);
+    sb_mark(b, 1, "iteration 0");
+    sb_alloc(b, 2, 1, 0x9000, 1000);
+    sb_mark(b, 3, "iteration 1");
+    before(b, 4, 0x1000, 4096);
+    before(b, 5, 0x3000, 8192);
+    sb_alloc(b, 6, 1, 0xa000, 1000);
+    sb_mark(b, 7, "iteration 2");
+    static const char *const marks[] = {"iteration 0", "iteration 1", "iteration 2"};
+    for (int i = 0; i < 3; i++) /* as report --diff arms them */
+        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    feed_all(m, b);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_diff d;
+    assert_int_equal(model_diff(m, "iteration 0", "iteration 2", &q, &d), 0);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.rows[0].delta_bytes, 2000);
+    assert_int_equal(d.delta_bytes, 2000);
+    assert_int_equal(d.new_bytes, 2000);
+    assert_int_equal(d.new_count, 2);
+    model_diff_free(&d);
+    assert_int_equal(model_diff(m, "iteration 1", "iteration 2", &q, &d), 0);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.delta_bytes, 1000);
+    assert_int_equal(d.new_count, 1);
+    model_diff_free(&d);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_before_attach_is_one_row),
         cmocka_unit_test(test_before_attach_pool_account),
         cmocka_unit_test(test_before_attach_not_a_leak),
+        cmocka_unit_test(test_before_attach_live_at_earlier_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
