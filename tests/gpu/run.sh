@@ -215,7 +215,6 @@ if want train; then
     LEAK_LINE=$(grep -n "# LEAK" demo/train_leak.py | cut -d: -f1)
     if checked "train_leak: culeak report --diff" "$W/train-leak-diff.txt" \
         "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/train-leaky.culeak" >"$W/train-leak-diff.txt" 2>&1; then
-        head -n 40 "$W/train-leak-diff.txt" >"$OUT/train-leak-diff.txt"
         if grep -q "^  +[0-9]* bytes .* at .*train_leak.py:$LEAK_LINE$" "$W/train-leak-diff.txt"; then
             say "train_leak: ok   report --diff 'iteration 5' 'iteration 15' names train_leak.py:$LEAK_LINE"
         else
@@ -235,7 +234,6 @@ if want blocks; then
         "$CULEAK" record -o "$W/$name.culeak" -- python3 "$prog" "$@" >"$W/$name.out" 2>"$W/$name.err"
         local rc=$?
         "$CULEAK" report --diff "$a" "$b" "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
-        cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
         # the row of blocks that grew most (pools' tensors and arrays), else of any memory
         local top; top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/$name-diff.txt" ||
             grep -m1 -E '^  \+[0-9]+ bytes' "$W/$name-diff.txt")
@@ -305,7 +303,6 @@ if want blocks; then
             { say "$name: program exited $?"; tail -n 5 "$W/$name.err" | tee -a "$SUMMARY"; fails=$((fails + 1)); return; }
         "$CULEAK" report --diff 'iteration 2' 'iteration 8' "$W/$name.culeak" >"$W/$name-diff.txt" 2>&1
         "$CULEAK" report --format json --diff 'iteration 2' 'iteration 8' "$W/$name.culeak" >"$W/$name-diff.json" 2>&1
-        cp "$W/$name-diff.txt" "$OUT/" 2>/dev/null
         python3 tests/gpu/check_rows.py "$W/$name.out" "$W/$name-diff.txt" "$W/$name-diff.json" "$prog" \
             'iteration 2' 'iteration 8' | tee -a "$SUMMARY"
         [ "${PIPESTATUS[0]}" -eq 0 ] || { head -n 8 "$W/$name-diff.txt" | tee -a "$SUMMARY"; fails=$((fails + 1)); }
@@ -356,7 +353,7 @@ if want blocks; then
 fi
 if want blocks; then
     say "== the console on blocks: a breakpoint on the kept tensor's line"
-    bash tests/gpu/console_blocks.sh "$OUT" >"$W/console-blocks.txt" 2>&1
+    bash tests/gpu/console_blocks.sh "$W" >"$W/console-blocks.txt" 2>&1
     console_blocks_rc=$?
     tee -a "$SUMMARY" <"$W/console-blocks.txt"
     [ $console_blocks_rc -eq 0 ] || { say "console_blocks: exit $console_blocks_rc"; fails=$((fails + 1)); }
@@ -368,7 +365,6 @@ if want clean; then
         local name=$1 prog=$2
         "$CULEAK" check -- python3 "$prog" >"$W/$name.out" 2>"$W/$name-check.txt"
         local rc=$?
-        cp "$W/$name-check.txt" "$OUT/" 2>/dev/null
         local sums; sums=$(grep -E '^(LEAK|CACHE|LIBRARY) SUMMARY' "$W/$name-check.txt" | paste -sd' ')
         if [ $rc -eq 0 ] && ! grep -q '^LEAKED' "$W/$name-check.txt"; then
             say "$name: ok   check exit 0: $sums"
@@ -432,7 +428,7 @@ if want kill; then
 fi
 if want console; then
     say "== console on a real demo"
-    bash tests/gpu/console.sh "$W" "$OUT" >"$W/console.txt" 2>&1
+    bash tests/gpu/console.sh "$W" "$W" >"$W/console.txt" 2>&1
     console_rc=$?
     tee -a "$SUMMARY" <"$W/console.txt"
     [ $console_rc -eq 0 ] || { say "console: exit $console_rc"; fails=$((fails + 1)); }
@@ -486,7 +482,6 @@ if want attach; then
     "$CULEAK" report --diff 'iteration 5' 'iteration 15' "$W/attach.culeak" >"$W/attach-diff.txt" 2>&1
     "$CULEAK" report "$W/attach.culeak" >"$W/attach-report.txt" 2>&1
     "$CULEAK" dump "$W/attach.culeak" | grep '"type":"note"' >"$W/attach-notes.txt"
-    cp "$W/attach-diff.txt" "$W/attach-report.txt" "$W/attach-notes.txt" "$OUT/" 2>/dev/null
     tee -a "$SUMMARY" <"$W/attach-notes.txt"
     top=$(grep -m1 -E '^  \+[0-9]+ bytes \(.* blocks\) ' "$W/attach-diff.txt" || grep -m1 -E '^  \+[0-9]+ bytes' "$W/attach-diff.txt")
     if [ $ajob_rc -ne 0 ] || ! grep -q "attach_job: 25 tensors kept" "$W/attach-job.out"; then
@@ -509,7 +504,6 @@ if want attach; then
     fi
     # the pool's rows at the attach are the allocator's own (its memory_snapshot then)
     "$CULEAK" report --at attached "$W/attach.culeak" >"$W/attach-at.txt" 2>&1
-    cp "$W/attach-diff01.txt" "$W/attach-at.txt" "$OUT/" 2>/dev/null
     pool=$(cat "$W/attach.pool" 2>/dev/null)
     got=$(grep -m1 '^MEMORY SUMMARY' "$W/attach-at.txt")
     if [ -n "$pool" ] && [ "${got#MEMORY SUMMARY: "${pool% segments} segments by the pools"}" != "$got" ]; then
@@ -563,7 +557,6 @@ if want attach_busy; then
     touch "$W/busy.end"
     wait $bjob
     bjob_rc=$?
-    cp "$W/busy-diff.1.txt" "$W/busy-timing" "$OUT/" 2>/dev/null
     stats() { sort -n | awk '{v[NR] = $1} END {if (NR) printf "median %.1f ms, max %.1f ms", v[int((NR + 1) / 2)], v[NR]}'; }
     say "attach_busy: attach time $(cut -d' ' -f1 "$W/busy-timing" | stats); borrowed thread stopped $(cut -d' ' -f2 "$W/busy-timing" | stats)"
     say "attach_busy: $(tail -n 1 "$W/busy-job.out")"
@@ -589,12 +582,11 @@ if want e2e_attach; then
         cp -r build/fakecuda "$GB/"
         ln -s "$pkg/bin/culeak" "$GB/culeak"
         for l in libculeak.so libculeak_unwind.so libculeak_torch.so; do ln -s "$pkg/lib/culeak/$l" "$GB/$l"; done
-        for t in attach_state attach_python attach_record attach_injector attach_failures; do
+        for t in attach_state attach_python attach_again attach_record attach_blocks attach_injector attach_failures; do
             [ -x "tests/e2e/$t.sh" ] || continue
             start=$(date +%s)
             BUILD=build-gpu timeout 600 "tests/e2e/$t.sh" >"$W/e2e-$t.log" 2>&1
             rc=$?
-            cp "$W/e2e-$t.log" "$OUT/" 2>/dev/null
             if [ $rc -eq 0 ]; then
                 say "e2e_attach: ok $t ($(($(date +%s) - start)) s)"
                 grep -E 'attach time|stopped:|max_late|exceptions|attached [0-9]+ times' "$W/e2e-$t.log" | tee -a "$SUMMARY"
@@ -617,7 +609,8 @@ if want tensor; then
         fails=$((fails + 1))
     fi
 fi
-# the details travel as one archive: the device tool brings back only a few files
-tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json 2>/dev/null)
+# the details travel as one archive beside summary.txt: the device tool brings back only
+# a few files
+tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json *.log *.screen busy-timing 2>/dev/null)
 say "== $fails failures"
 [ $fails -eq 0 ]
