@@ -23,11 +23,15 @@ line=$(leak_line tests/fakecuda/client_scenarios.c)
 D=$T/one
 mkdir "$D"
 start_job client_static "$D"
+t0=$(date +%s%N)
 start attach "$job"
 wait_for "process $job connected"
 wait_for "before attach: 5 allocations, 36864 bytes"
 wait_for "(attached; before it: no stacks)"
 wait_for "(before attach)"
+# a figure, not a check: from the command to the table on screen (the screen is read
+# every poll of wait_for, so this is an upper bound)
+echo "first live table: $((($(date +%s%N) - t0) / 1000000)) ms after culeak attach"
 type_expect "snapshot a" "snapshot a: 36.0 KiB live"
 touch "$D/go"
 wait_file_exists "$D/leaked"

@@ -582,14 +582,14 @@ if want e2e_attach; then
         cp -r build/fakecuda "$GB/"
         ln -s "$pkg/bin/culeak" "$GB/culeak"
         for l in libculeak.so libculeak_unwind.so libculeak_torch.so; do ln -s "$pkg/lib/culeak/$l" "$GB/$l"; done
-        for t in attach_state attach_python attach_again attach_record attach_blocks attach_injector attach_failures; do
+        for t in attach_state attach_python attach_again attach_record attach_blocks attach_console attach_injector attach_failures; do
             [ -x "tests/e2e/$t.sh" ] || continue
             start=$(date +%s)
             BUILD=build-gpu timeout 600 "tests/e2e/$t.sh" >"$W/e2e-$t.log" 2>&1
             rc=$?
             if [ $rc -eq 0 ]; then
                 say "e2e_attach: ok $t ($(($(date +%s) - start)) s)"
-                grep -E 'attach time|stopped:|max_late|exceptions|attached [0-9]+ times' "$W/e2e-$t.log" | tee -a "$SUMMARY"
+                grep -E 'attach time|stopped:|max_late|exceptions|attached [0-9]+ times|first live table' "$W/e2e-$t.log" | tee -a "$SUMMARY"
             else
                 say "e2e_attach: FAIL $t (exit $rc)"; tail -n 15 "$W/e2e-$t.log" | tee -a "$SUMMARY"; fails=$((fails + 1))
             fi
