@@ -60,6 +60,8 @@ int unit_before_attach_unjudged(const struct model *m, const struct unit *u)
     return m->before_attach_site && u->site == m->before_attach_site - 1 && u->cache <= MODEL_CACHE_NONE + 1;
 }
 
+static void before_attach_states_move(struct model *m, struct process *p, uint32_t from, uint32_t to, uint64_t bytes);
+
 void before_attach_claim(struct model *m, struct process *p, struct live_entry *le, unsigned pool)
 {
     if (pool == MODEL_CACHE_NONE || pool >= MODEL_POOLS || !m->before_attach_site)
@@ -78,6 +80,7 @@ void before_attach_claim(struct model *m, struct process *p, struct live_entry *
     to->allocs++;
     p->units[from].allocs--;
     le->unit = (uint32_t)(to - p->units);
+    before_attach_states_move(m, p, from, le->unit, le->size);
     model_changed(m);
 }
 
@@ -112,5 +115,35 @@ void before_attach_backdate(struct model *m, struct process *p, uint32_t unit, u
         struct snapshot *s = &m->snaps[k];
         if (p->pub.index < s->nparts && s->parts[p->pub.index].present)
             state_add(&s->parts[p->pub.index], unit, bytes, &(size_t){0});
+    }
+}
+
+/* In st, one allocation of bytes goes from unit from to unit to (where from holds it). */
+static void state_move(struct state *st, uint32_t from, uint32_t to, uint64_t bytes, size_t *items)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->items[i].unit == from) {
+            if (st->items[i].count == 0 || st->items[i].bytes < bytes)
+                return;
+            st->items[i].count--;
+            st->items[i].bytes -= bytes;
+            state_add(st, to, bytes, items);
+            return;
+        }
+}
+
+/* A before-attach allocation a pool claimed was in every state of the process since the
+ * attach (captured, or backdated): it is the pool's there too. */
+static void before_attach_states_move(struct model *m, struct process *p, uint32_t from, uint32_t to, uint64_t bytes)
+{
+    size_t added = 0;
+    for (size_t i = 0; i < p->nmoments; i++)
+        if (p->moments[i].st.present)
+            state_move(&p->moments[i].st, from, to, bytes, &added);
+    m->moment_items += added;
+    for (int k = 0; k < m->nsnaps; k++) {
+        struct snapshot *s = &m->snaps[k];
+        if (p->pub.index < s->nparts && s->parts[p->pub.index].present)
+            state_move(&s->parts[p->pub.index], from, to, bytes, &(size_t){0});
     }
 }

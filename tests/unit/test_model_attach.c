@@ -225,6 +225,40 @@ static void test_before_attach_live_at_earlier_marks(void **state)
     model_free(m);
 }
 
+/* The inventory's segment, which the caching allocator's snapshot then claims for its pool,
+ * both after the first mark: at that mark too it is the pool's reserved memory, not memory
+ * outside the pools (the busy job's diff said "reserved 0 bytes" at its first mark, and the
+ * pool's whole segment as growth). */
+static void test_before_attach_claimed_at_earlier_marks(void **state)
+{
+    (void)state;
+    struct model_options o = {0};
+    struct model *m = model_new(&o);
+    assert_non_null(m);
+    struct sb *b = sb_new();
+    sb_hello(b, 100, "/usr/bin/python3", NULL);
+    sb_mark(b, 1, "iteration 0");
+    before(b, 2, 0x200000, 2 << 20);
+    before(b, 3, 0x900000, 8192);
+    sb_event(b, (struct sb_ev){.seq = 4, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
+                               .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
+    sb_mark(b, 5, "iteration 1");
+    static const char *const marks[] = {"iteration 0", "iteration 1"};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    feed_all(m, b);
+    struct model_query q;
+    model_query_init(&q);
+    struct model_diff d;
+    assert_int_equal(model_diff(m, "iteration 0", "iteration 1", &q, &d), 0);
+    assert_int_equal(d.a.reserved_bytes, 2 << 20);
+    assert_int_equal(d.a.other_bytes, 8192);
+    assert_int_equal(d.b.reserved_bytes, 2 << 20);
+    assert_int_equal(d.n, 0);
+    model_diff_free(&d);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_before_attach_pool_account),
         cmocka_unit_test(test_before_attach_not_a_leak),
         cmocka_unit_test(test_before_attach_live_at_earlier_marks),
+        cmocka_unit_test(test_before_attach_claimed_at_earlier_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
