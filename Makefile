@@ -52,7 +52,9 @@ REPORT_SRC  := $(wildcard src/report/*.c)
 CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 LAUNCH_SRC  := $(wildcard src/launch/*.c)
 CONSOLE_SRC := $(wildcard src/console/*.c)
-UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+# tests/unit: the unit tests; tests/shim: the shim's process tests (each runs programs of
+# the fake driver under libculeak.so). One binary each in $(BUILD)/tests.
+UNIT_SRC    := $(wildcard tests/unit/test_*.c tests/shim/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
@@ -63,7 +65,7 @@ LIB_OBJ   := $(call obj,$(COMMON_SRC) $(SYMBOLS_SRC) $(MODEL_SRC) $(REPORT_SRC) 
 # lacks an error at its link, not at the job's start.
 SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c secure_exec.c wire.c)
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(SHIM_COMMON_SRC))
-UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_BIN  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRC)))
 
 CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
 SHIM_LIBS    := -ldl -lpthread
@@ -120,9 +122,13 @@ $(BUILD)/culeak-lib.a: $(LIB_OBJ)
 $(BUILD)/culeak: $(call obj,src/cli/main.c) $(BUILD)/culeak-lib.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(CONSOLE_LIBS)
 
+TEST_LINK = $(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/culeak-lib.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/culeak-lib.a $(LDFLAGS) $(CMOCKA_LIBS) $(CONSOLE_LIBS) -ldl
+	$(TEST_LINK)
+$(BUILD)/tests/%: tests/shim/%.c $(BUILD)/culeak-lib.a
+	@mkdir -p $(@D)
+	$(TEST_LINK)
 
 # test_trace_tree compiles the shim's trace tree and its per-thread blocks in;
 # test_thread_block, test_backward and test_untraced their files of the shim likewise,

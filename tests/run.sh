@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the whole suite: the cmocka binary of every tests/unit/test_*.c, then every end-to-end
-# script in tests/e2e. Prints one closing line "N passed, N failed". CULEAK_TEST_FAIL_FAST=1
-# stops at the first failure (make mutants: a mutant is killed by any one test).
+# Runs the whole suite: the cmocka binary of every unit test (tests/unit/test_*.c) and
+# shim process test (tests/shim/test_*.c), then every end-to-end script (tests/e2e, named
+# e2e/NAME) and check of the build and the package (tests/checks, named checks/NAME).
+# Prints one closing line "N passed, N failed". CULEAK_TEST_FAIL_FAST=1 stops at the first
+# failure (make mutants: a mutant is killed by any one test).
 #
 # A script with the line "# run.sh: alongside" (a long test that keeps one core busy and
 # waits for nothing, such as the fuzz run) starts first and runs alongside the others, one
@@ -56,18 +58,20 @@ alongside() { grep -qx '# run.sh: alongside' "$1"; }
 
 # a script with a #! line is a test; one without is a library the tests source (tmux_harness.sh)
 e2e=()
-for t in tests/e2e/*.sh; do
+for t in tests/e2e/*.sh tests/checks/*.sh; do
     [ "$(head -c 2 "$t")" = "#!" ] && e2e+=("$t")
 done
+# a script's name in the results: its folder (e2e, checks) and its name
+name_of() { local d=${1%/*}; echo "${d##*/}/$(basename "$1" .sh)"; }
 bg_names=() bg_logs=() bg_pids=()
 for t in "${e2e[@]}"; do
     [ -x "$t" ] && alongside "$t" || continue
-    bg_names+=("e2e/$(basename "$t" .sh)")
+    bg_names+=("$(name_of "$t")")
     bg_logs+=("$(mktemp)")
     run_logged "${bg_logs[-1]}" "$t" &
     bg_pids+=($!)
 done
-for src in tests/unit/test_*.c; do
+for src in tests/unit/test_*.c tests/shim/test_*.c; do
     stop && break
     t=$BUILD/tests/$(basename "$src" .c)
     if [ -x "$t" ]; then
@@ -79,9 +83,9 @@ done
 for t in "${e2e[@]}"; do
     stop && break
     if [ ! -x "$t" ]; then
-        refuse "e2e/$(basename "$t" .sh)" "$t is not executable (chmod +x $t)"
+        refuse "$(name_of "$t")" "$t is not executable (chmod +x $t)"
     elif ! alongside "$t"; then
-        run_one "e2e/$(basename "$t" .sh)" "$t"
+        run_one "$(name_of "$t")" "$t"
     fi
 done
 for i in "${!bg_pids[@]}"; do

@@ -2,7 +2,7 @@
 # The layers of src/ read one way: each folder includes only its own headers and those of
 # the folders below it (LAYERS). An include names its folder ("model/model.h") unless the
 # header is in the including file's own folder. Prints each crossing and exits 1 when
-# there is one; `make lint` runs it, and `make test` through e2e/layers.
+# there is one; `make lint` runs it, and `make test` through checks/layers.
 #   tools/layers.sh [SRC_DIR]
 set -u
 src=${1:-src}

@@ -1,7 +1,7 @@
 /* The part of the CUDA driver API (cuda.h) that culeak, its fake driver and its test
  * programs use, declared here so that nothing but a C compiler is needed to build them:
  * the driver itself is found at run time. Names, types, values and layouts are those of
- * the CUDA 12/13 ABI (tests/e2e/cuda_abi.sh compares every declaration with the toolkit's
+ * the CUDA 12/13 ABI (tests/checks/cuda_abi.sh compares every declaration with the toolkit's
  * headers when one is installed). To use another entry point, type or constant, declare
  * it here in the same style: one enumerator per line with its value, one member per line.
  *

@@ -1,6 +1,6 @@
 /* The part of the CUDA runtime API (cuda_runtime_api.h) that culeak and its fake runtime
  * use, declared here like culeak_cuda.h (read its comment): no toolkit is needed to
- * build, and tests/e2e/cuda_abi.sh checks every declaration against the toolkit's. */
+ * build, and tests/checks/cuda_abi.sh checks every declaration against the toolkit's. */
 #ifndef CULEAK_CUDART_H
 #define CULEAK_CUDART_H
 

@@ -1,7 +1,7 @@
 /* The part of NVTX (nvtx3/nvToolsExt.h and its injection interface, nvtxDetail/
  * nvtxTypes.h) that the shim uses as an NVTX injection library, declared here like
  * culeak_cuda.h (read its comment) and checked against the toolkit's nvtx3 by
- * tests/e2e/cuda_abi.sh. */
+ * tests/checks/cuda_abi.sh. */
 #ifndef CULEAK_NVTX_H
 #define CULEAK_NVTX_H
 

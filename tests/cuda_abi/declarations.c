@@ -1,4 +1,4 @@
-/* Built against the CUDA toolkit's headers by tests/e2e/cuda_abi.sh: every typedef and
+/* Built against the CUDA toolkit's headers by tests/checks/cuda_abi.sh: every typedef and
  * prototype of src/cuda is declared again after the toolkit's own. C11 accepts a typedef
  * twice only for the same type, and a function redeclared only with a compatible type,
  * so a wrong type, tag or parameter is a compile error here. The driver header is read

@@ -2,7 +2,7 @@
 """Writes a C program that prints what culeak's CUDA declarations (src/cuda/*.h) define:
 the value of every enumerator and numeric macro, the size and alignment of every struct
 and union with the offset and size of each member (nested ones by path), and the name
-each unversioned macro maps to. tests/e2e/cuda_abi.sh compiles it once against those
+each unversioned macro maps to. tests/checks/cuda_abi.sh compiles it once against those
 headers and once against the CUDA toolkit's, and compares the two outputs.
 
     layout.py HEADER... > layout.c

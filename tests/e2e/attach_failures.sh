@@ -17,7 +17,7 @@ set -u
 . "$(dirname "$0")/attach/job.sh"
 attach_test_setup
 holder=
-trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; rm -rf "$T"' EXIT
+at_exit '[ -n "$holder" ] && kill -9 "$holder" 2>/dev/null'
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
 # whole_report RECORDING: its report has the 3 leaks made after the attach and the 4
 # blocks live before it (with them, the fake driver's own 69632 bytes)

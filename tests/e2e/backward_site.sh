@@ -7,7 +7,6 @@
 # backward)", via the node's frame (MmBackward0::apply), never at an allocator's frame
 # (record_trace, empty_generic), in the diff, the made-after list, text, JSON and HTML.
 set -euo pipefail
-NAME=backward_site
 . "$(dirname "$0")/python/job_env.sh"
 standin_torch
 src=tests/e2e/python/backward_train.py

@@ -4,7 +4,6 @@
 # are at different lines, nothing tells which call it was made for, so it is marked
 # without a Python line (its site is the operation's frame), never charged to one of them.
 set -euo pipefail
-NAME=backward_threads
 . "$(dirname "$0")/python/job_env.sh"
 standin_torch
 src=tests/e2e/python/backward_threads.py

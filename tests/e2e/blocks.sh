@@ -9,7 +9,6 @@
 # or with a misread trace entry, tensor tracking is off with one line and the job's
 # segments are still traced.
 set -euo pipefail
-NAME=blocks
 . "$(dirname "$0")/python/job_env.sh"
 standin_torch
 

@@ -6,7 +6,6 @@
 # without libtorch_cuda's symbol table (torch's allocator names are in no export table);
 # pinned memory the job takes with cudaHostAlloc itself and never frees is still a leak.
 set -euo pipefail
-NAME=cached_pinned
 . "$(dirname "$0")/python/job_env.sh"
 standin_torch
 

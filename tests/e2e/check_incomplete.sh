@@ -4,12 +4,7 @@
 # SIGKILL before writing its end. The job itself is never harmed by the limit: the shim's
 # write fails, no SIGXFSZ kills the program.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH=$B/fakecuda
 F=$B/fakecuda
 

@@ -4,12 +4,7 @@
 # whose directory does not exist or cannot be written fails before the job runs; a relative -o is the path in
 # culeak's own directory even when the job changes directory; recordings are private (0600).
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH=$B/fakecuda
 cd "$T"
 

@@ -7,7 +7,6 @@
 # --suppressions keep working beside them. On the stand-ins of cuDNN, cuBLAS, NCCL, XLA's
 # CUDA plugin and libtorch_cuda (tests/fakecuda/libs, client_libs).
 set -euo pipefail
-NAME=default_suppressions
 . "$(dirname "$0")/python/job_env.sh"
 
 L_USER=$(grep -n 'SITE-USER-HANDLE' tests/fakecuda/client_libs.c | cut -d: -f1)

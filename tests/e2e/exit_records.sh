@@ -4,14 +4,10 @@
 # where the record is lost (the reader was stopped while the ring was full), check takes
 # its own child's wait status instead.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'kill -CONT $cpid 2>/dev/null; rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
 cpid=
-fail() { echo "FAIL: $*"; exit 1; }
-cc -g -O0 -I"$ROOT/src" -o "$T/job" "$ROOT/tests/e2e/c/exit_races.c" -L"$B/fakecuda" -lcudart -lpthread ||
+at_exit 'kill -CONT $cpid 2>/dev/null'
+cc -g -O0 -I"$ROOT/src" -o "$T/job" "$C/exit_races.c" -L"$B/fakecuda" -lcudart -lpthread ||
     fail "cannot build the job"
 export LD_LIBRARY_PATH=$B/fakecuda
 KILLED="ends before the process did\|no exit seen"

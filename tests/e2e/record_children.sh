@@ -4,15 +4,11 @@
 # parent is waited for, its allocation after the parent's exit recorded; a child that
 # stops tracing (it execs a program that makes no CUDA call) is not waited for.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 linger=
 # release a shell left waiting (never blocking on a FIFO no one reads)
 release() { [ -n "$linger" ] && timeout 5 sh -c 'echo >"$0"' "$linger"; linger=; }
-trap 'release; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+at_exit release
 export LD_LIBRARY_PATH=$B/fakecuda
 H=$B/fakecuda/client_hostile
 

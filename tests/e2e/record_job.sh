@@ -4,12 +4,7 @@
 # second run replaces the first run's files, and culeak report merges them per process; a
 # job without CUDA calls writes nothing, and record says so.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 job="$B/fakecuda/client_static leak 1 64; $B/fakecuda/client_driver leak 2 4096"
 for run in 1 2; do
     LD_LIBRARY_PATH=$B/fakecuda "$B/culeak" record -o "$T/job.culeak" -- bash -c "$job" >"$T/out" 2>&1 ||

@@ -2,12 +2,7 @@
 # A Python job that allocates and leaves with os._exit (no destructors, as multiprocessing
 # workers do): culeak record keeps its allocation and its exit status.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || fail "python3 missing"
 cat >"$T/job.py" <<'PY'
 import ctypes, os

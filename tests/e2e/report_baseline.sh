@@ -5,12 +5,10 @@
 # only when the run leaks more than the baseline by over --max-increase; the HTML page
 # carries the baseline's series and draws both lines on one axis.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-B=${BUILD:-build}
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
 export LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; for f in "$T"/out "$T"/err; do [ -f "$f" ] && head -60 "$f"; done; exit 1; }
+show_failure() { for f in "$T"/out "$T"/err; do [ -f "$f" ] && head -60 "$f"; done; }
 
 record() { # FILE ARGS...
     local out=$1

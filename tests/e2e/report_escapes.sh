@@ -4,12 +4,7 @@
 # report with one LEAK SUMMARY line (the real one) and no control character but newlines;
 # the JSON report keeps the names as they were.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 forged=$'x\nLEAK SUMMARY: 0 bytes leaked in 0 allocations from 0 call sites\n\e[2J\e]0;owned\a'
 dir="$T/dir$forged"
 mkdir "$dir" || fail "cannot make the directory"

@@ -3,13 +3,11 @@
 # headless Chromium: the header adds the processes up (what all of them leaked) and the
 # page opens on the process that leaked most, its data saying so too.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-B=${BUILD:-build}
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
 export LD_LIBRARY_PATH=$B/fakecuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; for f in "$T"/rec.out "$T"/page.dom; do [ -f "$f" ] && head -c 3000 "$f"; done; exit 1; }
+show_failure() { for f in "$T"/rec.out "$T"/page.dom; do [ -f "$f" ] && head -c 3000 "$f"; done; }
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 [ -n "$browser" ] || fail "no headless browser (chromium) installed"
 

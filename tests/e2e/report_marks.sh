@@ -3,25 +3,22 @@
 # after B says so (not "no mark A"); an unknown mark names the nearest ones there are;
 # two of --leaks, --peak, --at and --diff are refused.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-B=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "report_marks: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
 
 # 600 iterations: grow_step keeps 16 KiB at each, then the mark "iteration N"
-LD_LIBRARY_PATH=$B/fakecuda "$B/culeak" record -o "$tmp/g.culeak" -- "$B/fakecuda/client_static" growth 600 0 \
-    >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "record failed"; }
-"$B/culeak" report "$tmp/g.culeak" --at 'iteration 400' >"$tmp/at" 2>&1 || fail "--at 'iteration 400': $(cat "$tmp/at")"
-grep -q "^LIVE 6.3 MiB (6569984 bytes) in 401 allocations" "$tmp/at" || fail "--at 'iteration 400': $(cat "$tmp/at")"
+LD_LIBRARY_PATH=$B/fakecuda "$B/culeak" record -o "$T/g.culeak" -- "$B/fakecuda/client_static" growth 600 0 \
+    >"$T/out" 2>&1 || { cat "$T/out"; fail "record failed"; }
+"$B/culeak" report "$T/g.culeak" --at 'iteration 400' >"$T/at" 2>&1 || fail "--at 'iteration 400': $(cat "$T/at")"
+grep -q "^LIVE 6.3 MiB (6569984 bytes) in 401 allocations" "$T/at" || fail "--at 'iteration 400': $(cat "$T/at")"
 
 # expect STATUS TEXT ARGS...: culeak report exits STATUS and says TEXT (a line of its own)
 expect() {
     local status=$1 text=$2 rc=0
     shift 2
-    "$B/culeak" report "$tmp/g.culeak" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    [ "$rc" -eq "$status" ] || fail "$*: exit $rc, want $status: $(cat "$tmp/err")"
-    grep -qxF "$text" "$tmp/err" || fail "$*: want '$text', got: $(cat "$tmp/err")"
+    "$B/culeak" report "$T/g.culeak" "$@" >"$T/out" 2>"$T/err" || rc=$?
+    [ "$rc" -eq "$status" ] || fail "$*: exit $rc, want $status: $(cat "$T/err")"
+    grep -qxF "$text" "$T/err" || fail "$*: want '$text', got: $(cat "$T/err")"
 }
 expect 1 "culeak report: mark 'iteration 40' comes after mark 'iteration 5': --diff takes the earlier mark first (--diff 'iteration 5' 'iteration 40')" \
     --diff 'iteration 40' 'iteration 5'

@@ -8,12 +8,7 @@
 # the job floods its ring stalls the job only for the bounded wait, and the events it
 # dropped are counted in the recording and said by report, dump and check.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH=$B/fakecuda
 H=$B/fakecuda/client_hostile
 

@@ -7,12 +7,7 @@
 # Python job's interpreter frames in one line); the JSON report carries the same in
 # "suspects", with every frame; with too few marks there is no verdict, and says so.
 set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/$BUILD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 src=$ROOT/tests/fakecuda/client_scenarios.c
 grow_line=$(grep -n 'SZ_GROW)); /\* kept: the leak' "$src" | cut -d: -f1)
 [ -n "$grow_line" ] || fail "no grow_step allocation in $src"

@@ -6,19 +6,16 @@
 # CULEAK_UNWIND_CHECK=1 the shim also takes every stack with libunwind alone and says at
 # exit how many differed. Run at depth limits that cut the stacks short and that don't.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-CULEAK=$PWD/$BUILD/culeak
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "unwind_check: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+CULEAK=$B/culeak
 
 for depth in 3 6 48 256; do
-    CULEAK_UNWIND_CHECK=1 "$CULEAK" record -o "$tmp/m.culeak" --depth "$depth" -- \
-        "$BUILD/fakecuda/client_mixed_fp" 300 >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "recording failed"; }
-    "$CULEAK" dump "$tmp/m.culeak" >"$tmp/dump"
-    allocs=$(grep -c '"type":"alloc"' "$tmp/dump" || true)
-    note=$(grep -o 'unwind check: [0-9]* stacks compared[^"]*' "$tmp/dump" || true)
+    CULEAK_UNWIND_CHECK=1 "$CULEAK" record -o "$T/m.culeak" --depth "$depth" -- \
+        "$BUILD/fakecuda/client_mixed_fp" 300 >"$T/out" 2>&1 || { cat "$T/out"; fail "recording failed"; }
+    "$CULEAK" dump "$T/m.culeak" >"$T/dump"
+    allocs=$(grep -c '"type":"alloc"' "$T/dump" || true)
+    note=$(grep -o 'unwind check: [0-9]* stacks compared[^"]*' "$T/dump" || true)
     echo "unwind_check: depth $depth: $allocs allocations; $note"
     [ "$allocs" = 640 ] || fail "depth $depth: expected 640 allocations, got $allocs"
     [ "$note" = "unwind check: 640 stacks compared with libunwind's, 0 differed" ] ||

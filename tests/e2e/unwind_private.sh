@@ -5,17 +5,14 @@
 # unw_backtrace finds its own or none); the stacks still come from that libunwind, in a
 # job built with ASan too.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "unwind_private: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
 
 needs=$(readelf -dW "$BUILD/libculeak.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
     grep -Ev '^(libc\.so\.6|ld-linux-x86-64\.so\.2|libdl\.so\.2|libpthread\.so\.0|libasan\.so\.[0-9]+|libubsan\.so\.[0-9]+|libstdc\+\+\.so\.6|libm\.so\.6|libgcc_s\.so\.1)$' || true)
 [ -z "$needs" ] || fail "libculeak.so links $needs"
 
-cat >"$tmp/job.c" <<'C'
+cat >"$T/job.c" <<'C'
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,23 +36,22 @@ int main(void)
     return 0;
 }
 C
-cc -g -o "$tmp/job" "$tmp/job.c" -L"$BUILD/fakecuda" -lcuda -ldl
-line=$(grep -n 'THE-LEAK' "$tmp/job.c" | cut -d: -f1)
+cc -g -o "$T/job" "$T/job.c" -L"$BUILD/fakecuda" -lcuda -ldl
+line=$(grep -n 'THE-LEAK' "$T/job.c" | cut -d: -f1)
 export LD_LIBRARY_PATH=$BUILD/fakecuda
-asan=$(ldd "$BUILD/libculeak.so" | awk '/libasan/ { print $3 }')
-[ -z "$asan" ] || export LD_PRELOAD=$asan ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
-want=$("$tmp/job")
+preload_asan
+want=$("$T/job")
 [ "$want" = "unw_backtrace absent, _ULx86_64_step absent" ] || fail "the job alone: $want"
-"$BUILD/culeak" check -- "$tmp/job" >"$tmp/out" 2>"$tmp/err" && rc=0 || rc=$?
-[ "$rc" = 1 ] || { cat "$tmp/err"; fail "culeak check exited $rc, expected 1 (a leak)"; }
-[ "$(cat "$tmp/out")" = "$want" ] || fail "under culeak the job sees libunwind: $(cat "$tmp/out")"
-grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$tmp/err" || { cat "$tmp/err"; fail "no stack to job.c:$line"; }
+"$BUILD/culeak" check -- "$T/job" >"$T/out" 2>"$T/err" && rc=0 || rc=$?
+[ "$rc" = 1 ] || { cat "$T/err"; fail "culeak check exited $rc, expected 1 (a leak)"; }
+[ "$(cat "$T/out")" = "$want" ] || fail "under culeak the job sees libunwind: $(cat "$T/out")"
+grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$T/err" || { cat "$T/err"; fail "no stack to job.c:$line"; }
 
 # A job built with ASan: its runtime's dlopen refuses RTLD_DEEPBIND (and ends the process),
 # so there the shim loads libunwind without it.
-cc -g -fsanitize=address -o "$tmp/asan_job" "$tmp/job.c" -L"$BUILD/fakecuda" -lcuda -ldl
-ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "$BUILD/culeak" check -- "$tmp/asan_job" >"$tmp/out" 2>"$tmp/err" &&
+cc -g -fsanitize=address -o "$T/asan_job" "$T/job.c" -L"$BUILD/fakecuda" -lcuda -ldl
+ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "$BUILD/culeak" check -- "$T/asan_job" >"$T/out" 2>"$T/err" &&
     rc=0 || rc=$?
-[ "$rc" = 1 ] || { cat "$tmp/err"; fail "culeak check of an ASan job exited $rc, expected 1 (a leak)"; }
-grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$tmp/err" || { cat "$tmp/err"; fail "ASan job: no stack to job.c:$line"; }
+[ "$rc" = 1 ] || { cat "$T/err"; fail "culeak check of an ASan job exited $rc, expected 1 (a leak)"; }
+grep -q "^LEAKED .*(4321 bytes) in 1 allocation .*job\.c:$line$" "$T/err" || { cat "$T/err"; fail "ASan job: no stack to job.c:$line"; }
 echo "unwind_private: ok"

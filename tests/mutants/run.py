@@ -142,7 +142,7 @@ def parse(path):
 
 
 def parse_groups(path):
-    """Lines `PATTERN...: TEST...`: the tests (unit test_NAME or e2e/NAME) that cover the
+    """Lines `PATTERN...: TEST...`: the tests (test_NAME, e2e/NAME, checks/NAME) that cover the
     files matching a pattern (fnmatch, '*' crosses '/'); the first matching line wins."""
     groups = []
     for n, raw in enumerate(open(path), 1):
@@ -220,19 +220,36 @@ def env():
     return e
 
 
+# Where the tests live: test_NAME is tests/unit/test_NAME.c or, a process test of the shim,
+# tests/shim/test_NAME.c (built as build/tests/test_NAME); e2e/NAME and checks/NAME are the
+# scripts tests/e2e/NAME.sh and tests/checks/NAME.sh.
+UNIT_DIRS = ("unit", "shim")
+SCRIPT_DIRS = ("e2e", "checks")
+
+
+def test_path(tree, t):
+    """The source of the test named t, or None when t names no kind of test."""
+    if t.startswith("test_"):
+        paths = [os.path.join(tree, "tests", d, t + ".c") for d in UNIT_DIRS]
+        return next((p for p in paths if os.path.exists(p)), paths[0])
+    folder, _, name = t.partition("/")
+    return os.path.join(tree, "tests", folder, name + ".sh") if folder in SCRIPT_DIRS and name else None
+
+
 def all_units(tree):
-    return sorted("build/tests/" + f[:-2] for f in os.listdir(os.path.join(tree, "tests", "unit"))
+    return sorted("build/tests/" + f[:-2] for d in UNIT_DIRS for f in os.listdir(os.path.join(tree, "tests", d))
                   if f.startswith("test_") and f.endswith(".c"))
 
 
 def suite_tests(tree):
-    """Every test tests/run.sh runs: the unit tests, then the e2e scripts (those with a #!
-    line; the others are libraries the scripts source)."""
+    """Every test tests/run.sh runs: the unit tests, then the e2e scripts and the checks
+    (those with a #! line; the others are libraries the scripts source)."""
     tests = [os.path.basename(u) for u in all_units(tree)]
-    e2e = os.path.join(tree, "tests", "e2e")
-    for f in sorted(os.listdir(e2e)):
-        if f.endswith(".sh") and open(os.path.join(e2e, f), "rb").read(2) == b"#!":
-            tests.append("e2e/" + f[:-3])
+    for d in SCRIPT_DIRS:
+        folder = os.path.join(tree, "tests", d)
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".sh") and open(os.path.join(folder, f), "rb").read(2) == b"#!":
+                tests.append(d + "/" + f[:-3])
     return tests
 
 
@@ -269,7 +286,7 @@ class Tests:
         return self.timeout if known is None else min(self.timeout, max(150.0, 4 * known))
 
     def start(self, test):
-        cmd = ["build/tests/" + test] if test.startswith("test_") else ["tests/e2e/%s.sh" % test[4:]]
+        cmd = ["build/tests/" + test] if test.startswith("test_") else ["tests/%s.sh" % test]
         out = tempfile.TemporaryFile()
         p = subprocess.Popen(cmd, cwd=self.tree, env=env(), stdout=out, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
@@ -439,10 +456,10 @@ def main():
             print("STALE    %s: %s (%s:%d)" % (m["name"], why, where, m["line"]), flush=True)
             errors.append(m["name"])
     for t in sorted({t for _, ts in groups for t in ts}):
-        path = os.path.join(ROOT, "tests", "unit", t + ".c") if t.startswith("test_") else \
-            os.path.join(ROOT, "tests", "e2e", t[4:] + ".sh")
-        if not (t.startswith("test_") or t.startswith("e2e/")) or not os.path.exists(path):
-            print("STALE    group test %s: no %s" % (t, os.path.relpath(path, ROOT)))
+        path = test_path(ROOT, t)
+        if not path or not os.path.exists(path):
+            print("STALE    group test %s: %s" % (t, "no " + os.path.relpath(path, ROOT) if path else
+                                                  "not test_NAME, e2e/NAME or checks/NAME"))
             errors.append("group test " + t)
     stale_known = [n for n in known if n not in {m["name"] for m in parse(a.list)}]
     for n in stale_known:
@@ -481,6 +498,7 @@ def main():
             same_file = collections.Counter(killers[o["name"]] for o in all_muts
                                             if o["file"] == m["file"] and o["name"] in killers)
             first = [t for t, _ in same_file.most_common()]
+        first = [t for t in first if t in suite]  # a killer since moved or removed is no test now
         return first + [t for t in group_of(groups, m["file"]) if t not in first]
     all_muts = parse(a.list)
     # the tests that killed these mutations last time, asked on the unmutated tree up front,

@@ -1,6 +1,6 @@
 # Helpers of the attach tests, sourced (no #! line: tests/run.sh passes it over).
-#   attach_test_setup          (scripts without the tmux harness) sets ROOT, B (the build),
-#                              T (a scratch directory), fail, STEP_GDB (the stepping gdb
+#   attach_test_setup          (scripts without the tmux harness) sources lib.sh (ROOT, B,
+#                              T, fail, at_exit) and sets STEP_GDB (the stepping gdb
 #                              stand-in, tests/e2e/attach/gdb_step.py, which runs $REAL_GDB:
 #                              gdb where the machine has one, else empty), and a trap that
 #                              kills the job ($job) and removes T at exit; then hides gdb
@@ -23,13 +23,9 @@
 WAIT_S=${WAIT_S:-60}
 [ -n "${CULEAK_E2E_SHIM:-}" ] && export CULEAK_LIB=$CULEAK_E2E_SHIM
 attach_test_setup() {
-    BUILD=${BUILD:-build}
-    ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-    B=$ROOT/$BUILD
-    T=$(mktemp -d)
+    . "$(dirname "$0")/lib.sh"
     job=
-    trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; rm -rf "$T"' EXIT
-    fail() { echo "FAIL: $*"; exit 1; }
+    at_exit '[ -n "$job" ] && kill -9 "$job" 2>/dev/null'
     STEP_GDB=$ROOT/tests/e2e/attach/gdb_step.py
     REAL_GDB=$(command -v gdb || true)
     export REAL_GDB

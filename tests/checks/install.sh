@@ -4,14 +4,11 @@
 # header, the installed default suppressions are read, a program using culeak.h builds and
 # runs, and uninstall leaves no file behind.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-dest=$tmp/stage
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$ROOT"
+dest=$T/stage
 prefix=/opt/culeak-test
 root=$dest$prefix
-fail() { echo "install: $*" >&2; exit 1; }
 
 make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
@@ -34,7 +31,7 @@ want=$(printf '%s\n' "${expected[@]}" | sort)
 
 # The installed culeak preloads the installed shim, found from its own location.
 # shellcheck disable=SC2016 # $LD_PRELOAD is the child's
-out=$(env -u CULEAK_LIB "$root/bin/culeak" record -o "$tmp/rec.culeak" -- sh -c 'echo "$LD_PRELOAD"') ||
+out=$(env -u CULEAK_LIB "$root/bin/culeak" record -o "$T/rec.culeak" -- sh -c 'echo "$LD_PRELOAD"') ||
     fail "installed culeak record failed"
 shim=$(realpath "$root/lib/culeak/libculeak.so")
 case "$out" in
@@ -43,19 +40,19 @@ case "$out" in
 esac
 # A job allocating through the fake driver is recorded by the installed shim; the installed
 # culeak dumps and reports it.
-env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" record -o "$tmp/leak.culeak" -- \
+env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" record -o "$T/leak.culeak" -- \
     "$BUILD/fakecuda/client_static" leak 2 4096 >/dev/null || fail "installed culeak record of a leaking client failed"
-[ -s "$tmp/leak.culeak" ] || fail "installed culeak record wrote no recording"
-"$root/bin/culeak" dump "$tmp/leak.culeak" >"$tmp/leak.jsonl" || fail "installed culeak cannot dump its recording"
-[ "$(grep -c '"type":"alloc".*"size":4096,' "$tmp/leak.jsonl")" -eq 2 ] || fail "the dump lacks the 2 allocations"
-"$root/bin/culeak" report "$tmp/leak.culeak" 2>&1 | grep -q "^LEAK SUMMARY: 8192 bytes leaked in 2 allocations" ||
+[ -s "$T/leak.culeak" ] || fail "installed culeak record wrote no recording"
+"$root/bin/culeak" dump "$T/leak.culeak" >"$T/leak.jsonl" || fail "installed culeak cannot dump its recording"
+[ "$(grep -c '"type":"alloc".*"size":4096,' "$T/leak.jsonl")" -eq 2 ] || fail "the dump lacks the 2 allocations"
+"$root/bin/culeak" report "$T/leak.culeak" 2>&1 | grep -q "^LEAK SUMMARY: 8192 bytes leaked in 2 allocations" ||
     fail "installed culeak report does not find the leak"
 # ... and reads its installed default suppressions: what a library holds until exit
 env -u CULEAK_LIB LD_LIBRARY_PATH="$BUILD/fakecuda" "$root/bin/culeak" check -- "$BUILD/fakecuda/client_libs" clean \
-    >/dev/null 2>"$tmp/libs.err" || { cat "$tmp/libs.err"; fail "installed culeak check fails a job whose libraries hold memory"; }
+    >/dev/null 2>"$T/libs.err" || { cat "$T/libs.err"; fail "installed culeak check fails a job whose libraries hold memory"; }
 supp=$(realpath "$root/share/culeak/default.supp")
-grep -q "^  used default suppression 'xla-stream-executor-init' ($supp:[0-9]*):" "$tmp/libs.err" ||
-    { cat "$tmp/libs.err"; fail "installed culeak does not read $prefix/share/culeak/default.supp"; }
+grep -q "^  used default suppression 'xla-stream-executor-init' ($supp:[0-9]*):" "$T/libs.err" ||
+    { cat "$T/libs.err"; fail "installed culeak does not read $prefix/share/culeak/default.supp"; }
 
 # pkg-config: the template is filled in, and a program using the header builds and runs.
 export PKG_CONFIG_PATH=$root/lib/pkgconfig
@@ -64,7 +61,7 @@ libs=$(pkg-config --libs culeak | xargs)
 [ "$cflags" = "-I$prefix/include" ] || fail "cflags: '$cflags', expected -I$prefix/include"
 [ "$libs" = "-ldl" ] || fail "libs: '$libs', expected -ldl"
 [ "$(pkg-config --modversion culeak)" = "$(cat VERSION)" ] || fail "culeak.pc's version is not the VERSION file's"
-cat >"$tmp/use.c" <<'C'
+cat >"$T/use.c" <<'C'
 #include <culeak.h>
 #include <stdio.h>
 
@@ -82,8 +79,8 @@ C
 cflags=$(pkg-config --define-variable=prefix="$root" --cflags culeak)
 libs=$(pkg-config --define-variable=prefix="$root" --libs culeak)
 # shellcheck disable=SC2086 # flags are words
-cc -Wall -Wextra -Werror $cflags -o "$tmp/use" "$tmp/use.c" $libs || fail "cannot build against the installed header"
-[ "$("$tmp/use")" = "active=0" ] || fail "header calls are not no-ops without the shim"
+cc -Wall -Wextra -Werror $cflags -o "$T/use" "$T/use.c" $libs || fail "cannot build against the installed header"
+[ "$("$T/use")" = "active=0" ] || fail "header calls are not no-ops without the shim"
 
 make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" uninstall >/dev/null
 left=$(find "$dest" \( -type f -o -type l \))

@@ -10,15 +10,13 @@
 # Without a toolkit there is nothing to compare with: a test that cannot run fails, and
 # says which header is missing (install the CUDA toolkit, or set CUDA_HOME).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$ROOT"
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 inc=$CUDA_HOME/include
-fail() { echo "cuda_abi: $*" >&2; exit 1; }
 for h in cuda.h cuda_runtime_api.h nvtx3/nvToolsExt.h; do
     [ -f "$inc/$h" ] || fail "no $inc/$h: no CUDA toolkit to compare with (set CUDA_HOME to one)"
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 cc -std=c11 -Wall -Werror -fsyntax-only -I"$inc" -Isrc tests/cuda_abi/declarations.c ||
     fail "a typedef or prototype of src/cuda differs from $inc (compiler errors above)"
@@ -30,21 +28,21 @@ functions=$(sed -nE 's/^(CUresult CUDAAPI|cudaError_t|const char \*) *(cu[A-Za-z
     printf 'void (*const declared[])(void) = {\n'
     printf '    (void (*)(void))%s,\n' $functions
     printf '};\n'
-} >"$tmp/functions.c"
-cc -std=c11 -w -fsyntax-only -I"$inc" "$tmp/functions.c" ||
+} >"$T/functions.c"
+cc -std=c11 -w -fsyntax-only -I"$inc" "$T/functions.c" ||
     fail "src/cuda declares a function that $inc does not (errors above)"
 
-python3 tests/cuda_abi/layout.py src/cuda/*.h >"$tmp/layout.c"
-mkdir "$tmp/ours" "$tmp/toolkit"
-printf '#include "culeak_cuda.h"\n#include "culeak_cudart.h"\n#include "culeak_nvtx.h"\n' >"$tmp/ours/layout_headers.h"
+python3 tests/cuda_abi/layout.py src/cuda/*.h >"$T/layout.c"
+mkdir "$T/ours" "$T/toolkit"
+printf '#include "culeak_cuda.h"\n#include "culeak_cudart.h"\n#include "culeak_nvtx.h"\n' >"$T/ours/layout_headers.h"
 printf '#define NVTX_NO_IMPL\n#include <cuda.h>\n#include <cuda_runtime_api.h>\n#include <nvtx3/nvToolsExt.h>\n' \
-    >"$tmp/toolkit/layout_headers.h"
-cc -std=c11 -w -I"$tmp/ours" -Isrc/cuda -o "$tmp/ours.bin" "$tmp/layout.c" || fail "layout program (src/cuda)"
-cc -std=c11 -w -I"$tmp/toolkit" -I"$inc" -o "$tmp/toolkit.bin" "$tmp/layout.c" ||
+    >"$T/toolkit/layout_headers.h"
+cc -std=c11 -w -I"$T/ours" -Isrc/cuda -o "$T/ours.bin" "$T/layout.c" || fail "layout program (src/cuda)"
+cc -std=c11 -w -I"$T/toolkit" -I"$inc" -o "$T/toolkit.bin" "$T/layout.c" ||
     fail "layout program ($inc): a name src/cuda declares is missing there (errors above)"
-"$tmp/ours.bin" >"$tmp/ours.txt"
-"$tmp/toolkit.bin" >"$tmp/toolkit.txt"
-diff "$tmp/ours.txt" "$tmp/toolkit.txt" >"$tmp/diff" || { cat "$tmp/diff"; fail "src/cuda (<) differs from $inc (>)"; }
-n() { grep -c "^$1 " "$tmp/ours.txt" || true; }
-[ "$(n value)" -gt 50 ] && [ "$(n size)" -gt 10 ] && [ "$(n maps)" -gt 10 ] || fail "too little compared: $(wc -l <"$tmp/ours.txt") lines"
+"$T/ours.bin" >"$T/ours.txt"
+"$T/toolkit.bin" >"$T/toolkit.txt"
+diff "$T/ours.txt" "$T/toolkit.txt" >"$T/diff" || { cat "$T/diff"; fail "src/cuda (<) differs from $inc (>)"; }
+n() { grep -c "^$1 " "$T/ours.txt" || true; }
+[ "$(n value)" -gt 50 ] && [ "$(n size)" -gt 10 ] && [ "$(n maps)" -gt 10 ] || fail "too little compared: $(wc -l <"$T/ours.txt") lines"
 echo "cuda_abi: $(wc -w <<<"$functions") functions, $(n value) values, $(n size) structs and unions ($(n member) members), $(n maps) name mappings agree with $inc"

@@ -6,12 +6,10 @@
 # toolkit's directory (/usr/local/cuda and where it links to) hidden under an empty tmpfs.
 # Where no namespace can be had, no compiler flag and no dependency file may name it.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "no_toolkit_build: $*" >&2; exit 1; }
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$ROOT"
 
-src=$tmp/src
+src=$T/src
 mkdir "$src"
 if git rev-parse --show-toplevel >/dev/null 2>&1; then
     git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c 'test -e "{}" && printf "%s\0" "{}"' |
@@ -22,7 +20,7 @@ fi
 
 # What includes CUDA declarations, and the unit tests among them (compiled, not linked).
 targets="build/libculeak.so fakecuda demo-sim build/bench/shim_bench"
-for t in $(grep -l 'culeak_cuda\.h\|culeak_cudart\.h\|culeak_nvtx\.h' tests/unit/*.c || true); do
+for t in $(grep -l 'culeak_cuda\.h\|culeak_cudart\.h\|culeak_nvtx\.h' tests/unit/*.c tests/shim/*.c || true); do
     targets+=" build/obj/${t%.c}.o"
 done
 build="cd '$src' && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH CUDA_HOME=/nonexistent \
@@ -34,16 +32,16 @@ if [ -e /usr/local/cuda ]; then
     for ns in "unshare -m --propagation private" "unshare -rm --propagation private"; do
         if $ns sh -c "mount -t tmpfs none '$toolkit'" 2>/dev/null; then
             hidden=$toolkit
-            $ns sh -c "mount -t tmpfs none '$toolkit' && $build" >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; fail "build failed with $toolkit hidden"; }
+            $ns sh -c "mount -t tmpfs none '$toolkit' && $build" >"$T/log" 2>&1 || { tail -n 30 "$T/log"; fail "build failed with $toolkit hidden"; }
             break
         fi
     done
 fi
 if [ -z "$hidden" ]; then
-    sh -c "$build" >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; fail "build failed with CUDA_HOME=/nonexistent"; }
+    sh -c "$build" >"$T/log" 2>&1 || { tail -n 30 "$T/log"; fail "build failed with CUDA_HOME=/nonexistent"; }
 fi
 
-! grep -n 'cuda/include\|/usr/local/cuda\|/nonexistent' "$tmp/log" || fail "a command line names a CUDA toolkit (above)"
+! grep -n 'cuda/include\|/usr/local/cuda\|/nonexistent' "$T/log" || fail "a command line names a CUDA toolkit (above)"
 deps=$(find "$src/build" -name '*.d')
 [ -n "$deps" ] || fail "no dependency files"
 ! grep -l 'cuda/include\|/usr/local/cuda' $deps || fail "the files above read a CUDA toolkit's headers"

@@ -5,9 +5,8 @@
 # and no CUDA name is exported that the table does not route (dlsym and cuGetProcAddress
 # would never hand it out).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-B=${BUILD:-build}
-fail() { echo "shim_exports: $*"; exit 1; }
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$ROOT"
 lib=$B/libculeak.so
 [ -f "$lib" ] || fail "$lib is not built"
 hooks=$(printf '#include "shim/hooks.h"\nCULEAK_DRIVER_HOOKS(ROW) CULEAK_RUNTIME_HOOKS(ROW)\n' |
