@@ -34,8 +34,7 @@ wait_inventory "$T/one.culeak"
 attach_python_side "$T/one.culeak"
 touch "$T/go1"
 wait_file_exists "$T/done1"
-kill -9 "$rec"
-wait "$rec" 2>/dev/null
+{ kill -9 "$rec" && wait "$rec"; } 2>/dev/null
 
 "$B/culeak" record --pid "$job" -o "$T/two.culeak" 2>"$T/two.err" &
 rec=$!
