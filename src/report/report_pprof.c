@@ -219,9 +219,8 @@ static int live_samples(struct pprof *pp, const struct report_options *o, int pr
 /* The change of process proc from mark A to B, one sample per stack that changed. */
 static int diff_samples(struct pprof *pp, const struct report_options *o, int proc)
 {
-    if (!report_has_snapshot(pp->m, o->diff_a, proc) ||
-        (o->diff_b && !report_has_snapshot(pp->m, o->diff_b, proc) && !o->diff_b_is_now))
-        return 0; /* it never got there: nothing to compare */
+    if (!report_has_snapshot(pp->m, o->diff_a, proc) || (o->diff_b && !report_has_snapshot(pp->m, o->diff_b, proc)))
+        return 0; /* it never got to A or B: nothing to compare (as the text report) */
     struct report_options so = *o;
     so.group = MODEL_GROUP_STACK;
     struct model_diff d;
