@@ -155,6 +155,15 @@ static void test_planted_link(void **state)
     assert_false(is_dir(want, NULL)); /* nothing made through it */
     char made[300];
     assert_int_equal(culeak_create_recording(path, 0, 42, made, sizeof made), -1);
+    /* others alone may write it (not its group): still refused */
+    assert_int_equal(chmod(pub, 01703), 0);
+    errno = 0;
+    assert_int_equal(culeak_make_parent_dirs(path), -1);
+    assert_int_equal(errno, ELOOP);
+    /* only its owner, root, may: a link there is the system's, and followed */
+    assert_int_equal(chmod(pub, 0755), 0);
+    assert_int_equal(culeak_make_parent_dirs(path), 0);
+    assert_true(is_dir(want, NULL));
     tmp_remove(&t);
 }
 
