@@ -152,8 +152,7 @@ grep -q "^culeak check: .*bad.supp:5: expected a frame line" "$tmp/bad.txt" || f
 "$C" report "$rec" --suppressions "$tmp/bad.supp" 2>/dev/null && fail "report took a malformed file"
 
 # an output directory that does not exist fails before the job starts
-for args in "check --output $tmp/no/such/dir/x.json" "check --log-file $tmp/no/dir/x.txt" \
-            "record -o $tmp/no/such/dir/r.culeak"; do
+for args in "check --output $tmp/no/such/dir/x.json" "check --log-file $tmp/no/dir/x.txt"; do
     set +e
     # shellcheck disable=SC2086
     "$C" $args -- sh -c "touch '$tmp/ran'" 2>"$tmp/nodir.txt"; rc=$?
@@ -162,6 +161,15 @@ for args in "check --output $tmp/no/such/dir/x.json" "check --log-file $tmp/no/d
     [ -e "$tmp/ran" ] && fail "$args: the job ran"
     grep -q "No such file or directory" "$tmp/nodir.txt" || fail "$args: no reason given"
 done
+# record makes a recording's missing directories, but not under a file
+touch "$tmp/afile"
+set +e
+"$C" record -o "$tmp/afile/dir/r.culeak" -- sh -c "touch '$tmp/ran'" 2>"$tmp/nodir.txt"; rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "record under a file: exit 0"
+[ -e "$tmp/ran" ] && fail "record under a file: the job ran"
+grep -q "cannot write $tmp/afile/dir/r.culeak: Not a directory" "$tmp/nodir.txt" ||
+    fail "record under a file: no reason given: $(cat "$tmp/nodir.txt")"
 
 # one error style, and every command's --help
 set +e
