@@ -42,6 +42,7 @@ READLINE_LIBS := $(call pc_libs,readline,-lreadline)
 CURSES_LIBS   := $(call pc_libs,ncursesw,-lncursesw -ltinfo)
 CMOCKA_LIBS   := $(call pc_libs,cmocka,-lcmocka)
 VTERM_LIBS    := $(call pc_libs,vterm,-lvterm)
+ZLIB_LIBS     := $(call pc_libs,zlib,-lz)
 CPPFLAGS      += $(sort $(foreach m,libunwind libdw readline ncursesw cmocka vterm,$(call pc_cflags,$(m))))
 
 COMMON_SRC  := $(wildcard src/common/*.c)
@@ -67,7 +68,7 @@ SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c secure_exec.c
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(SHIM_COMMON_SRC))
 UNIT_BIN  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRC)))
 
-CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) -lutil -lpthread -lm
+CONSOLE_LIBS := $(VTERM_LIBS) $(DW_LIBS) $(READLINE_LIBS) $(CURSES_LIBS) $(ZLIB_LIBS) -lutil -lpthread -lm
 SHIM_LIBS    := -ldl -lpthread
 
 .PHONY: all test run demo install uninstall clean lint bench fuzz

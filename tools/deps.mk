@@ -18,7 +18,7 @@ endif
 # it stops at once with one line that names them and the command that installs them,
 # before a compile fails on the first #include. One preprocessor run when all are there
 # (\043: a '#' that make would read as a comment).
-CULEAK_BUILD_HEADERS ?= libunwind.h elfutils/libdw.h curses.h readline/readline.h vterm.h
+CULEAK_BUILD_HEADERS ?= libunwind.h elfutils/libdw.h curses.h readline/readline.h vterm.h zlib.h
 ifneq ($(filter all,$(or $(MAKECMDGOALS),all)),)
 ifneq ($(CULEAK_NO_DEPS),1)
 headers_missing = $(shell cf=$$(for m in libunwind libdw ncursesw readline vterm; do \

@@ -152,11 +152,12 @@ int cmd_record(int argc, char **argv)
     }
     const char *given = a.out;
     a.out = abs_out;
-    char first[4096]; /* the name this process's pid would give: its directory must exist */
+    char first[4096]; /* the name this process's pid, host and rank give: its directory is made now,
+                         so that a refusal is said before the job runs */
     int named = culeak_expand_path(a.out, (long)getpid(), NULL, NULL, first, sizeof first);
     if (named < 0)
         errno = ENAMETOOLONG;
-    if (named < 0 || culeak_output_dir_writable(first) != 0) {
+    if (named < 0 || culeak_make_parent_dirs(first) != 0 || culeak_output_dir_writable(first) != 0) {
         cli_fail(&cli_record, "cannot write %s: %s", a.out, strerror(errno));
         return 1;
     }

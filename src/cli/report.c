@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
 
@@ -33,8 +34,9 @@ static const struct cli_option report_options[] = {
                                                 "run may add to the baseline's (default 0; 64MiB, 1.5GiB)"},
     {"suspects", OPT_SUSPECTS, NULL, "the growth suspects: sites whose live bytes rose at 8 of the last\n"
                                      "10 marks of one label pattern, with a forecast (see culeak(1))"},
-    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions, or\n"
-                                     "html: one self-contained page (timeline, flame graph, sites)"},
+    {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions,\n"
+                                     "html: one self-contained page (timeline, flame graph, sites), or\n"
+                                     "pprof: gzipped profile.proto (go tool pprof, Pyroscope, Parca)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
                                        "another --format"},
@@ -197,6 +199,8 @@ static int check_args(const struct report_args *a)
     if (a->nbaseline && (!(use & FORMAT_BASELINE) || a->suspects))
         return cli_error(&cli_report, "--baseline prints %s (each run's suspects included)",
                          report_format_list(FORMAT_BASELINE, list, sizeof list));
+    if ((use & FORMAT_BINARY) && !a->output && isatty(STDOUT_FILENO))
+        return cli_error(&cli_report, "--format %s writes binary data: give -o FILE (or a pipe)", a->format->name);
     if (a->max_increase && !a->nbaseline)
         return cli_error(&cli_report, "--max-increase goes with --baseline");
     if (a->max_increase && a->error_exit < 0) /* its threshold: alone it would be ignored */

@@ -9,15 +9,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The launcher's own variable before Slurm's: mpirun inside a Slurm allocation starts its
+ * ranks through one srun task per node, whose SLURM_PROCID every rank of the node inherits. */
+const char *const culeak_rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "MV2_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
+
 const char *culeak_env_rank(void)
 {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
+    for (size_t i = 0; culeak_rank_vars[i]; i++) {
+        const char *v = getenv(culeak_rank_vars[i]);
         if (v && *v)
             return v;
     }
-    return "0";
+    const char *local = getenv("LOCAL_RANK"); /* still one name per process of a node */
+    return local && *local ? local : "0";
 }
 
 int culeak_expand_path(const char *tmpl, long pid, const char *host, const char *rank, char *out, size_t cap)
@@ -78,6 +83,71 @@ int culeak_output_dir_writable(const char *path)
     return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
 }
 
+/* A link is followed only where no one else could have put it: it is this user's, or its
+ * directory is writable by its owner alone, who is this user or root (as the kernel's
+ * protected_symlinks, which guards only sticky directories). */
+static int link_trusted(int dirfd, const struct stat *link)
+{
+    struct stat d;
+    return link->st_uid == geteuid() || (fstat(dirfd, &d) == 0 && !(d.st_mode & (S_IWGRP | S_IWOTH)) &&
+                                         (d.st_uid == geteuid() || d.st_uid == 0));
+}
+
+/* One step of the walk: name under dirfd, made when missing; its descriptor, or -1. */
+static int enter_dir(int dirfd, const char *name)
+{
+    if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return -1;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR))
+        return fd;
+    int e = errno;
+    struct stat l;
+    if (fstatat(dirfd, name, &l, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(l.st_mode)) {
+        errno = e;
+        return -1;
+    }
+    if (!link_trusted(dirfd, &l)) {
+        errno = ELOOP;
+        return -1;
+    }
+    return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int culeak_make_parent_dirs(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n == 0)
+        return 0; /* the working directory, or / */
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    struct stat st;
+    if (stat(dir, &st) == 0 || errno != ENOENT)
+        return 0; /* there already: culeak_output_dir_writable and open say what is wrong */
+    int fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (char *name = dir, *end; fd >= 0 && *name; name = end) {
+        end = name + strcspn(name, "/");
+        if (*end)
+            *end++ = 0;
+        if (!*name || !strcmp(name, "."))
+            continue;
+        int next = enter_dir(fd, name), e = errno;
+        close(fd);
+        errno = e;
+        fd = next;
+    }
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
 /* A recording holds the program's arguments and environment: mode 0600, never through a
  * symbolic link (one planted at the path would have its target overwritten). Created
  * fresh; with replace, an existing regular file of this user is truncated instead. */
@@ -105,6 +175,8 @@ int culeak_create_private(const char *path, int replace)
 int culeak_create_recording(const char *path, int shared, long pid, char *made, size_t cap)
 {
     snprintf(made, cap, "%s", path);
+    if (culeak_make_parent_dirs(path) != 0)
+        return -1;
     if (!shared)
         return culeak_create_private(path, 1);
     int fd = culeak_create_private(path, 0);

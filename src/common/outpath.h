@@ -6,8 +6,12 @@
 
 #include <stddef.h>
 
-/* The rank of this process from the launcher's environment: the first of RANK,
- * OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is set, else "0". */
+/* The variables launchers give a process's rank in the job, the one to read first first
+ * (torchrun, DeepSpeed and Accelerate: RANK; mpirun: OMPI_COMM_WORLD_RANK, PMI_RANK,
+ * PMIX_RANK, MV2_COMM_WORLD_RANK; srun: SLURM_PROCID); NULL-terminated. */
+extern const char *const culeak_rank_vars[];
+/* The rank of this process from the launcher's environment: the first of
+ * culeak_rank_vars that is set, else LOCAL_RANK, else "0". */
 const char *culeak_env_rank(void);
 
 /* Expands tmpl into out[cap]: %p the pid, %h the host, %r the rank, %% a percent sign;
@@ -20,14 +24,21 @@ int culeak_expand_path(const char *tmpl, long pid, const char *host, const char 
  * create files in it? 0, or -1 with errno (ENOENT, ENOTDIR, EACCES, EROFS). */
 int culeak_output_dir_writable(const char *path);
 
+/* Makes the directories of path's directory that are missing (`-o 'run/%h/%r.culeak'` on
+ * a new run), mode 0700 as the recordings in them are private. Each is entered without
+ * following a symbolic link that someone else could have planted in its parent (one of
+ * this user's, or in a directory only its owner, this user or root, may write). Nothing is
+ * done when the directory exists. 0, or -1 with errno (ELOOP for a link refused). */
+int culeak_make_parent_dirs(const char *path);
+
 /* A recording holds the program's arguments and environment: created 0600, never
  * through a symbolic link (one planted at the path would have its target overwritten),
  * fresh; with replace, an existing regular file of this user is truncated instead. The
  * descriptor (close-on-exec), or -1 with errno. */
 int culeak_create_private(const char *path, int replace);
-/* The recording of process pid at path; shared: path is the job's one name, which the
- * first process takes while each other one writes path.PID. The name used goes to
- * made[cap]. The descriptor, or -1 with errno. */
+/* The recording of process pid at path (its missing directories made); shared: path is the
+ * job's one name, which the first process takes while each other one writes path.PID. The
+ * name used goes to made[cap]. The descriptor, or -1 with errno. */
 int culeak_create_recording(const char *path, int shared, long pid, char *made, size_t cap);
 
 #endif

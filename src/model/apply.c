@@ -153,6 +153,7 @@ static void account_alloc(struct model *m, struct process *p, struct unit *u, in
     u->live_bytes += size;
     u->live_count++;
     u->allocs++;
+    u->alloc_bytes += size;
     if (u->live_bytes > u->peak_bytes)
         u->peak_bytes = u->live_bytes;
     if (!u->first_t)

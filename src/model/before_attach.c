@@ -79,6 +79,8 @@ void before_attach_claim(struct model *m, struct process *p, struct live_entry *
     to->live_count++;
     to->allocs++;
     p->units[from].allocs--;
+    to->alloc_bytes += le->size;
+    p->units[from].alloc_bytes -= le->size;
     le->unit = (uint32_t)(to - p->units);
     before_attach_states_move(m, p, from, le->unit, le->size);
     model_changed(m);

@@ -116,7 +116,7 @@ struct model_process {
     int index;
     uint64_t pid, ppid;
     const char *host, *exe;
-    int rank;                  /* from RANK/OMPI_COMM_WORLD_RANK/PMI_RANK/SLURM_PROCID; -1 */
+    int rank;                  /* from HELLO's culeak_rank_vars (common/outpath.h); -1 */
     size_t argc;
     char **argv;
     uint64_t start_realtime_ns, start_monotonic_ns;
@@ -300,6 +300,9 @@ const char *model_cache_name(enum model_cache c);   /* "", "pytorch", "cupy", "x
 #define MODEL_POOLS 8 /* room for enum model_cache values */
 /* "pytorch caching allocator", "cupy memory pool": the pool in words */
 const char *model_pool_name(enum model_cache c);
+/* The framework whose caching allocator the memory of kind at (proc, stack) came from (or
+ * whose pool reported it, for blocks); MODEL_CACHE_NONE: CUDA's own allocation. */
+enum model_cache model_stack_allocator(struct model *m, int proc, uint64_t stack, unsigned kind);
 
 /* Tensor tracking: where a process reports a pool's blocks (kind block), the segments
  * that pool took (device memory whose stack goes through it) are the pool's own row,
@@ -361,6 +364,7 @@ struct model_row {
     uint64_t live_bytes, live_count; /* in the query's source (LEAKS: incl. leaked at reset) */
     uint64_t peak_bytes;   /* exact for SITE and STACK rows, sum of member peaks otherwise */
     uint64_t allocs, frees, failed, failed_bytes;
+    uint64_t alloc_bytes;  /* the bytes of every allocation made here (allocs of them) */
     uint64_t reset_bytes, reset_count;
     uint64_t first_t_ns, last_t_ns;
     uint32_t kinds;        /* bit (1u << kind) of every kind allocated here; a site's pool

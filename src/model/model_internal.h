@@ -26,6 +26,7 @@ struct unit {
     uint8_t cache;        /* 0: not classified yet, else enum model_cache + 1 */
     uint64_t live_bytes, live_count, peak_bytes;
     uint64_t allocs, frees, failed, failed_bytes, reset_bytes, reset_count;
+    uint64_t alloc_bytes; /* of every allocation made here (pprof's alloc_space) */
     uint64_t first_t, last_t;
     /* live at the process's latest device-memory peak (see process_touch_unit) */
     uint64_t at_peak_bytes, at_peak_count, at_peak_epoch;

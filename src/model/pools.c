@@ -36,6 +36,17 @@ enum model_cache unit_pool(struct model *m, int proc, struct unit *u)
     return (unsigned)c < MODEL_POOLS && (p->pools_tracked >> c & 1) ? c : MODEL_CACHE_NONE;
 }
 
+enum model_cache model_stack_allocator(struct model *m, int proc, uint64_t stack, unsigned kind)
+{
+    struct process *p = model_proc(m, proc);
+    uint32_t u = p ? u64map_get(&p->unit_index, stack << 5 | kind) : UINT32_MAX;
+    if (u == UINT32_MAX)
+        return MODEL_CACHE_NONE;
+    if (kind == CULEAK_KIND_BLOCK) /* blocks come from the pool that reports them */
+        return p->pools_tracked ? (enum model_cache)__builtin_ctz(p->pools_tracked) : MODEL_CACHE_NONE;
+    return unit_cache(m, proc, &p->units[u]);
+}
+
 /* The site of a pool's row: named at once, and its own group under every grouping. */
 static uint32_t pool_site(struct model *m, enum model_cache pool)
 {

@@ -1,5 +1,6 @@
 /* Streams: one decoder per connection or file, whose callbacks apply records to the
  * model. */
+#include "common/outpath.h"
 #include "model_internal.h"
 #include "pyframes.h"
 
@@ -19,17 +20,14 @@ struct model_stream {
     int duplicate;          /* its process is one the model has already: records ignored */
 };
 
-/* Environment variables launchers use for a process's rank, most specific first. */
-static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                        "SLURM_PROCID", "MV2_COMM_WORLD_RANK"};
-
+/* The rank from HELLO's environment, read as %r reads it (culeak_rank_vars). */
 static int parse_rank(const struct culeak_hello *h)
 {
-    for (size_t v = 0; v < sizeof rank_vars / sizeof *rank_vars; v++) {
-        size_t kl = strlen(rank_vars[v]);
+    for (size_t v = 0; culeak_rank_vars[v]; v++) {
+        size_t kl = strlen(culeak_rank_vars[v]);
         for (size_t i = 0; i < h->nenv; i++) {
             const struct culeak_str *e = &h->env[i];
-            if (e->n > kl + 1 && e->n < kl + 12 && memcmp(e->p, rank_vars[v], kl) == 0 && e->p[kl] == '=') {
+            if (e->n > kl + 1 && e->n < kl + 12 && memcmp(e->p, culeak_rank_vars[v], kl) == 0 && e->p[kl] == '=') {
                 long r = 0;
                 size_t j = kl + 1;
                 for (; j < e->n && e->p[j] >= '0' && e->p[j] <= '9'; j++)

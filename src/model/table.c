@@ -377,6 +377,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             r->live_count += count;
             r->peak_bytes += u->peak_bytes;
             r->allocs += u->allocs;
+            r->alloc_bytes += u->alloc_bytes;
             r->frees += u->frees;
             r->failed += u->failed;
             r->failed_bytes += u->failed_bytes;

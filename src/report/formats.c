@@ -31,6 +31,12 @@ static int write_html(FILE *f, struct model *m, const struct report_options *o, 
     return report_html(f, m, o);
 }
 
+static int write_pprof(FILE *f, struct model *m, const struct report_options *o, struct report_summary *s)
+{
+    (void)s;
+    return report_pprof(f, m, o);
+}
+
 static int baseline_text(FILE *f, struct model *m, const struct report_options *o, struct model *base,
                          const struct compare *c, const char *const names[2])
 {
@@ -64,6 +70,8 @@ static const struct report_format formats[] = {
      write_suppressions, NULL, NULL},
     {"html", "one self-contained page: timeline, flame graph and call sites",
      FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BASELINE | FORMAT_EXPORT, write_html, NULL, baseline_html},
+    {"pprof", "gzipped profile.proto: go tool pprof, Pyroscope, Parca, speedscope, Perfetto",
+     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BINARY, write_pprof, NULL, NULL},
 };
 
 const struct report_format *report_format_find(const char *name)

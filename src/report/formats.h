@@ -19,6 +19,7 @@ enum report_format_use {
     FORMAT_CHECK = 1 << 4,         /* culeak check --format */
     FORMAT_EXPORT = 1 << 5,        /* the console's `export FILE.EXT` of the model, by the file's extension
                                       (.json and .csv export the table on screen instead) */
+    FORMAT_BINARY = 1 << 6,        /* bytes for a program, not text: never to a terminal */
 };
 
 struct report_format {

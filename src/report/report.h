@@ -55,6 +55,10 @@ int report_folded(FILE *f, struct model *m, const struct report_options *o);
  * moments the model kept: call model_keep_moments() before feeding it. A REPORT_DIFF's
  * marks A and B are the page's first comparison. */
 int report_html(FILE *f, struct model *m, const struct report_options *o);
+/* The report as a gzipped pprof profile (profile.proto): samples per stack with
+ * alloc_objects, alloc_space, inuse_objects and inuse_space (inuse only for a diff, as
+ * B minus A), labels rank, host, device, allocator and kind (report_pprof.c). */
+int report_pprof(FILE *f, struct model *m, const struct report_options *o);
 /* Growth suspects (suspects.h): the text of `report --suspects`, and the "suspects"
  * member (key included) that JSON reports carry (report_suspects.c). */
 int report_suspects_text(FILE *f, struct model *m, const struct report_options *o);

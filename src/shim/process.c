@@ -4,9 +4,10 @@
  * Environment:
  *   CULEAK_OUTPUT=PATH   record to this file.
  *                        %p: pid, %h: host name, %r: rank (the first of RANK,
- *                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, LOCAL_RANK that is
- *                        set, else 0), %%: a percent sign. A forked child writes its own
- *                        file: when PATH has no %p, ".<pid>" is appended for it.
+ *                        OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK,
+ *                        SLURM_PROCID, LOCAL_RANK that is set, else 0), %%: a percent
+ *                        sign; missing directories are made. A forked child writes its
+ *                        own file: when PATH has no %p, ".<pid>" is appended for it.
  *   CULEAK_OUTPUT_EXCL=1 (set by `culeak record`) no process overwrites an existing file:
  *                        with no %p in PATH, the first process of the job takes PATH and
  *                        every other one (an exec'd rank too) writes PATH.<pid>.
@@ -62,7 +63,7 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *const rank_vars[] = {
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
-    "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "CUDA_VISIBLE_DEVICES",
+    "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "CUDA_VISIBLE_DEVICES",
 };
 
 CULEAK_TLS uint32_t culeak_tid_known;

@@ -33,9 +33,11 @@ for cmd in "" "check" "record -o $T/r.culeak"; do
 done
 [ -e "$T/r.culeak" ] && fail "a recording was made for a program that does not exist"
 
-# a recording that cannot be created: culeak fails and the job never runs
-expect 1 "culeak record: cannot write /nonexistent/dir/x: No such file or directory" \
-    record -o /nonexistent/dir/x -- sh -c "touch $T/ran"
+# a recording that cannot be created (its directory would be under a file; a missing
+# directory is made): culeak fails and the job never runs
+touch "$T/afile"
+expect 1 "culeak record: cannot write $T/afile/dir/x: Not a directory" \
+    record -o "$T/afile/dir/x" -- sh -c "touch $T/ran"
 [ -e "$T/ran" ] && fail "the job ran though its recording could not be written"
 
 # a directory this user cannot write (root runs it without its power to override that)

@@ -150,8 +150,7 @@ grep -q "^culeak check: .*bad.supp:5: expected a frame line" "$T/bad.txt" || fai
 "$C" report "$rec" --suppressions "$T/bad.supp" 2>/dev/null && fail "report took a malformed file"
 
 # an output directory that does not exist fails before the job starts
-for args in "check --output $T/no/such/dir/x.json" "check --log-file $T/no/dir/x.txt" \
-            "record -o $T/no/such/dir/r.culeak"; do
+for args in "check --output $T/no/such/dir/x.json" "check --log-file $T/no/dir/x.txt"; do
     set +e
     # shellcheck disable=SC2086
     "$C" $args -- sh -c "touch '$T/ran'" 2>"$T/nodir.txt"; rc=$?
@@ -160,6 +159,15 @@ for args in "check --output $T/no/such/dir/x.json" "check --log-file $T/no/dir/x
     [ -e "$T/ran" ] && fail "$args: the job ran"
     grep -q "No such file or directory" "$T/nodir.txt" || fail "$args: no reason given"
 done
+# record makes a recording's missing directories, but not under a file
+touch "$T/afile"
+set +e
+"$C" record -o "$T/afile/dir/r.culeak" -- sh -c "touch '$T/ran'" 2>"$T/nodir.txt"; rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "record under a file: exit 0"
+[ -e "$T/ran" ] && fail "record under a file: the job ran"
+grep -q "cannot write $T/afile/dir/r.culeak: Not a directory" "$T/nodir.txt" ||
+    fail "record under a file: no reason given: $(cat "$T/nodir.txt")"
 
 # one error style, and every command's --help
 set +e

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static const char *const names[] = {"text", "json", "folded", "suppressions", "html"};
+static const char *const names[] = {"text", "json", "folded", "suppressions", "html", "pprof"};
 
 static void test_each_found_by_name(void **state)
 {
@@ -33,12 +33,12 @@ static void test_lists_in_words(void **state)
 {
     (void)state;
     char buf[128];
-    assert_string_equal(report_format_list(0, buf, sizeof buf), "text, json, folded, suppressions or html");
-    assert_string_equal(report_format_list(FORMAT_DIFF, buf, sizeof buf), "text, json or html");
+    assert_string_equal(report_format_list(0, buf, sizeof buf), "text, json, folded, suppressions, html or pprof");
+    assert_string_equal(report_format_list(FORMAT_DIFF, buf, sizeof buf), "text, json, html or pprof");
     assert_string_equal(report_format_list(FORMAT_SUSPECTS, buf, sizeof buf), "text or json");
     assert_string_equal(report_format_list(FORMAT_BASELINE, buf, sizeof buf), "text, json or html");
     assert_string_equal(report_format_list(FORMAT_CHECK, buf, sizeof buf), "text or json");
-    assert_string_equal(report_format_list(FORMAT_OTHER_SOURCES, buf, sizeof buf), "text, json, folded or html");
+    assert_string_equal(report_format_list(FORMAT_OTHER_SOURCES, buf, sizeof buf), "text, json, folded, html or pprof");
     assert_string_equal(report_format_list(FORMAT_EXPORT, buf, sizeof buf), "html");
     assert_string_equal(report_format_list(FORMAT_DIFF | FORMAT_SUSPECTS, buf, sizeof buf), "text or json");
     char small[8];
@@ -68,6 +68,8 @@ static void test_each_use_has_its_writer(void **state)
     assert_false(report_format_find("suppressions")->use & FORMAT_OTHER_SOURCES);
     assert_false(report_format_find("folded")->use & FORMAT_DIFF);
     assert_false(report_format_find("html")->use & FORMAT_CHECK);
+    char buf[64]; /* bytes for a program: report refuses to write them to a terminal */
+    assert_string_equal(report_format_list(FORMAT_BINARY, buf, sizeof buf), "pprof");
 }
 
 static void test_export_by_extension(void **state)
