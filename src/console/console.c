@@ -55,19 +55,19 @@ double console_clock(void)
 
 /* The model calls the observer from inside model_stream_feed on c->feeding. */
 
-static void push_watches(struct console *c, struct conn *k);
+static void push_watches(struct console *c, struct ring_reader *k);
 
 static const struct model_process *proc_of(struct console *c, int proc) { return model_process(c->u.m, proc); }
 
-static void release(struct conn *k, uint64_t seq)
+static void release(struct ring_reader *k, uint64_t seq)
 {
     uint64_t v = seq;
-    conn_send(k, CULEAK_CMD_RELEASE, &v, 1);
+    ring_reader_send(k, CULEAK_CMD_RELEASE, &v, 1);
 }
 
-static void pause_at(struct console *c, struct conn *k, const struct held *h)
+static void pause_at(struct console *c, struct ring_reader *k, const struct held *h)
 {
-    c->paused_conn = k;
+    c->paused_reader = k;
     c->u.held = *h;
     c->u.state = JOB_PAUSED;
     const struct model_process *p = proc_of(c, h->proc);
@@ -93,7 +93,7 @@ static void pause_at(struct console *c, struct conn *k, const struct held *h)
     c->dirty = 1;
 }
 
-static void on_held(struct console *c, struct conn *k, int proc, const struct culeak_event *e)
+static void on_held(struct console *c, struct ring_reader *k, int proc, const struct culeak_event *e)
 {
     struct held h = {.proc = proc, .seq = e->seq, .tid = e->tid, .size = e->size, .leaf = e->stack,
                      .api = e->api, .kind = e->kind, .device = e->device};
@@ -131,8 +131,8 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
     if (c->stepping) {
         c->stepping = 0;
         uint64_t off = 0;
-        for (size_t i = 0; i < c->nconns; i++)
-            conn_send(c->conns[i], CULEAK_CMD_HOLD_ALL, &off, 1);
+        for (size_t i = 0; i < c->nreaders; i++)
+            ring_reader_send(c->readers[i], CULEAK_CMD_HOLD_ALL, &off, 1);
     }
     if (c->u.state == JOB_PAUSED) { /* another thread or process: its turn comes after continue */
         if (c->npending == c->cappending) {
@@ -154,13 +154,13 @@ static void on_held(struct console *c, struct conn *k, int proc, const struct cu
 static void o_hello(void *ctx, int proc)
 {
     struct console *c = ctx;
-    struct conn *k = c->feeding;
+    struct ring_reader *k = c->feeding;
     if (!k)
         return;
     k->proc = proc;
     if ((size_t)proc >= c->nby_proc) {
         size_t n = (size_t)proc + 16;
-        struct conn **v = realloc(c->by_proc, n * sizeof *v);
+        struct ring_reader **v = realloc(c->by_proc, n * sizeof *v);
         uint8_t *g = realloc(c->u.gone, n);
         if (v)
             c->by_proc = v;
@@ -201,7 +201,7 @@ static void o_new_stack(void *ctx, int proc, uint64_t stack)
     }
     if (watch && c->feeding) {
         uint64_t v[2] = {1, stack};
-        conn_send(c->feeding, CULEAK_CMD_WATCH, v, 2);
+        ring_reader_send(c->feeding, CULEAK_CMD_WATCH, v, 2);
     }
 }
 
@@ -293,14 +293,14 @@ static void o_lost(void *ctx, int proc, uint64_t count)
 
 /* A connection's process: the model's once it said HELLO, else the hub's (a ring corrupt
  * from its start is still told under its writer's pid). */
-static unsigned long long conn_pid(const struct conn *k, const struct model_process *p)
+static unsigned long long reader_pid(const struct ring_reader *k, const struct model_process *p)
 {
     return p ? (unsigned long long)p->pid : (unsigned long long)k->pid;
 }
 
-static void drop_conn(struct console *c, size_t i, const char *why)
+static void drop_reader(struct console *c, size_t i, const char *why)
 {
-    struct conn *k = c->conns[i];
+    struct ring_reader *k = c->readers[i];
     const struct model_process *p = proc_of(c, k->proc);
     if (p && !p->exited && (size_t)k->proc < c->u.ngone)
         c->u.gone[k->proc] = 1;
@@ -308,11 +308,11 @@ static void drop_conn(struct console *c, size_t i, const char *why)
         model_stream_finish(k->ms); /* a record cut off marks the process truncated */
     if (why) {
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s", conn_pid(k, p), why);
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s", reader_pid(k, p), why);
         outbuf_add_line(&c->u.out, line);
     }
-    if (c->paused_conn == k) {
-        c->paused_conn = NULL;
+    if (c->paused_reader == k) {
+        c->paused_reader = NULL;
         c->u.state = c->job.exited ? JOB_EXITED : JOB_RUNNING;
         ui_message(&c->u, 0, "the paused process went away");
     }
@@ -327,14 +327,14 @@ static void drop_conn(struct console *c, size_t i, const char *why)
         k->tee_fd = -1;
     }
     if (why) /* a stream the console cannot read: the process is let go, untraced */
-        conn_let_go(k);
-    conn_done(k);
+        ring_reader_let_go(k);
+    ring_reader_done(k);
     c->dirty = 1;
 }
 
 /* Tells one process what to watch: the stacks of its own that enabled breakpoints cover,
  * and whether its allocations at new stacks wait for the console. */
-static void push_watches(struct console *c, struct conn *k)
+static void push_watches(struct console *c, struct ring_reader *k)
 {
     if (!k->ring || k->proc < 0)
         return;
@@ -353,35 +353,35 @@ static void push_watches(struct console *c, struct conn *k)
                 v[1 + n++] = bp->members[j].stack;
     }
     v[0] = n;
-    conn_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
+    ring_reader_send(k, CULEAK_CMD_UNWATCH, NULL, 0);
     if (n)
-        conn_send(k, CULEAK_CMD_WATCH, v, n + 1);
+        ring_reader_send(k, CULEAK_CMD_WATCH, v, n + 1);
     uint64_t on = bp_count_enabled(&c->u.bps) > 0;
-    conn_send(k, CULEAK_CMD_HOLD_NEW, &on, 1);
+    ring_reader_send(k, CULEAK_CMD_HOLD_NEW, &on, 1);
     free(v);
 }
 
 void console_update_watches(struct console *c)
 {
-    for (size_t i = 0; i < c->nconns; i++)
-        push_watches(c, c->conns[i]);
+    for (size_t i = 0; i < c->nreaders; i++)
+        push_watches(c, c->readers[i]);
 }
 
 void console_resume(struct console *c, int step)
 {
-    if (c->u.state != JOB_PAUSED || !c->paused_conn) {
+    if (c->u.state != JOB_PAUSED || !c->paused_reader) {
         ui_message(&c->u, 1, "the job is not paused");
         return;
     }
     if (step) {
         c->stepping = 1;
         uint64_t on = 1;
-        for (size_t i = 0; i < c->nconns; i++)
-            if (c->conns[i]->ring)
-                conn_send(c->conns[i], CULEAK_CMD_HOLD_ALL, &on, 1);
+        for (size_t i = 0; i < c->nreaders; i++)
+            if (c->readers[i]->ring)
+                ring_reader_send(c->readers[i], CULEAK_CMD_HOLD_ALL, &on, 1);
     }
-    release(c->paused_conn, c->u.held.seq);
-    c->paused_conn = NULL;
+    release(c->paused_reader, c->u.held.seq);
+    c->paused_reader = NULL;
     c->u.state = JOB_RUNNING;
     ui_message(&c->u, 0, step ? "stepping to the next allocation" : "continuing");
     /* the next thread waiting its turn pauses, if its breakpoint is still there and
@@ -408,8 +408,8 @@ void console_kill(struct console *c)
         return;
     }
     /* release everything first: a paused thread must be able to die */
-    for (size_t i = 0; i < c->nconns; i++)
-        conn_let_go(c->conns[i]);
+    for (size_t i = 0; i < c->nreaders; i++)
+        ring_reader_let_go(c->readers[i]);
     job_signal(&c->job, SIGTERM);
     c->kill_deadline = console_clock() + 3.0;
     ui_message(&c->u, 0, "sent SIGTERM to the job's process group (SIGKILL in 3 s)");
@@ -419,8 +419,8 @@ void console_kill_now(struct console *c)
 {
     if (!c->live || c->job.exited)
         return;
-    for (size_t i = 0; i < c->nconns; i++) /* a paused thread must be able to die */
-        conn_let_go(c->conns[i]);
+    for (size_t i = 0; i < c->nreaders; i++) /* a paused thread must be able to die */
+        ring_reader_let_go(c->readers[i]);
     job_signal(&c->job, SIGTERM);
     double deadline = console_clock() + 3.0;
     while (!job_reap(&c->job) && console_clock() < deadline) {
@@ -585,11 +585,11 @@ int console_save(struct console *c, const char *path, char *msg, size_t msglen)
 {
     size_t nsrc = 0, written = 0, partial = 0;
     char lost[300] = "";
-    int n = c->live ? (int)c->nconns : c->tl.npaths;
+    int n = c->live ? (int)c->nreaders : c->tl.npaths;
     for (int i = 0; i < n; i++) {
         const char *src;
         if (c->live) {
-            const struct conn *k = c->conns[i];
+            const struct ring_reader *k = c->readers[i];
             if (k->proc < 0)
                 continue; /* a connection that never said HELLO: nothing to save */
             src = k->tee_path;
@@ -773,7 +773,7 @@ static void say_refusals(struct console *c)
 {
     long pid;
     char why[160], line[240];
-    while (server_refusal(&c->srv, &pid, why, sizeof why)) {
+    while (ring_readers_refusal(&c->rings, &pid, why, sizeof why)) {
         snprintf(line, sizeof line, "[culeak] pid %ld: not traced: %s", pid, why);
         outbuf_add_line(&c->u.out, line);
         ui_message(&c->u, 1, "%s", line + 9);
@@ -783,44 +783,44 @@ static void say_refusals(struct console *c)
 
 static void accept_all(struct console *c)
 {
-    struct conn *k;
-    while ((k = server_accept(&c->srv, c->u.m))) {
-        if (c->nconns == c->capconns) {
-            size_t cap = c->capconns ? c->capconns * 2 : 8;
-            struct conn **v = realloc(c->conns, cap * sizeof *v);
+    struct ring_reader *k;
+    while ((k = ring_readers_accept(&c->rings, c->u.m))) {
+        if (c->nreaders == c->capreaders) {
+            size_t cap = c->capreaders ? c->capreaders * 2 : 8;
+            struct ring_reader **v = realloc(c->readers, cap * sizeof *v);
             if (!v) {
-                conn_close(k);
+                ring_reader_close(k);
                 return;
             }
-            c->conns = v;
-            c->capconns = cap;
+            c->readers = v;
+            c->capreaders = cap;
         }
         k->owner = c;
-        c->conns[c->nconns++] = k;
+        c->readers[c->nreaders++] = k;
     }
     say_refusals(c);
 }
 
 /* Reads process i's ring; end_check: also whether its process has ended. 1 when
  * something was read. */
-int console_read_conn(struct console *c, size_t i, int end_check)
+int console_read_ring(struct console *c, size_t i, int end_check)
 {
     static uint8_t buf[1 << 16];
-    struct conn *k = c->conns[i];
+    struct ring_reader *k = c->readers[i];
     int read_some = 0;
     /* read eagerly, a bounded amount per turn so keys stay responsive */
     c->feeding = k;
     for (int turns = 0; turns < 64 && k->ring; turns++) {
-        long got = conn_pump(k, buf, sizeof buf, end_check && turns == 0);
+        long got = ring_reader_pump(k, buf, sizeof buf, end_check && turns == 0);
         if (got == -2)
             break;
         read_some = 1;
         if (got == 0 || got == -1) {
-            drop_conn(c, i, NULL);
+            drop_reader(c, i, NULL);
             break;
         }
         if (got == -3) {
-            drop_conn(c, i, model_stream_error(k->ms));
+            drop_reader(c, i, model_stream_error(k->ms));
             break;
         }
     }
@@ -829,7 +829,7 @@ int console_read_conn(struct console *c, size_t i, int end_check)
         k->tee_lost_said = 1;
         const struct model_process *p = proc_of(c, k->proc);
         char line[400];
-        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", conn_pid(k, p),
+        snprintf(line, sizeof line, "[culeak] pid %llu: %s (save will say so)", reader_pid(k, p),
                  k->tee_lost);
         outbuf_add_line(&c->u.out, line);
     }
@@ -864,10 +864,10 @@ static int run_loop(struct console *c)
             fds[nf++] = (struct pollfd){.fd = c->job.master, .events = POLLIN};
         }
         hub0 = nf;
-        if (c->live && c->srv.hub)
-            nf += culeak_hub_pollfds(c->srv.hub, fds + nf, CULEAK_HUB_POLLFDS);
-        for (size_t i = 0; i < c->nconns; i++)
-            open_conns += c->conns[i]->ring != NULL;
+        if (c->live && c->rings.hub)
+            nf += culeak_hub_pollfds(c->rings.hub, fds + nf, CULEAK_HUB_POLLFDS);
+        for (size_t i = 0; i < c->nreaders; i++)
+            open_conns += c->readers[i]->ring != NULL;
         double now = console_clock();
         int timeout = (int)((next_tick - now) * 1000);
         if (timeout < 0)
@@ -913,12 +913,12 @@ static int run_loop(struct console *c)
                 accept_all(c); /* the launched program's ring, once it claimed it */
         }
         got = 0;
-        for (size_t i = 0; i < c->nconns; i++) {
-            if (!c->conns[i]->ring)
+        for (size_t i = 0; i < c->nreaders; i++) {
+            if (!c->readers[i]->ring)
                 continue;
-            if (c->conns[i]->outq_len) /* commands the process has not taken yet */
-                conn_flush_out(c->conns[i]);
-            got |= console_read_conn(c, i, end_check);
+            if (c->readers[i]->outq_len) /* commands the process has not taken yet */
+                ring_reader_flush_out(c->readers[i]);
+            got |= console_read_ring(c, i, end_check);
         }
         console_commands_run(c); /* of a breakpoint that paused the job */
         now = console_clock();
@@ -929,8 +929,8 @@ static int run_loop(struct console *c)
         }
         if (c->live && c->job.exited && !report_done) {
             open_conns = 0;
-            for (size_t i = 0; i < c->nconns; i++)
-                open_conns += c->conns[i]->ring != NULL;
+            for (size_t i = 0; i < c->nreaders; i++)
+                open_conns += c->readers[i]->ring != NULL;
             if (!open_conns || now - c->t0 > 0) {
                 if (!open_conns) {
                     console_leak_report(c);
@@ -977,7 +977,7 @@ static int console_attach(struct console *c, char *err, size_t len)
 {
     pid_t pid = (pid_t)c->opt.attach_pid;
     char endpoint[1200];
-    snprintf(endpoint, sizeof endpoint, "ring:%s", c->srv.path);
+    snprintf(endpoint, sizeof endpoint, "ring:%s", c->rings.path);
     int r = culeak_inject(pid, endpoint, c->opt.attach_timeout > 0 ? c->opt.attach_timeout : 30, err, len);
     if (r != 0)
         return -1;
@@ -1025,7 +1025,7 @@ int console_main(const struct console_options *opt)
             ui_free(&c->u);
             return 2;
         }
-        if (server_open(&c->srv, err, sizeof err) != 0) {
+        if (ring_readers_open(&c->rings, err, sizeof err) != 0) {
             fprintf(stderr, "culeak: %s\n", err);
             ui_free(&c->u);
             return 1;
@@ -1035,7 +1035,7 @@ int console_main(const struct console_options *opt)
         size_t n = 0;
         if (opt->attach_pid && console_attach(c, err, sizeof err) != 0) {
             fprintf(stderr, "culeak attach: %s\n", err);
-            server_close(&c->srv);
+            ring_readers_close(&c->rings);
             ui_free(&c->u);
             return 1;
         }
@@ -1067,7 +1067,7 @@ int console_main(const struct console_options *opt)
 
     if (screen_open() != 0) {
         fprintf(stderr, "culeak: %s\n", screen_why());
-        server_close(&c->srv);
+        ring_readers_close(&c->rings);
         ui_free(&c->u);
         return 2;
     }
@@ -1076,7 +1076,7 @@ int console_main(const struct console_options *opt)
      * console's terminal open after a detach) */
     int saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
     char errlog[4200];
-    snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->srv.session[0] ? c->srv.session : "/tmp");
+    snprintf(errlog, sizeof errlog, "%.1100s/stderr.log", c->rings.session[0] ? c->rings.session : "/tmp");
     int ef = c->live ? open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : open("/dev/null", O_WRONLY);
     if (ef >= 0) {
         dup2(ef, STDERR_FILENO);
@@ -1092,10 +1092,10 @@ int console_main(const struct console_options *opt)
     console_run_startup(c);
     if (c->live && c->job.attached) {
         char line[1300];
-        snprintf(line, sizeof line, "[culeak] attached to pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
+        snprintf(line, sizeof line, "[culeak] attached to pid %d; socket %.900s", (int)c->job.pid, c->rings.path);
         outbuf_add_line(&c->u.out, line);
     } else if (c->live) {
-        if (job_start(&c->job, opt->argv, c->srv.hub, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
+        if (job_start(&c->job, opt->argv, c->rings.hub, opt->depth, job_rows(&c->lay), cols > 0 ? cols : 1, err, sizeof err) != 0) {
             /* nothing ran: no console on an empty job; the error and 127, as record and check */
             c->job.exited = 1;
             c->job.status = 127 << 8;
@@ -1111,7 +1111,7 @@ int console_main(const struct console_options *opt)
             }
             char line[1300];
             c->u.out.reply_fd = &c->job.master; /* the terminal's answers go to the job */
-            snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->srv.path);
+            snprintf(line, sizeof line, "[culeak] started pid %d; socket %.900s", (int)c->job.pid, c->rings.path);
             outbuf_add_line(&c->u.out, line);
             if (culeak_program_is_static(opt->argv[0])) {
                 snprintf(line, sizeof line, "[culeak] %.900s is statically linked: a preloaded library cannot "
@@ -1146,10 +1146,10 @@ int console_main(const struct console_options *opt)
     }
     if (start_failed)
         fprintf(stderr, "culeak: %s\n", err);
-    /* server_close lets every process go (a held thread returns): the job is never left hung */
-    for (size_t i = 0; i < c->nconns; i++)
-        conn_close(c->conns[i]);
-    free(c->conns);
+    /* ring_readers_close lets every process go (a held thread returns): the job is never left hung */
+    for (size_t i = 0; i < c->nreaders; i++)
+        ring_reader_close(c->readers[i]);
+    free(c->readers);
     free(c->by_proc);
     free(c->pending);
     free(c->cmds_text);
@@ -1161,7 +1161,7 @@ int console_main(const struct console_options *opt)
             fprintf(stderr, "culeak: pid %d ended\n", (int)c->job.pid);
         else
             fprintf(stderr, "culeak: detached from pid %d: it runs on, untraced\n", (int)c->job.pid);
-        server_close(&c->srv);
+        ring_readers_close(&c->rings);
     } else if (c->live) {
         job_reap(&c->job);
         if (c->job.exited) {
@@ -1183,7 +1183,7 @@ int console_main(const struct console_options *opt)
         }
         if (c->job.master >= 0)
             close(c->job.master);
-        server_close(&c->srv);
+        ring_readers_close(&c->rings);
     }
     timeline_free(&c->tl);
     grid_free(&c->grid);

@@ -1,11 +1,11 @@
-/* The console session: the screen, the prompt, the job, its connections and (for
+/* The console session: the screen, the prompt, the job, its ring readers and (for
  * `culeak open`) the timeline of recordings. */
 #ifndef CULEAK_CONSOLE_CONSOLE_H
 #define CULEAK_CONSOLE_CONSOLE_H
 
 #include "grid.h"
 #include "pty.h"
-#include "server.h"
+#include "ring_reader.h"
 #include "timeline.h"
 #include "script.h"
 #include "ui.h"
@@ -26,26 +26,26 @@ struct console_options {
 };
 
 struct pending_hold {
-    struct conn *c;
+    struct ring_reader *c;
     struct held h;
 };
 
 struct console {
     struct ui u;
     struct console_options opt;
-    struct server srv;
+    struct ring_readers rings;
     int live;                /* a job runs under this console */
     struct job job;
     double kill_deadline;    /* SIGKILL after SIGTERM at this time; 0: none */
-    struct conn **conns;
-    size_t nconns, capconns;
-    struct conn **by_proc;   /* the connection of each model process */
+    struct ring_reader **readers;
+    size_t nreaders, capreaders;
+    struct ring_reader **by_proc;   /* the connection of each model process */
     size_t nby_proc;
-    struct conn *feeding;    /* the connection whose bytes the model is reading */
+    struct ring_reader *feeding;    /* the connection whose bytes the model is reading */
     struct pending_hold *pending; /* held events waiting while the job is paused */
     size_t npending, cappending;
-    struct conn *paused_conn;
-    struct conn *released_early; /* o_held released its event of this seq */
+    struct ring_reader *paused_reader;
+    struct ring_reader *released_early; /* o_held released its event of this seq */
     uint64_t released_early_seq;
     int stepping;
     /* gdb's habits (bp_commands.c, init_file.c) */
@@ -77,7 +77,7 @@ double console_clock(void); /* monotonic seconds */
 /* The job's streams (console.c): the model's observer that pauses at breakpoints and
  * fills the output pane, and reading what connection i sent (dropped at its end). */
 void console_observe(struct console *c);
-int console_read_conn(struct console *c, size_t i, int end_check);
+int console_read_ring(struct console *c, size_t i, int end_check);
 
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);
