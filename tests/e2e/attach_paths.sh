@@ -7,12 +7,8 @@
 #  3.   CULEAK_ATTACH_TIMING=1: the console says what the attach cost, as record does.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
-job=
-trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; cleanup' EXIT
 . "$ROOT/tests/e2e/attach/job.sh"
-# culeak's own injector for 3: no gdb on the console's PATH
-PATH=$(path_without_gdb "$T/path")
-ENVS="$ENVS PATH=$PATH"
+attach_console_setup # culeak's own injector for 3: no gdb on the console's PATH
 fake=$T/fake-gdb
 cat >"$fake" <<'SH'
 #!/usr/bin/env bash
