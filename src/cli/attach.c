@@ -3,7 +3,7 @@
 #include "console/console.h"
 #include "console/fmt.h"
 #include "console/script.h"
-#include "launch/inject.h"
+#include "launch/attach_job.h"
 #include "launch/launch.h"
 #include "options.h"
 #include "report_io.h"
@@ -101,7 +101,7 @@ int cmd_attach(int argc, char **argv)
         char err[1200];
         if (*end || pid <= 0 || pid > 0x7fffffff)
             status = cli_error(&cli_attach, "not a process id: '%s'", argv[i]);
-        else if (culeak_attach_precheck((pid_t)pid, err, sizeof err) != 0 || !culeak_attach_debugger(err, sizeof err)) {
+        else if (culeak_attach_check((pid_t)pid, err, sizeof err) != 0) {
             cli_fail(&cli_attach, "%s", err);
             status = 1;
         } else if (a.no_default_suppressions || (status = cli_load_default_suppressions(&cli_attach, &a.supp)) == 0) {

@@ -4,6 +4,7 @@
  * memory, as a launched job's processes do (collect.h; culeak-stream(5), The ring), on a
  * socket in a directory only this user can enter (SO_PEERCRED on both ends): a culeak
  * that stops reading holds it up 50 ms at most, and what it committed outlives it. */
+#include "launch/attach_job.h"
 #include "launch/collect.h"
 #include "commands.h"
 #include "launch/inject.h"
@@ -27,25 +28,18 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) { stop_signal = sig; }
 
-/* The attached process's ring, within timeout_s: 0, or -1 when it did not come. */
-static int await_ring(struct culeak_collector *c, pid_t pid, int timeout_s)
+/* The attached process's ring came (its recording begun). */
+static int ring_came(void *ctx, pid_t pid)
 {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        culeak_collector_poll(c, 50);
-        if (culeak_collector_has(c, pid))
-            return 0;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (stop_signal || t.tv_sec - t0.tv_sec > timeout_s)
-            return -1;
-    }
+    struct culeak_collector *c = ctx;
+    culeak_collector_poll(c, 50);
+    return culeak_collector_has(c, pid);
 }
 
 int record_pid(const struct cli_command *cmd, pid_t pid, const char *out, int timeout_s)
 {
     char err[1200], path[PATH_MAX];
-    if (culeak_attach_precheck(pid, err, sizeof err) != 0 || !culeak_attach_debugger(err, sizeof err)) {
+    if (culeak_attach_check(pid, err, sizeof err) != 0) {
         cli_fail(cmd, "%s", err);
         return 1;
     }
@@ -76,25 +70,17 @@ int record_pid(const struct cli_command *cmd, pid_t pid, const char *out, int ti
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    char endpoint[1200];
-    snprintf(endpoint, sizeof endpoint, "ring:%s", culeak_collector_socket(c));
-    int r = culeak_inject(pid, endpoint, timeout_s, err, sizeof err);
-    if (r != 0 || await_ring(c, pid, timeout_s) != 0) {
-        if (r == 0)
-            snprintf(err, sizeof err, "pid %d did not connect after the attach%s", (int)pid,
-                     stop_signal ? " (interrupted)" : "");
+    if (culeak_attach_job(pid, culeak_collector_socket(c), timeout_s, ring_came, c, &stop_signal, err, sizeof err) !=
+        0) {
         culeak_collector_free(c); /* tells a late ring it is read no more */
         cli_fail(cmd, "%s", err);
         unlink(out);
         return 1;
     }
     fprintf(stderr, "culeak record: attached to pid %d; recording to %s (Ctrl-C detaches)\n", (int)pid, out);
-    double total_ms, stop_ms;
-    int tid = culeak_inject_timing(&total_ms, &stop_ms);
-    const char *timing = getenv("CULEAK_ATTACH_TIMING");
-    if (tid > 0 && timing && *timing && strcmp(timing, "0") != 0)
-        fprintf(stderr, "culeak record: the attach took %.2f ms; thread %d was stopped %.3f ms, no other thread\n",
-                total_ms, tid, stop_ms);
+    char timing[200];
+    if (culeak_attach_timing_line(timing, sizeof timing))
+        fprintf(stderr, "culeak record: %s\n", timing);
     size_t got = 0;
     while (!stop_signal && culeak_collector_busy(c))
         got = culeak_collector_poll(c, got ? POLL_BUSY_MS : POLL_IDLE_MS);

@@ -23,9 +23,7 @@ void cmd_compare(struct console *c, int argc, char **argv)
         return;
     }
     struct report_options o;
-    report_options_init(&o);
-    o.depth = 8;
-    o.supp = c->opt.supp;
+    console_report_options(c, &o);
     struct compare cmp;
     char *text = NULL;
     size_t len = 0;

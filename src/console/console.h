@@ -1,11 +1,11 @@
-/* The console session: the screen, the prompt, the job, its connections and (for
+/* The console session: the screen, the prompt, the job, its ring readers and (for
  * `culeak open`) the timeline of recordings. */
 #ifndef CULEAK_CONSOLE_CONSOLE_H
 #define CULEAK_CONSOLE_CONSOLE_H
 
 #include "grid.h"
 #include "pty.h"
-#include "server.h"
+#include "ring_reader.h"
 #include "timeline.h"
 #include "script.h"
 #include "ui.h"
@@ -26,26 +26,26 @@ struct console_options {
 };
 
 struct pending_hold {
-    struct conn *c;
+    struct ring_reader *reader;
     struct held h;
 };
 
 struct console {
     struct ui u;
     struct console_options opt;
-    struct server srv;
+    struct ring_readers rings;
     int live;                /* a job runs under this console */
     struct job job;
     double kill_deadline;    /* SIGKILL after SIGTERM at this time; 0: none */
-    struct conn **conns;
-    size_t nconns, capconns;
-    struct conn **by_proc;   /* the connection of each model process */
+    struct ring_reader **readers;
+    size_t nreaders, capreaders;
+    struct ring_reader **by_proc;   /* the connection of each model process */
     size_t nby_proc;
-    struct conn *feeding;    /* the connection whose bytes the model is reading */
+    struct ring_reader *feeding;    /* the connection whose bytes the model is reading */
     struct pending_hold *pending; /* held events waiting while the job is paused */
     size_t npending, cappending;
-    struct conn *paused_conn;
-    struct conn *released_early; /* o_held released its event of this seq */
+    struct ring_reader *paused_reader;
+    struct ring_reader *released_early; /* o_held released its event of this seq */
     uint64_t released_early_seq;
     int stepping;
     /* gdb's habits (bp_commands.c, init_file.c) */
@@ -67,6 +67,7 @@ struct console {
     /* a question waits for y or n: the next line answers it (see console_confirm) */
     void (*confirm_yes)(struct console *c);
     char detach_to[1100];    /* `detach FILE`: where the job's further output goes */
+    char start_err[512];     /* why the job could not start: said once the screen closed */
 };
 
 /* Runs the console until `quit`; returns the exit status for the shell. */
@@ -74,10 +75,20 @@ int console_main(const struct console_options *opt);
 
 double console_clock(void); /* monotonic seconds */
 
-/* The job's streams (console.c): the model's observer that pauses at breakpoints and
- * fills the output pane, and reading what connection i sent (dropped at its end). */
+/* The job's streams (streams.c): the model's observer that fills the output pane and
+ * hands held allocations to the pause logic, the rings taken as they come, and reading
+ * what reader i holds (dropped at its end). */
 void console_observe(struct console *c);
-int console_read_conn(struct console *c, size_t i, int end_check);
+void console_accept_rings(struct console *c);
+int console_read_ring(struct console *c, size_t i, int end_check);
+/* The pause at breakpoints (bp_pause.c): a held allocation from reader k pauses the job
+ * or goes back; the observer's new_stack and held callbacks; a reader gone ends its
+ * holds; what reader k's process is told to watch. */
+void console_on_held(struct console *c, struct ring_reader *k, int proc, const struct culeak_event *e);
+void console_o_new_stack(void *ctx, int proc, uint64_t stack);
+void console_o_held(void *ctx, int proc, const struct culeak_event *e);
+void console_forget_holds(struct console *c, struct ring_reader *k);
+void console_push_watches(struct console *c, struct ring_reader *k);
 
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);
@@ -96,7 +107,7 @@ void console_fkey(struct console *c, int n);
 int console_sort_key(struct console *c, const char *typed);
 void console_mouse(struct console *c, int y, int x, int button);
 
-/* Job control used by commands (console.c). */
+/* Job control used by commands: continue and step (bp_pause.c), kill (source_job.c). */
 void console_resume(struct console *c, int step);
 void console_kill(struct console *c);
 /* Kills the job and waits for it (SIGTERM, SIGKILL 3 s later): quit's `y`. */
@@ -104,14 +115,21 @@ void console_kill_now(struct console *c);
 /* Asks a question (printf-style, ending in "(y or n)"); `y` runs yes, `n` does nothing. */
 void console_confirm(struct console *c, void (*yes)(struct console *c), const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The job's end, once reaped (source_job.c); the rows of its terminal, the output pane's. */
+void console_check_job(struct console *c);
+int console_job_rows(const struct layout *l);
 void console_update_watches(struct console *c);
+/* The leak report at the job's end, into the output pane and --log-file (exit_report.c);
+ * the options of the console's reports (its stacks 8 deep, its suppressions). */
 void console_leak_report(struct console *c);
+struct report_options;
+void console_report_options(const struct console *c, struct report_options *o);
 /* Takes a snapshot of the model now (name NULL or taken: the next "sN"); it becomes the
  * base of the change column. 0 with the name in out, or -1. */
 int console_snapshot(struct console *c, const char *name, char *out, size_t outlen);
-/* Recordings: the sparkline from the model's timelines. */
+/* Recordings: the sparkline from the model's timelines (source_open.c). */
 void console_history(struct console *c);
-/* Writes the session's recordings to path (one per process). */
+/* Writes the session's recordings to path, one per process (save.c). */
 int console_save(struct console *c, const char *path, char *msg, size_t msglen);
 /* `export FILE.html`: the page of report --format html, of what the console holds now. */
 struct report_format;

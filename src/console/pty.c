@@ -3,7 +3,7 @@
 #include "pty.h"
 #include "launch/launch.h"
 #include "launch/inject.h"
-#include "server.h"
+#include "ring_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +44,7 @@ int job_start(struct job *j, char **argv, struct culeak_hub *hub, int depth, int
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        server_job_limits(); /* the console's own limit is not the job's */
+        ring_readers_job_limits(); /* the console's own limit is not the job's */
         if (culeak_setenv_for_child(NULL, depth) != 0 || culeak_hub_child_env(hub) != 0) {
             dprintf(errpipe[1], "cannot find libculeak.so");
             _exit(127);

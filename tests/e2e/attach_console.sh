@@ -10,13 +10,8 @@
 # (never kills) an attached process. gdb is not on PATH: culeak needs none.
 set -u
 . "$(dirname "$0")/tmux_harness.sh" client_static
-job=
-trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; cleanup' EXIT
 . "$ROOT/tests/e2e/attach/job.sh"
-# culeak's own injector: no gdb on the console's PATH
-PATH=$(path_without_gdb "$T/path")
-ENVS="$ENVS PATH=$PATH"
-! command -v gdb >/dev/null || fail "gdb is still on PATH"
+attach_console_setup # culeak's own injector: no gdb on the console's PATH
 line=$(leak_line tests/fakecuda/client_scenarios.c)
 
 # 1. attach, snapshot, leak, diff, detach

@@ -1,5 +1,5 @@
 /* The bound on a console session's copies of its processes' streams (CULEAK_COPY_LIMIT,
- * src/console/server.c): bytes, or with a K, M or G suffix (binary, either case); 4 GiB
+ * src/console/ring_reader.c): bytes, or with a K, M or G suffix (binary, either case); 4 GiB
  * when unset or empty. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/console/server.h"
+#include "../../src/console/ring_reader.h"
 
 static char dir[64];
 
@@ -39,11 +39,11 @@ static uint64_t limit_of(const char *value)
         setenv("CULEAK_COPY_LIMIT", value, 1);
     else
         unsetenv("CULEAK_COPY_LIMIT");
-    struct server s;
+    struct ring_readers s;
     char err[256];
-    assert_int_equal(server_open(&s, err, sizeof err), 0);
+    assert_int_equal(ring_readers_open(&s, err, sizeof err), 0);
     uint64_t n = s.copy_limit;
-    server_close(&s);
+    ring_readers_close(&s);
     printf("# CULEAK_COPY_LIMIT=%s: %llu bytes\n", value ? value : "(unset)", (unsigned long long)n);
     return n;
 }

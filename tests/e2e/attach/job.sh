@@ -5,6 +5,9 @@
 #                              gdb where the machine has one, else empty), and a trap that
 #                              kills the job ($job) and removes T at exit; then hides gdb
 #                              (a PATH without it): culeak's own injector needs none
+#   attach_console_setup       (scripts with the tmux harness, sourced after it) a trap that
+#                              kills the job ($job) and cleans up at exit, and gdb hidden
+#                              from culeak's PATH and the console's (ENVS)
 #   path_without_gdb DIR       PATH with each directory holding gdb or cuda-gdb replaced by
 #                              one of links (made under DIR) to all its other programs
 #   wait_attached FILE PID     waits until record's stderr FILE says it attached to PID
@@ -31,6 +34,13 @@ attach_test_setup() {
     export REAL_GDB
     PATH=$(path_without_gdb "$T/path")
     ! command -v gdb >/dev/null || fail "gdb is still on PATH: $(command -v gdb)"
+}
+attach_console_setup() {
+    job=
+    trap '[ -n "$job" ] && kill -9 "$job" 2>/dev/null; cleanup' EXIT
+    PATH=$(path_without_gdb "$T/path")
+    ENVS="$ENVS PATH=$PATH"
+    ! command -v gdb >/dev/null || fail "gdb is still on PATH"
 }
 path_without_gdb() {
     local dir out="" i=0 IFS=:

@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../src/console/server.h"
+#include "../../src/console/ring_reader.h"
 #include "common/ring.h"
 #include "stream_builder.h"
 #include "common/wire.h"
@@ -38,7 +38,7 @@ static void stuck(int sig)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/culeak-server-XXXXXX");
+    snprintf(dir, sizeof dir, "/tmp/culeak-readers-XXXXXX");
     if (!mkdtemp(dir))
         return -1;
     setenv("XDG_RUNTIME_DIR", dir, 1);
@@ -56,7 +56,7 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static int dial(const struct server *s)
+static int dial(const struct ring_readers *s)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     assert_true(strlen(s->path) < sizeof a.sun_path);
@@ -68,7 +68,7 @@ static int dial(const struct server *s)
 }
 
 /* A process's hand-over, as the shim makes it: a ring of its own, claimed, sent once. */
-static void hand_over(const struct server *s, struct culeak_ring *r)
+static void hand_over(const struct ring_readers *s, struct culeak_ring *r)
 {
     int rfd = -1;
     assert_int_equal(culeak_ring_create(4096, &rfd, r), 0);
@@ -79,26 +79,26 @@ static void hand_over(const struct server *s, struct culeak_ring *r)
     close(rfd);
 }
 
-/* A console's server and a process connected to it through the ring it handed over. */
+/* A console's ring readers and a process connected to it through the ring it handed over. */
 struct peer {
-    struct server s;
+    struct ring_readers s;
     struct model *m;
     struct culeak_ring mine; /* the process's side of its ring */
-    struct conn *k;          /* the console's side */
+    struct ring_reader *k;          /* the console's side */
 };
 
 static void peer_open(struct peer *p)
 {
     char err[256];
     p->m = model_new(NULL);
-    assert_int_equal(server_open(&p->s, err, sizeof err), 0);
+    assert_int_equal(ring_readers_open(&p->s, err, sizeof err), 0);
 }
 
 static void peer_connect(struct peer *p)
 {
     hand_over(&p->s, &p->mine);
     alarm(30); /* a hand-over taken is never waited for */
-    p->k = server_accept(&p->s, p->m);
+    p->k = ring_readers_accept(&p->s, p->m);
     alarm(0);
     assert_non_null(p->k);
 }
@@ -106,8 +106,8 @@ static void peer_connect(struct peer *p)
 /* Closes both sides; the ring's reader_gone word once the console closed. */
 static uint32_t peer_close(struct peer *p)
 {
-    conn_close(p->k);
-    server_close(&p->s);
+    ring_reader_close(p->k);
+    ring_readers_close(&p->s);
     uint32_t gone = __atomic_load_n(&p->mine.h->reader_gone, __ATOMIC_ACQUIRE);
     culeak_ring_unmap(&p->mine);
     model_free(p->m);
@@ -126,7 +126,7 @@ static void test_writer_known_and_ring_given_back(void **state)
     assert_int_equal(p.k->pid, (long)getpid());
     size_t slot = p.k->ring_i;
     assert_non_null(culeak_hub_ring(p.s.hub, slot));
-    conn_done(p.k);
+    ring_reader_done(p.k);
     assert_null(p.k->ring);
     assert_null(culeak_hub_ring(p.s.hub, slot));
     assert_int_equal(__atomic_load_n(&p.mine.h->reader_gone, __ATOMIC_ACQUIRE), 1); /* the writer is told */
@@ -139,19 +139,19 @@ static void test_process_that_takes_no_commands(void **state)
     struct peer p;
     peer_open(&p);
     peer_connect(&p);
-    struct conn *k = p.k;
+    struct ring_reader *k = p.k;
     alarm(30);
     uint64_t watch[257] = {256};
     for (int i = 1; i < 257; i++)
         watch[i] = (uint64_t)i << 40;
     int rc = 0, sends = 0;
     while (rc == 0 && sends < 100000) { /* ~3 KiB each: the queue fills long before */
-        rc = conn_send(k, CULEAK_CMD_WATCH, watch, 257);
+        rc = ring_reader_send(k, CULEAK_CMD_WATCH, watch, 257);
         sends++;
     }
     alarm(0);
     assert_int_equal(rc, -1); /* the queue's limit, not a wait */
-    assert_true(k->outq_len <= CONN_OUTQ_MAX);
+    assert_true(k->outq_len <= RING_READER_OUTQ_MAX);
     assert_true(sends > 1);
     assert_int_equal(peer_close(&p), 1); /* the console let it go when it closed */
 }
@@ -165,7 +165,7 @@ static void test_silent_peers_never_stop_a_hand_over(void **state)
     for (int i = 0; i < 40; i++) /* more than the hub keeps waiting */
         silent[i] = dial(&p.s);
     alarm(30);
-    assert_null(server_accept(&p.s, p.m)); /* nothing came: no wait for it */
+    assert_null(ring_readers_accept(&p.s, p.m)); /* nothing came: no wait for it */
     alarm(0);
     peer_connect(&p);
     assert_int_equal(p.k->ring->h->pid, p.mine.h->pid);
@@ -181,19 +181,19 @@ static void test_commands_in_the_ring(void **state)
     struct peer p;
     peer_open(&p);
     peer_connect(&p);
-    struct conn *k = p.k;
+    struct ring_reader *k = p.k;
     struct culeak_ring *mine = &p.mine;
     uint64_t on = 1, seq = 77;
-    assert_int_equal(conn_send(k, CULEAK_CMD_HOLD_ALL, &on, 1), 0);
+    assert_int_equal(ring_reader_send(k, CULEAK_CMD_HOLD_ALL, &on, 1), 0);
     assert_int_equal(mine->h->hold_all, 1);
     assert_int_equal(mine->h->hold_new, 0);
     uint32_t gen = mine->h->released;
-    assert_int_equal(conn_send(k, CULEAK_CMD_RELEASE, &seq, 1), 0);
+    assert_int_equal(ring_reader_send(k, CULEAK_CMD_RELEASE, &seq, 1), 0);
     assert_true(mine->h->released != gen); /* a held thread is woken to take it */
     uint64_t watch[301] = {300};
     for (int i = 1; i < 301; i++)
         watch[i] = (uint64_t)i;
-    assert_int_equal(conn_send(k, CULEAK_CMD_WATCH, watch, 301), 0);
+    assert_int_equal(ring_reader_send(k, CULEAK_CMD_WATCH, watch, 301), 0);
     /* the writer's side: RELEASE 77, then the 300 stacks in WATCH records that fit */
     uint8_t buf[CULEAK_RING_CMD];
     size_t stacks = 0, releases = 0, off = 0, have;
@@ -218,7 +218,7 @@ static void test_commands_in_the_ring(void **state)
             }
             off += (size_t)used;
         }
-        conn_flush_out(k); /* what did not fit goes now */
+        ring_reader_flush_out(k); /* what did not fit goes now */
     }
     assert_int_equal(releases, 1);
     assert_int_equal(stacks, 300);
@@ -245,8 +245,8 @@ static void test_lost_before_the_end_are_told(void **state)
         culeak_ring_drop(&p.mine, seq);
     culeak_ring_end(&p.mine);
     uint8_t buf[256];
-    assert_int_equal(conn_pump(p.k, buf, sizeof buf, 1), (long)hn);
-    long n = conn_pump(p.k, buf, sizeof buf, 1);
+    assert_int_equal(ring_reader_pump(p.k, buf, sizeof buf, 1), (long)hn);
+    long n = ring_reader_pump(p.k, buf, sizeof buf, 1);
     assert_true(n > 0);
     uint8_t type;
     const uint8_t *payload;
@@ -257,7 +257,7 @@ static void test_lost_before_the_end_are_told(void **state)
     assert_int_equal(culeak_get_u(&c), 5);
     assert_int_equal(culeak_get_u(&c), 40);
     assert_int_equal(culeak_get_u(&c), 44);
-    assert_int_equal(conn_pump(p.k, buf, sizeof buf, 1), 0); /* told once, then the end */
+    assert_int_equal(ring_reader_pump(p.k, buf, sizeof buf, 1), 0); /* told once, then the end */
     peer_close(&p);
 }
 

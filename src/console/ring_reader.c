@@ -1,5 +1,5 @@
-/* The rings of the job's processes (server.h). */
-#include "server.h"
+/* The ring readers of the console: one per traced process (ring_reader.h). */
+#include "ring_reader.h"
 #include "common/wire.h"
 
 #include <dirent.h>
@@ -16,10 +16,10 @@
 #define MAX_PEERS 4096u /* processes traced at once, each with the descriptor of its copy */
 #define WATCH_CHUNK 256 /* stacks per WATCH record: a record fits the command area */
 
-static struct rlimit job_nofile; /* the limit before server_open raised it: the job's */
+static struct rlimit job_nofile; /* the limit before ring_readers_open raised it: the job's */
 static int nofile_raised;
 
-void server_job_limits(void)
+void ring_readers_job_limits(void)
 {
     if (nofile_raised)
         setrlimit(RLIMIT_NOFILE, &job_nofile);
@@ -111,7 +111,7 @@ static uint64_t copy_limit(void)
     return (uint64_t)n << shift;
 }
 
-int server_open(struct server *s, char *err, size_t errlen)
+int ring_readers_open(struct ring_readers *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     if (!(s->hub = culeak_hub_new(1, err, errlen)))
@@ -140,10 +140,10 @@ int server_open(struct server *s, char *err, size_t errlen)
     return 0;
 }
 
-struct conn *server_accept(struct server *s, struct model *m)
+struct ring_reader *ring_readers_accept(struct ring_readers *s, struct model *m)
 {
     culeak_hub_service(s->hub);
-    struct conn *c = calloc(1, sizeof *c);
+    struct ring_reader *c = calloc(1, sizeof *c);
     if (c && !(c->ms = model_stream_open(m))) {
         free(c);
         c = NULL;
@@ -162,7 +162,7 @@ struct conn *server_accept(struct server *s, struct model *m)
     c->proc = -1;
     long pid = culeak_hub_pid(s->hub, (size_t)i);
     c->pid = pid;
-    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%ld.culeak", s->copies, ++s->nconn_total, pid);
+    snprintf(c->tee_path, sizeof c->tee_path, "%s/conn-%u-%ld.culeak", s->copies, ++s->nreaders_total, pid);
     c->tee_fd = open(c->tee_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (c->tee_fd < 0)
         snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be created: %s", strerror(errno));
@@ -173,11 +173,11 @@ struct conn *server_accept(struct server *s, struct model *m)
         snprintf(c->tee_lost, sizeof c->tee_lost, "its copy could not be written: %s", strerror(errno));
     }
     model_stream_feed(c->ms, (const uint8_t *)CULEAK_MAGIC, CULEAK_MAGIC_LEN);
-    c->srv = s;
+    c->rings = s;
     return c;
 }
 
-static void stop_copy(struct conn *c, const char *why)
+static void stop_copy(struct ring_reader *c, const char *why)
 {
     snprintf(c->tee_lost, sizeof c->tee_lost, "its copy stopped after %llu bytes: %s",
              (unsigned long long)c->tee_bytes, why);
@@ -185,14 +185,14 @@ static void stop_copy(struct conn *c, const char *why)
     c->tee_fd = -1;
 }
 
-long conn_pump(struct conn *c, uint8_t *buf, size_t cap, int end_check)
+long ring_reader_pump(struct ring_reader *c, uint8_t *buf, size_t cap, int end_check)
 {
     if (!c->ring)
         return 0;
     /* the process sees the console run (a hold at its start waits only for a console that runs) */
     __atomic_store_n(&c->ring->h->beat, c->ring->h->beat + 1, __ATOMIC_RELEASE);
     /* looked at before reading: what a process committed before it ended is read now */
-    int live = !end_check || (c->srv->hub ? culeak_hub_writer_live(c->srv->hub, c->ring_i)
+    int live = !end_check || (c->rings->hub ? culeak_hub_writer_live(c->rings->hub, c->ring_i)
                                           : !__atomic_load_n(&c->ring->h->ended, __ATOMIC_ACQUIRE));
     const uint8_t *p;
     size_t n = culeak_ring_peek(c->ring, &p);
@@ -218,7 +218,7 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap, int end_check)
     }
     if (c->tee_fd >= 0) {
         /* up to the limit: a copy cut there is still read up to the cut */
-        uint64_t room = c->srv->copy_limit > c->srv->copy_total ? c->srv->copy_limit - c->srv->copy_total : 0;
+        uint64_t room = c->rings->copy_limit > c->rings->copy_total ? c->rings->copy_limit - c->rings->copy_total : 0;
         size_t want = (uint64_t)n < room ? n : (size_t)room, off = 0;
         while (off < want) {
             ssize_t w = write(c->tee_fd, buf + off, want - off);
@@ -231,14 +231,14 @@ long conn_pump(struct conn *c, uint8_t *buf, size_t cap, int end_check)
             off += (size_t)w;
         }
         c->tee_bytes += off;
-        c->srv->copy_total += off;
+        c->rings->copy_total += off;
         if (c->tee_fd >= 0 && want < n)
             stop_copy(c, "the session's copies reached CULEAK_COPY_LIMIT");
     }
     return model_stream_feed(c->ms, buf, n) == MODEL_FEED_CORRUPT ? -3 : (long)n;
 }
 
-int conn_flush_out(struct conn *c)
+int ring_reader_flush_out(struct ring_reader *c)
 {
     if (!c->ring)
         return -1;
@@ -265,10 +265,10 @@ int conn_flush_out(struct conn *c)
 }
 
 /* Queues one command record of vals. 0, or -1. */
-static int queue_record(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
+static int queue_record(struct ring_reader *c, uint8_t type, const uint64_t *vals, size_t nvals)
 {
     size_t cap = CULEAK_REC_HEADROOM + (nvals + 1) * CULEAK_UVARINT_MAX;
-    if (c->outq_len + cap > CONN_OUTQ_MAX)
+    if (c->outq_len + cap > RING_READER_OUTQ_MAX)
         return -1;
     if (c->outq_cap - c->outq_len < cap) {
         size_t ncap = c->outq_cap ? c->outq_cap : 4096;
@@ -288,7 +288,7 @@ static int queue_record(struct conn *c, uint8_t type, const uint64_t *vals, size
     return 0;
 }
 
-int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
+int ring_reader_send(struct ring_reader *c, uint8_t type, const uint64_t *vals, size_t nvals)
 {
     if (!c->ring)
         return -1;
@@ -317,22 +317,22 @@ int conn_send(struct conn *c, uint8_t type, const uint64_t *vals, size_t nvals)
     } else if (queue_record(c, type, vals, nvals) != 0) {
         return -1;
     }
-    return conn_flush_out(c);
+    return ring_reader_flush_out(c);
 }
 
-int server_refusal(struct server *s, long *pid, char *why, size_t len)
+int ring_readers_refusal(struct ring_readers *s, long *pid, char *why, size_t len)
 {
     return s->hub ? culeak_hub_refusal(s->hub, pid, why, len) : 0;
 }
 
-void conn_done(struct conn *c)
+void ring_reader_done(struct ring_reader *c)
 {
-    if (c->ring && c->srv && c->srv->hub)
-        culeak_hub_release(c->srv->hub, c->ring_i); /* its slot for a later process */
+    if (c->ring && c->rings && c->rings->hub)
+        culeak_hub_release(c->rings->hub, c->ring_i); /* its slot for a later process */
     c->ring = NULL;
 }
 
-void conn_let_go(struct conn *c)
+void ring_reader_let_go(struct ring_reader *c)
 {
     if (!c->ring)
         return;
@@ -340,7 +340,7 @@ void conn_let_go(struct conn *c)
     culeak_ring_wake_released(c->ring);
 }
 
-void conn_close(struct conn *c)
+void ring_reader_close(struct ring_reader *c)
 {
     if (!c)
         return;
@@ -351,7 +351,7 @@ void conn_close(struct conn *c)
     free(c);
 }
 
-void server_close(struct server *s)
+void ring_readers_close(struct ring_readers *s)
 {
     culeak_hub_free(s->hub); /* every process let go */
     s->hub = NULL;
