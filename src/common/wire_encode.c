@@ -33,8 +33,8 @@ size_t culeak_enc_node(struct culeak_enc *s, uint8_t *rec, uint32_t id, uint32_t
 }
 
 /* The head of a FREE or ALLOC: its seq as the step from the previous record's, the time,
- * its thread 0 when it is the previous event's. */
-static inline size_t put_step_dt_tid(struct culeak_enc *s, uint8_t *p, uint64_t now, uint64_t tid)
+ * its thread 0 when it is the previous event's, its api and kind. */
+static inline size_t put_head(struct culeak_enc *s, uint8_t *p, const struct culeak_ev *e, uint64_t now, uint64_t tid)
 {
     uint64_t prev = s->seq_put;
     uint64_t dt = next_dt(s, now);
@@ -42,7 +42,8 @@ static inline size_t put_step_dt_tid(struct culeak_enc *s, uint8_t *p, uint64_t 
     k += culeak_put_u(p + k, dt);
     k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
     s->tid_put = tid;
-    return k;
+    k += culeak_put_u(p + k, e->api);
+    return k + culeak_put_u(p + k, e->kind);
 }
 
 /* Whether an ..._AGAIN record can say it: its seq's step is 1 (no event was dropped since
@@ -74,9 +75,7 @@ size_t culeak_enc_free(struct culeak_enc *s, uint8_t *rec, const struct culeak_e
     s->free_kind = e->kind;
     s->free_size = e->size;
     uint8_t *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_step_dt_tid(s, p, now, tid);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
+    size_t k = put_head(s, p, e, now, tid);
     k += culeak_put_z(p + k, (int64_t)(e->addr - s->addr_put));
     s->addr_put = e->addr;
     k += culeak_put_u(p + k, e->size);
@@ -103,9 +102,7 @@ size_t culeak_enc_alloc(struct culeak_enc *s, uint8_t *rec, const struct culeak_
     s->alloc_size = e->size;
     s->alloc_device = e->device;
     uint8_t *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_step_dt_tid(s, p, now, tid);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
+    size_t k = put_head(s, p, e, now, tid);
     k += culeak_put_z(p + k, e->device);
     k += culeak_put_u(p + k, e->ctx == s->ctx_put ? 0 : e->ctx + 1);
     s->ctx_put = e->ctx;

@@ -13,17 +13,15 @@
 
 #include "common/apis.h"
 #include "common/decode.h"
+#include "decode_got.h"
 #include "common/wire_encode.h"
 #include "stream_builder.h"
 
 #define MONO0 1000000u /* HELLO's monotonic time: the encoder's t_last at the start */
 
-/* What the decoder handed back, in order. */
-struct got {
-    struct culeak_event ev[16];
-    int nev;
-    uint64_t frame[4][3];
-    int nframe;
+/* What the decoder handed back, in order (events and frames: decode_got.h). */
+struct seen {
+    struct got base; /* first: on_event and on_frame take the ctx for it */
     struct culeak_mark mark[2];
     char label[2][16];
     int nmark;
@@ -41,26 +39,9 @@ static void copy_str(char *dst, size_t cap, struct culeak_str s)
     snprintf(dst, cap, "%.*s", (int)s.n, s.p);
 }
 
-static int on_event(void *ctx, const struct culeak_event *e)
-{
-    struct got *g = ctx;
-    g->ev[g->nev++] = *e;
-    return 0;
-}
-
-static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
-{
-    struct got *g = ctx;
-    g->frame[g->nframe][0] = id;
-    g->frame[g->nframe][1] = parent;
-    g->frame[g->nframe][2] = ip;
-    g->nframe++;
-    return 0;
-}
-
 static int on_mark(void *ctx, const struct culeak_mark *m)
 {
-    struct got *g = ctx;
+    struct seen *g = ctx;
     g->mark[g->nmark] = *m;
     copy_str(g->label[g->nmark], sizeof g->label[0], m->label);
     g->nmark++;
@@ -69,7 +50,7 @@ static int on_mark(void *ctx, const struct culeak_mark *m)
 
 static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
 {
-    struct got *g = ctx;
+    struct seen *g = ctx;
     g->lost[0] = count;
     g->lost[1] = first;
     g->lost[2] = last;
@@ -78,14 +59,14 @@ static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
 
 static int on_note(void *ctx, struct culeak_str text)
 {
-    struct got *g = ctx;
+    struct seen *g = ctx;
     copy_str(g->note, sizeof g->note, text);
     return 0;
 }
 
 static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 {
-    struct got *g = ctx;
+    struct seen *g = ctx;
     g->py[g->npy] = *f;
     copy_str(g->pyfile[g->npy], sizeof g->pyfile[0], f->file);
     copy_str(g->pyfunc[g->npy], sizeof g->pyfunc[0], f->function);
@@ -95,13 +76,13 @@ static int on_pyframe(void *ctx, const struct culeak_pyframe *f)
 
 static int on_exit_rec(void *ctx, const struct culeak_exit *x)
 {
-    struct got *g = ctx;
+    struct seen *g = ctx;
     g->exit = *x;
     g->nexit++;
     return 0;
 }
 
-static struct culeak_sink sink_for(struct got *g)
+static struct culeak_sink sink_for(struct seen *g)
 {
     struct culeak_sink s = {0};
     s.ctx = g;
@@ -116,7 +97,7 @@ static struct culeak_sink sink_for(struct got *g)
 }
 
 /* Decodes bytes[0..n) whole: 0 (clean end), -1 (refused) or 1 (cut off). */
-static int decode(const uint8_t *bytes, size_t n, struct got *g)
+static int decode(const uint8_t *bytes, size_t n, struct seen *g)
 {
     struct culeak_sink sink = sink_for(g);
     struct culeak_decoder d;
@@ -235,35 +216,35 @@ static void test_round_trip(void **state)
         assert_int_equal(r.buf[r.at[i]], kinds[i]);
 
     struct sb *b = stream_of(r.buf, r.n);
-    struct got g;
+    struct seen g;
     assert_int_equal(decode(b->buf, b->n, &g), 0);
     sb_free(b);
 
-    assert_int_equal(g.nframe, 2);
-    assert_int_equal(g.frame[0][0], 1);
-    assert_int_equal(g.frame[0][1], 0);
-    assert_int_equal(g.frame[0][2], 0x401000);
-    assert_int_equal(g.frame[1][0], 2);
-    assert_int_equal(g.frame[1][1], 1);
-    assert_int_equal(g.frame[1][2], 0x400ff0);
+    assert_int_equal(g.base.nframe, 2);
+    assert_int_equal(g.base.frame[0][0], 1);
+    assert_int_equal(g.base.frame[0][1], 0);
+    assert_int_equal(g.base.frame[0][2], 0x401000);
+    assert_int_equal(g.base.frame[1][0], 2);
+    assert_int_equal(g.base.frame[1][1], 1);
+    assert_int_equal(g.base.frame[1][2], 0x400ff0);
 
-    assert_int_equal(g.nev, 9);
+    assert_int_equal(g.base.nev, 9);
     const uint64_t A = 0x7f0000001000;
-    check_event(&g.ev[0], 1, 100, 11, CULEAK_OP_ALLOC, 0, 0xc0, A, 0, 0, 2, 0);
-    check_event(&g.ev[1], 2, 200, 11, CULEAK_OP_ALLOC, 0, 0xc0, A + 4096, 0, 0, 2, 0);
-    check_event(&g.ev[2], 3, 300, 11, CULEAK_OP_ALLOC, 0, 0, A - 4096, 5, 0, 2, CULEAK_EVENT_HELD);
-    check_event(&g.ev[3], 4, 400, 12, CULEAK_OP_FREE, -1, 0, A, 0, 0, 0, 0);
-    check_event(&g.ev[4], 5, 500, 12, CULEAK_OP_FREE, -1, 0, A + 4096, 0, 0, 0, 0);
-    check_event(&g.ev[5], 6, 600, 12, CULEAK_OP_FREE, -1, 0, A + 4096, 0, 2, 0, 0);
-    check_event(&g.ev[6], 7, 700, 13, CULEAK_OP_FREE_ALL, 1, 0xc1, 0, 0, 0, 1, 0);
-    check_event(&g.ev[7], 9, 800, 13, CULEAK_OP_ALLOC, 0, 0xc0, A, 0, 0, 2, 0);
-    check_event(&g.ev[8], 11, 900, 13, CULEAK_OP_ALLOC, 0, 0xc0, A + 4096, 0, 0, 2, 0);
+    check_event(&g.base.ev[0], 1, 100, 11, CULEAK_OP_ALLOC, 0, 0xc0, A, 0, 0, 2, 0);
+    check_event(&g.base.ev[1], 2, 200, 11, CULEAK_OP_ALLOC, 0, 0xc0, A + 4096, 0, 0, 2, 0);
+    check_event(&g.base.ev[2], 3, 300, 11, CULEAK_OP_ALLOC, 0, 0, A - 4096, 5, 0, 2, CULEAK_EVENT_HELD);
+    check_event(&g.base.ev[3], 4, 400, 12, CULEAK_OP_FREE, -1, 0, A, 0, 0, 0, 0);
+    check_event(&g.base.ev[4], 5, 500, 12, CULEAK_OP_FREE, -1, 0, A + 4096, 0, 0, 0, 0);
+    check_event(&g.base.ev[5], 6, 600, 12, CULEAK_OP_FREE, -1, 0, A + 4096, 0, 2, 0, 0);
+    check_event(&g.base.ev[6], 7, 700, 13, CULEAK_OP_FREE_ALL, 1, 0xc1, 0, 0, 0, 1, 0);
+    check_event(&g.base.ev[7], 9, 800, 13, CULEAK_OP_ALLOC, 0, 0xc0, A, 0, 0, 2, 0);
+    check_event(&g.base.ev[8], 11, 900, 13, CULEAK_OP_ALLOC, 0, 0xc0, A + 4096, 0, 0, 2, 0);
     for (int i = 0; i < 9; i++) {
-        assert_int_equal(g.ev[i].size, 4096 * (g.ev[i].op != CULEAK_OP_FREE_ALL));
-        assert_int_equal(g.ev[i].api, i == 6 ? CULEAK_API_UNKNOWN
-                                             : g.ev[i].op == CULEAK_OP_ALLOC ? CULEAK_API_CU_MEM_ALLOC
+        assert_int_equal(g.base.ev[i].size, 4096 * (g.base.ev[i].op != CULEAK_OP_FREE_ALL));
+        assert_int_equal(g.base.ev[i].api, i == 6 ? CULEAK_API_UNKNOWN
+                                             : g.base.ev[i].op == CULEAK_OP_ALLOC ? CULEAK_API_CU_MEM_ALLOC
                                                                              : CULEAK_API_CU_MEM_FREE);
-        assert_int_equal(g.ev[i].kind, i == 6 ? CULEAK_KIND_NONE : CULEAK_KIND_DEVICE);
+        assert_int_equal(g.base.ev[i].kind, i == 6 ? CULEAK_KIND_NONE : CULEAK_KIND_DEVICE);
     }
 
     assert_int_equal(g.nmark, 2);
@@ -304,7 +285,7 @@ static void test_round_trip(void **state)
 
 /* Record i framed with a payload of plen bytes (its first plen), in a buffer of exactly its
  * size, so that a read past it is caught (ASan). */
-static int decode_reframed(const struct recs *r, int i, size_t plen, struct got *g)
+static int decode_reframed(const struct recs *r, int i, size_t plen, struct seen *g)
 {
     uint8_t type;
     const uint8_t *payload;
@@ -335,7 +316,7 @@ static void test_hostile_lengths(void **state)
     (void)state;
     static struct recs r;
     encode_all(&r);
-    struct got g;
+    struct seen g;
     for (int i = 0; i < r.count; i++) {
         uint8_t type;
         const uint8_t *payload;
