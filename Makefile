@@ -61,10 +61,11 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 LIB_OBJ   := $(call obj,$(COMMON_SRC) $(SYMBOLS_SRC) $(MODEL_SRC) $(REPORT_SRC) $(LAUNCH_SRC) $(CLI_SRC) $(CONSOLE_SRC)) $(BUILD)/obj/report_html_page.o
-# The shim links only the parts of common/ it uses: the API table, the stream's records,
-# the ring, the output file names and the secure-exec test; -z defs makes a symbol it
+# The shim links only the parts of common/ it uses: the API and frameworks tables, the stream's records,
+# the ring, the output file names and the secure-exec test (wire_encode.c in its LTO unit:
+# the encoder inlines into the writer); -z defs makes a symbol it
 # lacks an error at its link, not at the job's start.
-SHIM_COMMON_SRC := $(addprefix src/common/,apis.c outpath.c ring.c secure_exec.c wire.c)
+SHIM_COMMON_SRC := $(addprefix src/common/,apis.c frameworks.c outpath.c ring.c secure_exec.c wire.c wire_encode.c)
 SHIM_OBJ  := $(call pic,$(SHIM_SRC) $(SHIM_COMMON_SRC))
 UNIT_BIN  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRC)))
 

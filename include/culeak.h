@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define CULEAK_API_VERSION 1
+#define CULEAK_API_VERSION 2 /* 2: culeak_pool_block */
 
 /* Resolved once per translation unit; (void *)1 caches "not loaded". */
 static inline void *culeak__lookup(void **cache, const char *name)
@@ -55,6 +55,22 @@ static inline void culeak_free(const void *ptr)
     void (*f)(const void *) = (void (*)(const void *))culeak__lookup(&cache, "culeak_report_free");
     if (f)
         f(ptr);
+}
+
+/* The pools culeak_pool_block reports to (culeak's frameworks table). */
+#define CULEAK_POOL_ID_PYTORCH 1
+#define CULEAK_POOL_ID_CUPY 2
+
+/* Report a block that a framework's pool hands out (alloc non-zero) or takes back (alloc
+ * 0), such as a tensor: culeak tracks it as kind "block" of that pool, with the caller's
+ * stack, apart from the segments the pool took from CUDA. Returns 0, or -1 when pool
+ * names no pool that reports blocks. */
+static inline int culeak_pool_block(unsigned pool, int alloc, const void *ptr, size_t size)
+{
+    static void *cache;
+    int (*f)(unsigned, int, const void *, size_t) =
+        (int (*)(unsigned, int, const void *, size_t))culeak__lookup(&cache, "culeak_report_pool_block");
+    return f ? f(pool, alloc, ptr, size) : 0;
 }
 
 /* Non-zero when the program runs under culeak. */

@@ -18,12 +18,18 @@ import os
 import sys
 
 
+_POOL_ID_CUPY = 2  # CULEAK_POOL_ID_CUPY (include/culeak.h): CuPy's row of the frameworks table
+
+
 def _install_cupy_hook():
     import cupy.cuda.memory_hook as memory_hook
 
-    report = ctypes.CDLL(None).culeak_report_block
-    report.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
-    report.restype = None
+    pool_block = ctypes.CDLL(None).culeak_report_pool_block
+    pool_block.argtypes = [ctypes.c_uint, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+    pool_block.restype = ctypes.c_int
+
+    def report(alloc, ptr, size):
+        pool_block(_POOL_ID_CUPY, alloc, ptr, size)
 
     class CuleakHook(memory_hook.MemoryHook):
         name = "culeak"
@@ -112,7 +118,7 @@ def _shim_has(name):
         return False
 
 
-if _shim_has("culeak_report_block") and not os.environ.get("CULEAK_NO_POOL"):
+if _shim_has("culeak_report_pool_block") and not os.environ.get("CULEAK_NO_POOL"):
     sys.meta_path.insert(0, _After("cupy.cuda.memory_hook", lambda m: _install_cupy_hook(),
                                    "cupy pool blocks not tracked"))
 if _shim_has("culeak_backward_enter"):

@@ -1,5 +1,5 @@
 /* Incremental decoder of the culeak stream (wire.h): feed it bytes as they arrive from a
- * socket or a file, it calls back once per record. Strings point into the decoder's
+ * ring or a file, it calls back once per record. Strings point into the decoder's
  * buffer and are valid during the callback only. */
 #ifndef CULEAK_DECODE_H
 #define CULEAK_DECODE_H

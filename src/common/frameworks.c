@@ -28,10 +28,10 @@ static const char *const xla_no_pool[] = {"XLA_PYTHON_CLIENT_PREALLOCATE=false",
 
 static const struct culeak_framework frameworks[CULEAK_FRAMEWORK_COUNT] = {
     [CULEAK_FRAMEWORK_PYTORCH] = {"pytorch", "pytorch caching allocator", torch_modules, torch_functions,
-                                  CULEAK_API_TORCH_BLOCK_ALLOC, torch_no_pool},
+                                  CULEAK_API_TORCH_BLOCK_ALLOC, torch_no_pool, CULEAK_API_TORCH_BLOCK_FREE},
     [CULEAK_FRAMEWORK_CUPY] = {"cupy", "cupy memory pool", cupy_modules, cupy_functions, CULEAK_API_CUPY_BLOCK_ALLOC,
-                               cupy_no_pool},
-    [CULEAK_FRAMEWORK_XLA] = {"xla", "xla allocator", none, xla_functions, 0, xla_no_pool},
+                               cupy_no_pool, CULEAK_API_CUPY_BLOCK_FREE},
+    [CULEAK_FRAMEWORK_XLA] = {"xla", "xla allocator", none, xla_functions, 0, xla_no_pool, 0},
 };
 
 const struct culeak_framework *culeak_framework(unsigned id)

@@ -23,6 +23,7 @@ struct culeak_framework {
     const char *const *functions;     /* parts of its allocator's function names (NULL-ended) */
     unsigned block_api;               /* the API of an allocated block it reports; 0: none */
     const char *const *no_pool_env;   /* NAME=VALUE settings that turn its pool off (NULL-ended) */
+    unsigned block_free_api;          /* the API of a block given back to it; 0: none */
 };
 
 /* The row of id; NULL for CULEAK_FRAMEWORK_NONE and outside the table. */

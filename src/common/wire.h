@@ -1,71 +1,26 @@
-/* The culeak stream: one format for the socket and the recording file.
- * Normative description: man/culeak-stream.5. Summary:
+/* The culeak stream's framing, varints and record numbers. Its normative description,
+ * every record's fields included, is culeak-stream(5) (man/culeak-stream.5); the
+ * records are written by wire_encode.c (and the shim's HELLO and MODULES) and read by
+ * decode.c.
  *
- *   stream  := MAGIC record*
- *   MAGIC   := "\x89CULEAK\n"                      (8 bytes)
- *   record  := type:u8 length:uvarint payload[length]
+ *   stream := MAGIC record*        record := type:u8 length:uvarint payload[length]
  *
- * Integers in payloads are LEB128 unsigned varints ("u"), zig-zag varints ("z"),
- * strings are u(length) + bytes (no NUL). A reader skips records of a type it does
- * not know by their length, and ignores payload bytes past the fields it knows
- * (fields are only ever appended). The first record of a stream is HELLO.
+ * A reader skips a record of a type it does not know by its length and ignores payload
+ * bytes past the fields it knows (fields are only ever appended).
  *
- * Direction shim -> console:
- *   HELLO   u version, u pid, u ppid, u realtime_ns, u monotonic_ns (at start),
- *           s host, s exe, u argc, s argv[argc], u nenv, s env[nenv] ("KEY=VALUE",
- *           rank variables only), u depth_limit, u flags (bit0: output is a file,
- *           bit1: frees carry stack 0, device -1 and context 0, bit2: attached to
- *           the running process; its "before-attach" EVENTs were live then)
- *   MODULES u generation, u count, count * { s path, u base, u nseg, nseg * { u vaddr, u memsz } }
- *           a complete map of loaded modules; later MODULES records add to what the
- *           reader knows (unloaded modules stay resolvable for old addresses).
- *   FRAME   u id, u parent, u ip     -- trace-tree node: (parent, ip) interned to id.
- *           ids start at 1 and grow by one; 0 is the root (empty stack). ip is the
- *           address of the call instruction (return address - 1).
- *   EVENT   u seq, u dt_ns (since previous EVENT/MARK time in this stream, first: since
- *           HELLO's monotonic_ns), u tid, u op, u api, u kind, z device, u ctx,
- *           u size, u addr, u aux (stream / handle / pool, 0 if none; a before-attach
- *           segment's caching allocator, CULEAK_POOL_*), u result,
- *           u stack (leaf FRAME id), u flags (bit0 HELD: the shim waits for RELEASE)
- *   MARK    u seq, u dt_ns, u tid, s label, u flags (bit0: range push, bit1: range pop)
- *           [z device, u free bytes, u total bytes]  -- the current device's memory
- *           (cuMemGetInfo) when the shim could ask for it; absent otherwise
- *   EXIT    u seq, u dt_ns, u reason (0 exit/destructor)
- *   FREE    u seq_step, u dt_ns, u tid (0: the previous EVENT's, ALLOC's or FREE's), u api, u kind,
- *           z addr_step, u size, [u aux, u result]  -- an EVENT of a free with stack 0,
- *           device -1, context 0 and flags 0 (aux and result 0 when absent); its seq is the
- *           previous EVENT's, ALLOC's, FREE's, MARK's or EXIT's plus seq_step (> 0); its
- *           address the previous FREE's or ALLOC's (0 for the first) plus addr_step, modulo
- *           2^64 (format version 2: u addr, the address itself)
- *   ALLOC   u seq_step, u dt_ns, u tid (0: as FREE's), u api, u kind, z device,
- *           u ctx_x (0: the previous EVENT's or ALLOC's context, else context + 1),
- *           u size, z addr_step, u stack, [u aux, [u result, [u flags]]]  -- an EVENT of op 1
- *           (absent fields 0); seq and address as FREE's
- *   FREE_AGAIN   u dt_ns, z addr_step -- a FREE whose seq step is 1, whose thread is the
- *           previous EVENT's, ALLOC's or FREE's, and whose api, kind and size are the previous
- *           FREE's (aux and result 0); its address as FREE's (format version 4)
- *   ALLOC_AGAIN  u dt_ns, z addr_step -- an ALLOC whose seq step is 1, whose thread is the
- *           previous EVENT's, ALLOC's or FREE's, whose context the previous EVENT's or
- *           ALLOC's, and whose api, kind, device, size and stack are the previous ALLOC's
- *           (aux, result and flags 0); its address as ALLOC's (format version 4)
- *   NODE    u back, z ip_step         -- a FRAME: id is the previous FRAME's or NODE's plus
- *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
- *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
- *   NOTE    s text                    -- a message from the shim for the user
- *   PYFRAME u id, s file, s function, u line, u firstlineno
- *           -- a Python frame (CPython code object + instruction), sent once before the
- *           first FRAME that uses it. A FRAME whose ip has bit 63 set (CULEAK_PYFRAME_TAG)
- *           is that Python frame: ip & ~CULEAK_PYFRAME_TAG is its id (ids start at 1).
- *           function is the qualified name (3.11+) or the name (3.10); line 0: unknown.
- *           [u flags] bit0 BACKWARD: not code but a marker; the Python frames outside it
- *           in a stack are another thread's, inside autograd's backward (absent: 0)
- *
- * Direction console -> shim (same framing, no MAGIC):
- *   WATCH      u count, count * u stack  -- hold events whose stack is one of these
- *   UNWATCH    (empty)                   -- forget every watched stack
- *   HOLD_NEW   u on                      -- hold events whose stack is new to the console
- *   HOLD_ALL   u on                      -- hold every allocation (`step`)
- *   RELEASE    u seq                     -- let the held event `seq` return to the program
+ *   record       what it says                                  steps from the previous
+ *   HELLO        the process, its command line, the format     -
+ *   MODULES      the loaded modules and their segments         -
+ *   FRAME, NODE  a node of the trace tree (call site)          NODE: id, parent, ip
+ *   EVENT        an allocation, free or other API event        -
+ *   ALLOC, FREE  an allocation, a bare free, in few bytes      seq, time, tid, ctx, addr
+ *   ..._AGAIN    an ALLOC or FREE like the previous one        all but time and address
+ *   MARK         a mark or an NVTX range (device memory)       -
+ *   EXIT         how the process ended                         -
+ *   NOTE         a message from the shim for the user          -
+ *   PYFRAME      a Python frame a FRAME's tagged ip names      -
+ *   LOST         events dropped while the reader was stopped   -
+ *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
  */
 #ifndef CULEAK_WIRE_H
 #define CULEAK_WIRE_H

@@ -1,5 +1,6 @@
 /* Sizes, counts and durations as the console shows and reads them. */
 #include "fmt.h"
+#include "common/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,28 +12,7 @@
 
 char *fmt_size(char *buf, size_t len, uint64_t bytes)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) {
-        snprintf(buf, len, "%u B", (unsigned)bytes);
-        return buf;
-    }
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (v >= 1000.0 && u < 6) { /* keep "1000.0 KiB" from appearing: show 0.98 MiB */
-        v /= 1024.0;
-        u++;
-    }
-    if (v < 10.0)
-        snprintf(buf, len, "%.2f %s", floor(v * 100.0) / 100.0, unit[u]);
-    else if (v < 100.0)
-        snprintf(buf, len, "%.1f %s", floor(v * 10.0) / 10.0, unit[u]);
-    else
-        snprintf(buf, len, "%.0f %s", floor(v), unit[u]);
-    return buf;
+    return culeak_units_size(buf, len, bytes, CULEAK_UNITS_SHORT);
 }
 
 char *fmt_delta(char *buf, size_t len, int64_t bytes)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* "0 B", "512 B", "1.5 KiB", "64.0 MiB", "2.00 GiB": at most 10 characters. */
+/* "0 B", "512 B", "1.50 KiB", "64.0 MiB", "2.00 GiB" (culeak_units_size, short). */
 char *fmt_size(char *buf, size_t len, uint64_t bytes);
 /* Signed change: "+1.5 MiB", "-512 B", "0". */
 char *fmt_delta(char *buf, size_t len, int64_t bytes);

@@ -7,6 +7,7 @@
 #include "common/text_escape.h"
 #include "ring_hub.h"
 #include "common/wire.h"
+#include "common/wire_encode.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -276,11 +277,8 @@ static void say_last_gap(struct culeak_collector *c, size_t i)
     uint64_t first, last, n = culeak_ring_untold(culeak_hub_ring(c->hub, i), &first, &last);
     if (!n || c->outs[i].out < 0)
         return;
-    uint8_t rec[CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX], *p = rec + CULEAK_REC_HEADROOM;
-    size_t k = culeak_put_u(p, n);
-    k += culeak_put_u(p + k, first);
-    k += culeak_put_u(p + k, last);
-    write_full(c, i, rec, culeak_rec_finish(rec, CULEAK_REC_LOST, k));
+    uint8_t rec[CULEAK_ENC_LOST_MAX];
+    write_full(c, i, rec, culeak_enc_lost(rec, n, first, last));
 }
 
 void culeak_collector_free(struct culeak_collector *c)

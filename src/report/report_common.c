@@ -3,6 +3,7 @@
 #include "stack_fold.h"
 #include "model/suppress.h"
 #include "common/text_escape.h"
+#include "common/units.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,18 +20,13 @@ void report_options_init(struct report_options *o)
 
 void report_format_bytes(char *buf, size_t len, uint64_t bytes)
 {
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (bytes < 1024) {
         snprintf(buf, len, "%" PRIu64 " byte%s", bytes, bytes == 1 ? "" : "s");
         return;
     }
-    double v = (double)bytes / 1024;
-    int u = 0;
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s (%" PRIu64 " bytes)", v, units[u], bytes);
+    char size[32];
+    culeak_units_size(size, sizeof size, bytes, CULEAK_UNITS_ONE_DECIMAL);
+    snprintf(buf, len, "%s (%" PRIu64 " bytes)", size, bytes);
 }
 
 void report_format_kinds(char *buf, size_t len, uint32_t kinds)

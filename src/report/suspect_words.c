@@ -1,24 +1,17 @@
 /* The words of growth suspects (suspects.h): sizes, counts and durations as people say
  * them, and the forecast's sentence. No libm: the fuzz targets link none. */
 #include "model/suspects.h"
+#include "common/units.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
 void model_format_size(char *buf, size_t len, double bytes)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    unsigned u = 0;
-    double v = bytes < 0 ? -bytes : bytes;
-    while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
-        v /= 1024;
-        u++;
-    }
-    const char *sign = bytes < 0 ? "-" : "";
-    if (u == 0)
-        snprintf(buf, len, "%s%.0f B", sign, v);
-    else
-        snprintf(buf, len, v < 10 ? "%s%.2f %s" : v < 100 ? "%s%.1f %s" : "%s%.0f %s", sign, v, units[u]);
+    double v = (bytes < 0 ? -bytes : bytes) + 0.5; /* a rate's fraction of a byte: the nearest byte */
+    char size[32];
+    culeak_units_size(size, sizeof size, v >= 0x1p64 ? UINT64_MAX : (uint64_t)v, CULEAK_UNITS_SHORT);
+    snprintf(buf, len, "%s%s", bytes < 0 ? "-" : "", size);
 }
 
 /* v with thousands separators: 1234567 -> "1,234,567" */

@@ -20,10 +20,7 @@
 
 static void note(const char *text)
 {
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + 512];
-    size_t len = strnlen(text, 512);
-    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, len);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+    culeak_stream_note(text, strnlen(text, 512));
 }
 
 static void *attach_main(void *arg)

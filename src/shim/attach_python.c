@@ -24,10 +24,7 @@ CULEAK_EXPORT void culeak_attach_note(const char *text)
 {
     if (!text)
         return;
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + 512];
-    size_t len = strnlen(text, 512);
-    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, len);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+    culeak_stream_note(text, strnlen(text, 512));
 }
 
 /* What PyTorch's caching allocator held when culeak attached: a block (is_block) or a

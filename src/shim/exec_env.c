@@ -178,9 +178,7 @@ static void say_untraced(const char *what, const char *why)
     (void)w;
     if ((pid_t)syscall(SYS_getpid) != me || !culeak_ensure_started())
         return;
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof text];
-    size_t n = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, (size_t)k);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, n));
+    culeak_stream_note(text, (size_t)k);
 }
 
 void culeak_exec_check(const char *file, int fd, int search)

@@ -108,10 +108,7 @@ static inline __attribute__((always_inline)) int rd_ptr(uintptr_t src, uintptr_t
 
 static void send_note(const char *text)
 {
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + 200];
-    size_t n = strnlen(text, 200);
-    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, n);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+    culeak_stream_note(text, strnlen(text, 200));
 }
 
 
@@ -451,13 +448,8 @@ static uint32_t intern_named(const struct pyf *pf, uintptr_t filename, uintptr_t
     rd(pf->code + L->co_firstlineno, &first, 4);
     int line = py.addr2line((void *)pf->code, pf->offset);
     static uint8_t rec[CULEAK_REC_HEADROOM + 2 * STR_MAX + 6 * CULEAK_UVARINT_MAX];
-    uint8_t *p = rec + CULEAK_REC_HEADROOM;
-    size_t k = culeak_put_u(p, next_id);
-    k += culeak_put_s(p + k, file, (size_t)fl);
-    k += culeak_put_s(p + k, func, (size_t)fn);
-    k += culeak_put_u(p + k, line > 0 ? (uint64_t)line : 0);
-    k += culeak_put_u(p + k, first > 0 ? (uint64_t)first : 0);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_PYFRAME, k));
+    culeak_stream_append(rec, culeak_enc_pyframe(rec, next_id, file, (size_t)fl, func, (size_t)fn,
+                                                 line > 0 ? (uint64_t)line : 0, first > 0 ? (uint64_t)first : 0, 0));
     if (!s->id)
         used++;
     *s = (struct slot){pf->code, pf->offset, next_id, filename, name};
@@ -554,14 +546,8 @@ uintptr_t culeak_py_backward_marker(void)
     if (!marker_id) {
         static const char function[] = "[autograd backward]";
         uint8_t rec[CULEAK_REC_HEADROOM + sizeof function + 8 * CULEAK_UVARINT_MAX];
-        uint8_t *p = rec + CULEAK_REC_HEADROOM;
-        size_t k = culeak_put_u(p, next_id);
-        k += culeak_put_s(p + k, "", 0);
-        k += culeak_put_s(p + k, function, sizeof function - 1);
-        k += culeak_put_u(p + k, 0); /* line */
-        k += culeak_put_u(p + k, 0); /* first line */
-        k += culeak_put_u(p + k, CULEAK_PYFRAME_BACKWARD);
-        culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_PYFRAME, k));
+        culeak_stream_append(rec, culeak_enc_pyframe(rec, next_id, "", 0, function, sizeof function - 1, 0, 0,
+                                                     CULEAK_PYFRAME_BACKWARD));
         marker_id = next_id++;
     }
     uint32_t id = marker_id;

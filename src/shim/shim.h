@@ -3,6 +3,8 @@
 #ifndef CULEAK_SHIM_H
 #define CULEAK_SHIM_H
 
+#include "common/wire_encode.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,12 +89,7 @@ uint64_t culeak_now_ns(void);
 
 /* ---- event.c: one traced call = one event ---- */
 
-struct culeak_ev {
-    unsigned op, api, kind;
-    int device;
-    uint64_t ctx, size, addr, aux, result;
-};
-
+/* struct culeak_ev: common/wire_encode.h */
 /* Thread-local nesting: culeak_enter() returns 1 for the outermost hooked call of a
  * thread when tracing is on (then culeak_leave() must follow), 0 to pass through. */
 int culeak_enter(void);
@@ -211,6 +208,9 @@ int culeak_stream_open_shared(const struct culeak_ring *r, uint64_t t0);
 void culeak_stream_start_flusher(void);
 /* Appends a complete record (not an EVENT). */
 void culeak_stream_append(const uint8_t *rec, size_t len);
+/* Appends a NOTE of text[0..len), cut at CULEAK_NOTE_MAX bytes. */
+#define CULEAK_NOTE_MAX 1024
+void culeak_stream_note(const char *text, size_t len);
 /* Encodes an event with its new frames, under the lock; tag: culeak_unwind's for ips
  * (0: none). */
 void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n, uint64_t tag);

@@ -22,6 +22,7 @@
 #include "shim.h"
 #include "common/apis.h"
 #include "common/wire.h"
+#include "common/wire_encode.h"
 #include "stream_lock.h"
 #include "common/ring.h"
 
@@ -36,10 +37,7 @@
 
 #define PRIVATE_RING (128u << 10)
 #define WAIT_MS 50
-#define LOST_MAX (CULEAK_REC_SHORT + 3 * CULEAK_UVARINT_MAX)
 #define FLUSH_MS 15
-#define FRAME_MAX (CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX)
-#define EVENT_MAX (CULEAK_REC_HEADROOM + 14 * CULEAK_UVARINT_MAX)
 #define LABEL_MAX 4096
 #define HOLD_CHECK_MS 100 /* a held thread looks whether the console still lives this often */
 #define START_HOLD_MS 2000 /* a hold at the start waits no longer for a console that does not run */
@@ -59,17 +57,7 @@ struct stream {
     uint8_t *w0, *w;          /* the record being written: its start, the write position */
     int fd;
     int magic_out;            /* a private ring's MAGIC is written (it is no record) */
-    uint64_t seq, t_last;
-    uint64_t seq_put;         /* the seq of the last EVENT, FREE, MARK or EXIT written */
-    uint64_t tid_put;         /* the tid of the last EVENT, ALLOC or FREE written */
-    uint64_t ctx_put;         /* the context of the last EVENT or ALLOC written */
-    uint64_t ip_put;          /* the ip of the last trace-tree node written */
-    uint64_t addr_put;        /* the address of the last FREE or ALLOC written */
-    /* the last FREE's and ALLOC's fields that a FREE_AGAIN or ALLOC_AGAIN repeats; the
-     * api 0 (no API's number) until one was written */
-    uint64_t free_api, free_kind, free_size;
-    uint64_t alloc_api, alloc_kind, alloc_size, alloc_leaf;
-    int64_t alloc_device;
+    struct culeak_enc enc;    /* the seq, and what the next record steps from */
     struct culeak_tree *tree;
     uint64_t *watch;
     size_t nwatch, watch_cap;
@@ -94,7 +82,7 @@ static struct stream *stream_new(uint64_t t0)
         return NULL;
     }
     s->fd = -1;
-    s->t_last = t0;
+    s->enc.t_last = t0;
     culeak_slock_init(&s->lk); /* biased to this thread, which records the first event */
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->hold_mu, NULL);
@@ -210,12 +198,8 @@ void culeak_stream_flush(void)
 static size_t put_lost(struct stream *s, uint8_t *p)
 {
     uint64_t first, last, n = culeak_ring_untold(&s->ring, &first, &last);
-    uint8_t *q = p + CULEAK_REC_SHORT;
-    size_t k = culeak_put_u(q, n);
-    k += culeak_put_u(q + k, first);
-    k += culeak_put_u(q + k, last);
     culeak_ring_told(&s->ring);
-    return culeak_rec_finish_short(p, CULEAK_REC_LOST, k);
+    return culeak_enc_lost(p, n, first, last);
 }
 
 /* With lk held (*h: how): room for a record of at most `need` bytes, s->w0 and s->w at
@@ -227,7 +211,7 @@ static int room_slow(struct stream *s, size_t need, enum culeak_held *h, int rec
 {
     int gap = s->ring.h->lost != s->ring.h->lost_told;
     if (gap)
-        need += LOST_MAX;
+        need += CULEAK_ENC_LOST_MAX;
     uint8_t *p;
     while (!(p = culeak_ring_reserve(&s->ring, need, 0))) {
         if (need >= s->ring.size || !active())
@@ -281,37 +265,23 @@ void culeak_stream_append(const uint8_t *rec, size_t len)
         s->w += len;
         commit(s);
     } else {
-        dropped(s, s->seq);
+        dropped(s, s->enc.seq);
     }
     culeak_slock_unlock(&s->lk, h);
 }
 
-/* A trace-tree node as a NODE record: its id is the previous node's plus one, its parent
- * a step back from it, its ip a signed step from the previous node's ip (the nodes of a
- * new stack come one after another, their addresses mostly in one library). */
+void culeak_stream_note(const char *text, size_t len)
+{
+    uint8_t rec[CULEAK_ENC_NOTE_MAX(CULEAK_NOTE_MAX)];
+    culeak_stream_append(rec, culeak_enc_note(rec, text, len < CULEAK_NOTE_MAX ? len : CULEAK_NOTE_MAX));
+}
+
+/* A trace-tree node of a new stack, as the tree interns it (culeak_enc_node). */
 static void put_frame(void *arg, uint32_t id, uint32_t parent, uintptr_t ip)
 {
     struct stream *s = arg;
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = culeak_put_u(p, id - parent);
-    k += culeak_put_z(p + k, (int64_t)((uint64_t)ip - s->ip_put));
-    s->ip_put = ip;
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_NODE, k);
+    s->w += culeak_enc_node(&s->enc, s->w, id, parent, ip);
 }
-
-/* With lk held: the next seq and the time since the previous timed record, for a
- * record made at `now` (read before lk was taken: another thread's record may come
- * first with a later time, then this one's dt is 0). */
-static inline size_t put_seq_dt_at(struct stream *s, uint8_t *p, uint64_t now)
-{
-    uint64_t dt = now > s->t_last ? now - s->t_last : 0;
-    s->t_last = now > s->t_last ? now : s->t_last;
-    s->seq_put = ++s->seq;
-    size_t k = culeak_put_u(p, s->seq);
-    return k + culeak_put_u(p + k, dt);
-}
-
-static size_t put_seq_dt(struct stream *s, uint8_t *p) { return put_seq_dt_at(s, p, culeak_now_ns()); }
 
 static int watched(const struct stream *s, uint64_t stack)
 {
@@ -398,155 +368,18 @@ static void wait_release(struct stream *s, struct waiter *w)
     pthread_mutex_unlock(&s->hold_mu);
 }
 
-/* With lk held: the head of a FREE or ALLOC record at p, for an event made at `now`: its
- * seq as the step from the previous record's, the time since the previous timed record,
- * its thread 0 when it is the previous event's. */
-static inline size_t put_step_dt_tid(struct stream *s, uint8_t *p, uint64_t now)
-{
-    uint64_t prev = s->seq_put;
-    uint64_t dt = now > s->t_last ? now - s->t_last : 0;
-    s->t_last = now > s->t_last ? now : s->t_last;
-    s->seq_put = ++s->seq;
-    uint64_t tid = culeak_tid();
-    size_t k = culeak_put_u(p, s->seq - prev);
-    k += culeak_put_u(p + k, dt);
-    k += culeak_put_u(p + k, tid == s->tid_put ? 0 : tid);
-    s->tid_put = tid;
-    return k;
-}
-
-/* With lk held, after room: a free without stack, device or context (the most common
- * event with its allocation) as a FREE record: its seq as the step from the previous
- * record's, its tid 0 when it is the previous event's, its address a step from the
- * previous FREE's or ALLOC's (a free follows its allocation, an allocation often lies
- * near the one before: a byte or a few instead of six), aux and result only when one
- * is not 0. */
-/* With lk held: the time since the previous timed record, for a record made at `now`,
- * and the thread; the seq's step is 1 when the thread is the previous event's and no
- * record was dropped since the last one written (the case of the ..._AGAIN records). */
-static inline int again_head(struct stream *s, uint64_t *dt, uint64_t now)
-{
-    if (s->seq != s->seq_put || culeak_tid() != s->tid_put)
-        return 0;
-    *dt = now > s->t_last ? now - s->t_last : 0;
-    return 1;
-}
-
-/* With lk held, after again_head said yes: a FREE_AGAIN or ALLOC_AGAIN record. */
-static inline void put_again(struct stream *s, uint8_t type, uint64_t dt, uint64_t now, uint64_t addr)
-{
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    s->t_last = now > s->t_last ? now : s->t_last;
-    s->seq_put = ++s->seq;
-    size_t k = culeak_put_u(p, dt);
-    k += culeak_put_z(p + k, (int64_t)(addr - s->addr_put));
-    s->addr_put = addr;
-    s->w += culeak_rec_finish_short(rec, type, k);
-    commit(s);
-}
-
-static void put_free(struct stream *s, const struct culeak_ev *e, uint64_t now)
-{
-    uint64_t dt;
-    if (e->api == s->free_api && e->kind == s->free_kind && e->size == s->free_size && !e->aux && !e->result &&
-        again_head(s, &dt, now)) {
-        put_again(s, CULEAK_REC_FREE_AGAIN, dt, now, e->addr);
-        return;
-    }
-    s->free_api = e->api;
-    s->free_kind = e->kind;
-    s->free_size = e->size;
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_step_dt_tid(s, p, now);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
-    k += culeak_put_z(p + k, (int64_t)(e->addr - s->addr_put));
-    s->addr_put = e->addr;
-    k += culeak_put_u(p + k, e->size);
-    if (e->aux || e->result) {
-        k += culeak_put_u(p + k, e->aux);
-        k += culeak_put_u(p + k, e->result);
-    }
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_FREE, k);
-    commit(s);
-}
-
-/* With lk held, after room: an allocation as an ALLOC record: as a FREE, its seq and
- * address steps and its tid 0 when it is the previous event's; its context 0 when it is the previous
- * EVENT's or ALLOC's (else the context plus one); aux, result and flags only up to the
- * last that is not 0. */
-static void put_alloc(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf, int held)
-{
-    uint64_t dt;
-    if (leaf == s->alloc_leaf && e->api == s->alloc_api && e->kind == s->alloc_kind && e->size == s->alloc_size &&
-        e->device == s->alloc_device && e->ctx == s->ctx_put && !e->aux && !e->result && !held &&
-        again_head(s, &dt, now)) {
-        put_again(s, CULEAK_REC_ALLOC_AGAIN, dt, now, e->addr);
-        return;
-    }
-    s->alloc_leaf = leaf;
-    s->alloc_api = e->api;
-    s->alloc_kind = e->kind;
-    s->alloc_size = e->size;
-    s->alloc_device = e->device;
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_step_dt_tid(s, p, now);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
-    k += culeak_put_z(p + k, e->device);
-    k += culeak_put_u(p + k, e->ctx == s->ctx_put ? 0 : e->ctx + 1);
-    s->ctx_put = e->ctx;
-    k += culeak_put_u(p + k, e->size);
-    k += culeak_put_z(p + k, (int64_t)(e->addr - s->addr_put));
-    s->addr_put = e->addr;
-    k += culeak_put_u(p + k, leaf);
-    uint64_t flags = held ? CULEAK_EVENT_HELD : 0;
-    if (e->aux || e->result || flags) {
-        k += culeak_put_u(p + k, e->aux);
-        if (e->result || flags) {
-            k += culeak_put_u(p + k, e->result);
-            if (flags)
-                k += culeak_put_u(p + k, flags);
-        }
-    }
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_ALLOC, k);
-    commit(s);
-}
-
-/* With lk held, after room: an event that is neither a bare free nor an allocation,
- * as an EVENT record. */
-static void put_event(struct stream *s, const struct culeak_ev *e, uint64_t now, uint32_t leaf)
-{
-    uint8_t *rec = s->w, *p = rec + CULEAK_REC_SHORT;
-    size_t k = put_seq_dt_at(s, p, now);
-    s->tid_put = culeak_tid();
-    s->ctx_put = e->ctx;
-    k += culeak_put_u(p + k, s->tid_put);
-    k += culeak_put_u(p + k, e->op);
-    k += culeak_put_u(p + k, e->api);
-    k += culeak_put_u(p + k, e->kind);
-    k += culeak_put_z(p + k, e->device);
-    k += culeak_put_u(p + k, e->ctx);
-    k += culeak_put_u(p + k, e->size);
-    k += culeak_put_u(p + k, e->addr);
-    k += culeak_put_u(p + k, e->aux);
-    k += culeak_put_u(p + k, e->result);
-    k += culeak_put_u(p + k, leaf);
-    k += culeak_put_u(p + k, 0);
-    s->w += culeak_rec_finish_short(rec, CULEAK_REC_EVENT, k);
-    commit(s);
-}
-
 /* A free without stack, device or context, the most common event with its allocation:
  * nothing to intern, nothing to hold. */
 static void bare_free(struct stream *s, const struct culeak_ev *e)
 {
     uint64_t now = culeak_now_ns(); /* read outside the lock: the clock is no work done under it */
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
-    if (room(s, EVENT_MAX, &h, 1) < 0)
-        dropped(s, ++s->seq);
-    else
-        put_free(s, e, now);
+    if (room(s, CULEAK_ENC_EVENT_MAX, &h, 1) < 0) {
+        dropped(s, ++s->enc.seq);
+    } else {
+        s->w += culeak_enc_free(&s->enc, s->w, e, now, culeak_tid());
+        commit(s);
+    }
     culeak_slock_unlock(&s->lk, h);
 }
 
@@ -561,8 +394,8 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n,
     }
     uint64_t now = culeak_now_ns();
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
-    if (room(s, (size_t)n * FRAME_MAX + EVENT_MAX, &h, 1) < 0) {
-        dropped(s, ++s->seq); /* its stack is not interned: no FRAME goes missing */
+    if (room(s, (size_t)n * CULEAK_ENC_NODE_MAX + CULEAK_ENC_EVENT_MAX, &h, 1) < 0) {
+        dropped(s, ++s->enc.seq); /* its stack is not interned: no FRAME goes missing */
         culeak_slock_unlock(&s->lk, h);
         return;
     }
@@ -571,14 +404,15 @@ void culeak_stream_event(const struct culeak_ev *e, const uintptr_t *ips, int n,
     int held = 0;
     if (e->op == CULEAK_OP_ALLOC) {
         held = holds(s, leaf, fresh);
-        put_alloc(s, e, now, leaf, held);
+        s->w += culeak_enc_alloc(&s->enc, s->w, e, now, culeak_tid(), leaf, held);
     } else {
-        put_event(s, e, now, leaf);
+        s->w += culeak_enc_event(&s->enc, s->w, e, now, culeak_tid(), leaf);
     }
+    commit(s);
     struct waiter w = {0, 0, NULL};
     if (held) {
         /* Registered before the event can reach the console, so no RELEASE is missed. */
-        w.seq = s->seq;
+        w.seq = s->enc.seq;
         pthread_mutex_lock(&s->hold_mu);
         w.next = s->waiters;
         s->waiters = &w;
@@ -597,25 +431,14 @@ void culeak_stream_mark(const char *label, unsigned flags)
     if (!s)
         return;
     size_t n = label ? strnlen(label, LABEL_MAX) : 0;
-    int dev = -1;
-    uint64_t mem_free = 0, mem_total = 0;
-    int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&dev, &mem_free, &mem_total);
+    struct culeak_enc_mem mem = {-1, 0, 0};
+    int has_mem = !(flags & CULEAK_MARK_POP) && culeak_devmem(&mem.device, &mem.free, &mem.total);
     enum culeak_held h = culeak_slock_lock(&s->lk, 1);
-    if (room(s, EVENT_MAX + n, &h, 1) == 0) {
-        uint8_t *rec = s->w, *p = rec + CULEAK_REC_HEADROOM;
-        size_t k = put_seq_dt(s, p);
-        k += culeak_put_u(p + k, culeak_tid());
-        k += culeak_put_s(p + k, label ? label : "", n);
-        k += culeak_put_u(p + k, flags);
-        if (has_mem) {
-            k += culeak_put_z(p + k, dev);
-            k += culeak_put_u(p + k, mem_free);
-            k += culeak_put_u(p + k, mem_total);
-        }
-        s->w += culeak_rec_finish(rec, CULEAK_REC_MARK, k);
+    if (room(s, CULEAK_ENC_EVENT_MAX + n, &h, 1) == 0) {
+        s->w += culeak_enc_mark(&s->enc, s->w, culeak_now_ns(), culeak_tid(), label, n, flags, has_mem ? &mem : NULL);
         commit(s);
     } else {
-        dropped(s, ++s->seq);
+        dropped(s, ++s->enc.seq);
     }
     culeak_slock_unlock(&s->lk, h);
 }
@@ -626,12 +449,9 @@ static void put_exit(struct stream *s, unsigned reason, enum culeak_held *h)
 {
     if (s->ended)
         return;
-    if (room(s, EVENT_MAX, h, 0) == 0) {
+    if (room(s, CULEAK_ENC_EVENT_MAX, h, 0) == 0) {
         s->ended = reason != CULEAK_EXIT_EXEC;
-        uint8_t *rec = s->w, *p = rec + CULEAK_REC_HEADROOM;
-        size_t k = put_seq_dt(s, p);
-        k += culeak_put_u(p + k, reason);
-        s->w += culeak_rec_finish(rec, CULEAK_REC_EXIT, k);
+        s->w += culeak_enc_exit(&s->enc, s->w, culeak_now_ns(), reason);
         commit(s);
     }
     if (s->shared)
@@ -653,7 +473,7 @@ void culeak_stream_end_abrupt(unsigned exit_reason, int timeout_ms)
         return;
     /* a record is committed whole: what the ring holds ends at a record's end; no room
      * without writing out, which needs the drain's lock: then no EXIT */
-    if (culeak_ring_reserve(&s->ring, EVENT_MAX, 0) || s->shared)
+    if (culeak_ring_reserve(&s->ring, CULEAK_ENC_EVENT_MAX, 0) || s->shared)
         put_exit(s, exit_reason, &h);
     culeak_slock_unlock(&s->lk, h);
     if (!s->shared && pthread_mutex_timedlock(&s->write_mu, &until) == 0) {

@@ -56,10 +56,8 @@ static void turn_off(const char *why)
     int n = snprintf(line, sizeof line, "culeak: tensor tracking off: %s\n", why);
     if (n > 0 && !__atomic_load_n(&culeak_attached, __ATOMIC_ACQUIRE)) /* attached: the NOTE says it */
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof line];
     size_t len = (size_t)n < sizeof line ? (size_t)n - 1 : sizeof line - 2; /* without the newline */
-    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, line + 8, len - 8);  /* without "culeak: " */
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+    culeak_stream_note(line + 8, len - 8);  /* without "culeak: " */
 }
 
 static int loader_adds(struct dl_phdr_info *info, size_t size, void *arg)

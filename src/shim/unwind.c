@@ -561,9 +561,7 @@ void culeak_unwind_check_note(void)
     if (!check_mode)
         return;
     char text[160];
-    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + sizeof text];
     int len = snprintf(text, sizeof text, "unwind check: %lu stacks compared with libunwind's, %lu differed",
                        __atomic_load_n(&checked, __ATOMIC_RELAXED), __atomic_load_n(&differed, __ATOMIC_RELAXED));
-    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
-    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+    culeak_stream_note(text, len < (int)sizeof text ? (size_t)len : sizeof text - 1);
 }

@@ -26,6 +26,7 @@ static void test_rows_whole(void **state)
         assert_true(f->name && *f->name && f->pool && *f->pool);
         assert_non_null(f->module_globs);
         assert_non_null(f->functions[0]); /* every allocator is known by a function */
+        assert_true(!f->block_api == !f->block_free_api); /* blocks come and go through one row */
         for (const char *const *e = f->no_pool_env; *e; e++)
             assert_non_null(strchr(*e, '='));
     }
@@ -38,6 +39,9 @@ static void test_rows_whole(void **state)
     /* the blocks' APIs of the stream (culeak-stream(5)) name their framework */
     assert_int_equal(culeak_framework(CULEAK_FRAMEWORK_PYTORCH)->block_api, CULEAK_API_TORCH_BLOCK_ALLOC);
     assert_int_equal(culeak_framework(CULEAK_FRAMEWORK_CUPY)->block_api, CULEAK_API_CUPY_BLOCK_ALLOC);
+    assert_int_equal(culeak_framework(CULEAK_FRAMEWORK_PYTORCH)->block_free_api, CULEAK_API_TORCH_BLOCK_FREE);
+    assert_int_equal(culeak_framework(CULEAK_FRAMEWORK_CUPY)->block_free_api, CULEAK_API_CUPY_BLOCK_FREE);
+    assert_int_equal(culeak_framework(CULEAK_FRAMEWORK_XLA)->block_free_api, 0);
 }
 
 static void test_no_pool_environment(void **state)

@@ -12,31 +12,8 @@
 #include <string.h>
 
 #include "common/decode.h"
+#include "decode_got.h"
 #include "stream_builder.h"
-
-struct got {
-    struct culeak_event ev[16];
-    int nev;
-    uint64_t frame[16][3]; /* id, parent, ip */
-    int nframe;
-};
-
-static int on_event(void *ctx, const struct culeak_event *e)
-{
-    struct got *g = ctx;
-    g->ev[g->nev++] = *e;
-    return 0;
-}
-
-static int on_frame(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
-{
-    struct got *g = ctx;
-    g->frame[g->nframe][0] = id;
-    g->frame[g->nframe][1] = parent;
-    g->frame[g->nframe][2] = ip;
-    g->nframe++;
-    return 0;
-}
 
 /* Decodes b whole: the decoder's verdict (0, or -1 with *why). */
 static int decode(struct sb *b, struct got *g, char *why, size_t len)
