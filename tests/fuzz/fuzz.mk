@@ -11,7 +11,7 @@ $(FUZZ_BIN): $(FUZZ_SRC) $(wildcard src/model/*.h src/symbols/*.h src/report/*.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fno-omit-frame-pointer \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRC) $(DW_LIBS) -lm -ldl
+		-o $@ $(FUZZ_SRC) $(DW_LIBS) $(ZLIB_LIBS) -lm -ldl
 
 FUZZ_CONSOLE_BIN := $(BUILD)/fuzz/fuzz_console
 

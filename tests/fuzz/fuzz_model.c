@@ -44,9 +44,11 @@ static void query_everything(struct model *m)
     report_text(devnull, m, &o, NULL);
     report_json(devnull, m, &o, NULL);
     report_folded(devnull, m, &o);
+    report_pprof(devnull, m, &o);
     report_suspects_text(devnull, m, &o);
     o.what = REPORT_PEAK;
     report_text(devnull, m, &o, NULL);
+    report_pprof(devnull, m, &o);
     for (int p = 0; p < model_process_count(m); p++) {
         struct model_sample s[8];
         model_timeline(m, p, MODEL_ALL, s, 8);
