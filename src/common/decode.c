@@ -2,6 +2,7 @@
 #include "decode.h"
 #include "wire.h"
 #include "apis.h"
+#include "recording_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -444,46 +445,25 @@ int culeak_decoder_finish(struct culeak_decoder *d)
     return 1;
 }
 
+struct file_feed {
+    struct culeak_decoder d;
+    int rc; /* the decoder's, where it stopped the reading */
+};
+
+static int feed_decoder(void *ctx, const uint8_t *bytes, size_t n)
+{
+    struct file_feed *f = ctx;
+    return (f->rc = culeak_decoder_feed(&f->d, bytes, n)) != 0;
+}
+
 int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    /* on the heap, not in thread-local storage: libculeak.so links this file, and a
-     * library with a large static TLS block cannot be dlopen'd (culeak attach) */
-    enum { CHUNK = 1 << 16 };
-    uint8_t *chunk = malloc(CHUNK);
-    if (!chunk) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        close(fd);
-        return -1;
-    }
-    struct culeak_decoder d;
-    culeak_decoder_init(&d, sink, 1);
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, chunk, CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(d.error, sizeof d.error, "read error: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        if (n == 0) {
-            rc = culeak_decoder_finish(&d);
-            break;
-        }
-        rc = culeak_decoder_feed(&d, chunk, (size_t)n);
-        if (rc)
-            break;
-    }
-    if (rc)
-        snprintf(err, errlen, "%s: %s", path, d.error);
-    close(fd);
-    free(chunk);
-    culeak_decoder_free(&d);
+    struct file_feed f = {.rc = 0};
+    culeak_decoder_init(&f.d, sink, 1);
+    int r = culeak_read_recording(path, feed_decoder, &f, err, errlen);
+    int rc = r < 0 ? -1 : r ? f.rc : culeak_decoder_finish(&f.d);
+    if (r >= 0 && rc)
+        snprintf(err, errlen, "%s: %s", path, f.d.error);
+    culeak_decoder_free(&f.d);
     return rc < 0 ? -1 : rc;
 }

@@ -2,6 +2,7 @@
  * model. */
 #include "model_internal.h"
 #include "pyframes.h"
+#include "common/recording_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -264,57 +265,36 @@ void model_stream_close(struct model_stream *s)
     free(s);
 }
 
+struct load {
+    struct model_stream *s;
+    int rc; /* model_stream_feed's, where it stopped the reading */
+};
+
+static int feed_model(void *ctx, const uint8_t *bytes, size_t n)
+{
+    struct load *l = ctx;
+    return (l->rc = model_stream_feed(l->s, bytes, n)) != MODEL_FEED_OK;
+}
+
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    struct model_stream *s = model_stream_open(m);
-    if (!s) {
-        close(fd);
+    struct load l = {.s = model_stream_open(m)};
+    if (!l.s) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    enum { CHUNK = 1 << 16 };
-    uint8_t *chunk = malloc(CHUNK);
-    if (!chunk) {
-        close(fd);
-        model_stream_close(s);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, chunk, CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(s->error, sizeof s->error, "read error: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        if (n == 0) {
-            rc = model_stream_finish(s);
-            break;
-        }
-        int f = model_stream_feed(s, chunk, (size_t)n);
-        if (f == MODEL_FEED_STOPPED) {
-            rc = 2;
-            break;
-        }
-        if (f != MODEL_FEED_OK) {
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && s->duplicate)
+    int r = culeak_read_recording(path, feed_model, &l, err, errlen);
+    int rc;
+    if (r < 0) /* err says why */
+        rc = -1;
+    else if (r == 0)
+        rc = model_stream_finish(l.s);
+    else
+        rc = l.rc == MODEL_FEED_STOPPED ? 2 : -1;
+    if (rc == 0 && l.s->duplicate)
         rc = 1;
-    if (rc == 1 || rc == -1)
-        snprintf(err, errlen, "%s: %s", path, s->error);
-    free(chunk);
-    close(fd);
-    model_stream_close(s);
+    if (r >= 0 && (rc == 1 || rc == -1))
+        snprintf(err, errlen, "%s: %s", path, l.s->error);
+    model_stream_close(l.s);
     return rc;
 }
