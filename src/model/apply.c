@@ -88,6 +88,11 @@ static int device_slot_for(struct process *p, int device)
             return i + 1;
     if (p->ndev == MODEL_MAX_DEVICES)
         return -1;
+    struct model_counter(*c)[MODEL_KIND_SLOTS] = realloc(p->counters, (size_t)(p->ndev + 2) * sizeof *c);
+    if (!c)
+        return -1;
+    memset(c[p->ndev + 1], 0, sizeof *c);
+    p->counters = c;
     p->devices[p->ndev++] = device;
     return p->ndev;
 }

@@ -79,7 +79,7 @@ struct process {
     /* per device slot (0: all devices), per kind slot */
     int ndev;
     int devices[MODEL_MAX_DEVICES];
-    struct model_counter counters[MODEL_MAX_DEVICES + 1][MODEL_KIND_SLOTS];
+    struct model_counter (*counters)[MODEL_KIND_SLOTS]; /* ndev + 1 rows: all devices, then each */
     struct series series[MODEL_MAX_DEVICES + 1];
     uint64_t peak_epoch;
     struct u64map ctx_index;   /* ctx -> small index */
