@@ -88,6 +88,7 @@ void model_free(struct model *m)
     free(m->site_names);
     free(m->row_slots);
     u64map_free(&m->site_index);
+    u64map_free(&m->proc_starts);
     u64map_free(&m->site_index_abs);
     u64map_free(&m->stack_rows);
     free(m->stack_row_keys);

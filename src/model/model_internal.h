@@ -175,6 +175,7 @@ struct model {
     size_t nnamed;                 /* sites symbolized */
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
+    struct u64map proc_starts;     /* stream.c: a process's (pid, start) hashed -> its index */
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
     size_t nbare;                  /* sites with bare set */
     struct strpool group_keys[MODEL_GROUP_COUNT];
