@@ -294,12 +294,37 @@ static int write_reports(struct report_args *a, struct model *m)
     return r != 0 || bad ? 1 : 0;
 }
 
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Is file FILE.PID of a FILE given too (sorted: the names given)? Its own FILE.PID.N
+ * siblings are then not looked for: a job of 10,000 processes would read the directory
+ * 10,000 times. */
+static int sibling_of_given(const char *file, const char **sorted, int n)
+{
+    size_t len = strlen(file), d = len;
+    while (d > 0 && file[d - 1] >= '0' && file[d - 1] <= '9')
+        d--;
+    if (d == len || d < 2 || file[d - 1] != '.')
+        return 0;
+    char *parent = strndup(file, d - 1);
+    int given = parent && bsearch(&parent, sorted, (size_t)n, sizeof *sorted, by_name) != NULL;
+    free(parent);
+    return given;
+}
+
 /* The other processes of a job recorded with -o FILE wrote FILE.PID: a report of FILE
  * alone would leave them out without a word. */
 static void note_siblings(const char **files, int nfiles)
 {
+    const char **sorted = malloc((size_t)(nfiles ? nfiles : 1) * sizeof *sorted);
+    if (sorted) {
+        memcpy(sorted, files, (size_t)nfiles * sizeof *sorted);
+        qsort(sorted, (size_t)nfiles, sizeof *sorted, by_name);
+    }
     for (int i = 0; i < nfiles; i++) {
         struct recording_list l;
+        if (sorted && sibling_of_given(files[i], sorted, nfiles))
+            continue;
         if (recordings_siblings(files[i], &l) != 0)
             continue;
         size_t left = 0;
@@ -323,6 +348,7 @@ static void note_siblings(const char **files, int nfiles)
         }
         recordings_free(&l);
     }
+    free(sorted);
 }
 
 /* Reads each file into m: 0, or 1 when one could not be read (said on stderr). */

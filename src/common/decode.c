@@ -2,6 +2,7 @@
 #include "decode.h"
 #include "wire.h"
 #include "apis.h"
+#include "recording_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -389,24 +390,12 @@ static size_t decode_span(struct culeak_decoder *d, const uint8_t *b, size_t n, 
  * CULEAK_MAX_RECORD) shrinks back once that record is decoded. */
 #define CARRY_KEEP (64u << 10)
 
-int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
+/* Appends n bytes to the carry buffer: 0, or -1 out of memory. */
+static int carry(struct culeak_decoder *d, const uint8_t *in, size_t n)
 {
-    const uint8_t *in = bytes;
-    int rc;
-    if (d->len == 0) {
-        size_t used = decode_span(d, in, len, &rc);
-        d->offset += used;
-        if (rc)
-            return rc;
-        in += used;
-        len -= used;
-        if (len == 0)
-            return 0;
-    }
-    /* carry the incomplete tail (or join it with what came now) */
-    if (d->len + len > d->cap) {
+    if (d->len + n > d->cap) {
         size_t cap = d->cap ? d->cap : 4096;
-        while (cap < d->len + len)
+        while (cap < d->len + n)
             cap *= 2;
         uint8_t *nb = realloc(d->buf, cap);
         if (!nb) {
@@ -416,12 +405,49 @@ int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
         d->buf = nb;
         d->cap = cap;
     }
-    memcpy(d->buf + d->len, in, len);
-    d->len += len;
+    memcpy(d->buf + d->len, in, n);
+    d->len += n;
+    return 0;
+}
+
+/* What the carry buffer holds that is whole, decoded: rc as decode_span's. */
+static int decode_carry(struct culeak_decoder *d)
+{
+    int rc;
     size_t used = decode_span(d, d->buf, d->len, &rc);
     memmove(d->buf, d->buf + used, d->len - used);
     d->len -= used;
     d->offset += used;
+    return rc;
+}
+
+/* A record cut by the end of what came before is completed from the new bytes a step at
+ * a time, and the rest decoded where it lies: the new bytes are copied only up to that
+ * record's end (a whole chunk copied behind each cut record cost a memmove and a
+ * realloc per chunk). */
+#define CARRY_STEP 4096u
+
+int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
+{
+    const uint8_t *in = bytes;
+    int rc;
+    while (d->len > 0 && len > 0) {
+        size_t take = len < CARRY_STEP ? len : CARRY_STEP;
+        if (carry(d, in, take) != 0)
+            return -1;
+        in += take;
+        len -= take;
+        if ((rc = decode_carry(d)) != 0)
+            return rc;
+    }
+    if (len > 0) {
+        size_t used = decode_span(d, in, len, &rc);
+        d->offset += used;
+        if (rc)
+            return rc;
+        if (used < len && carry(d, in + used, len - used) != 0) /* the incomplete tail */
+            return -1;
+    }
     if (d->cap > CARRY_KEEP && d->len <= CARRY_KEEP / 2) { /* a big record is done: give its room back */
         uint8_t *nb = realloc(d->buf, CARRY_KEEP);
         if (nb) {
@@ -429,7 +455,7 @@ int culeak_decoder_feed(struct culeak_decoder *d, const void *bytes, size_t len)
             d->cap = CARRY_KEEP;
         }
     }
-    return rc;
+    return 0;
 }
 
 int culeak_decoder_finish(struct culeak_decoder *d)
@@ -444,46 +470,25 @@ int culeak_decoder_finish(struct culeak_decoder *d)
     return 1;
 }
 
+struct file_feed {
+    struct culeak_decoder d;
+    int rc; /* the decoder's, where it stopped the reading */
+};
+
+static int feed_decoder(void *ctx, const uint8_t *bytes, size_t n)
+{
+    struct file_feed *f = ctx;
+    return (f->rc = culeak_decoder_feed(&f->d, bytes, n)) != 0;
+}
+
 int culeak_decode_file(const char *path, const struct culeak_sink *sink, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    /* on the heap, not in thread-local storage: libculeak.so links this file, and a
-     * library with a large static TLS block cannot be dlopen'd (culeak attach) */
-    enum { CHUNK = 1 << 16 };
-    uint8_t *chunk = malloc(CHUNK);
-    if (!chunk) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        close(fd);
-        return -1;
-    }
-    struct culeak_decoder d;
-    culeak_decoder_init(&d, sink, 1);
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, chunk, CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(d.error, sizeof d.error, "read error: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        if (n == 0) {
-            rc = culeak_decoder_finish(&d);
-            break;
-        }
-        rc = culeak_decoder_feed(&d, chunk, (size_t)n);
-        if (rc)
-            break;
-    }
-    if (rc)
-        snprintf(err, errlen, "%s: %s", path, d.error);
-    close(fd);
-    free(chunk);
-    culeak_decoder_free(&d);
+    struct file_feed f = {.rc = 0};
+    culeak_decoder_init(&f.d, sink, 1);
+    int r = culeak_read_recording(path, feed_decoder, &f, err, errlen);
+    int rc = r < 0 ? -1 : r ? f.rc : culeak_decoder_finish(&f.d);
+    if (r >= 0 && rc)
+        snprintf(err, errlen, "%s: %s", path, f.d.error);
+    culeak_decoder_free(&f.d);
     return rc < 0 ? -1 : rc;
 }

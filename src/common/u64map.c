@@ -82,3 +82,16 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
     return 0;
 }
 
+
+int u64map_add(struct u64map *m, uint64_t key, uint32_t delta)
+{
+    if (m->count) {
+        size_t mask = m->nslots - 1;
+        for (size_t j = hash(key) & mask; m->vals[j]; j = (j + 1) & mask)
+            if (m->keys[j] == key) {
+                m->vals[j] += delta; /* value + 1 + delta */
+                return 0;
+            }
+    }
+    return u64map_put(m, key, delta);
+}

@@ -18,6 +18,9 @@ void u64map_free(struct u64map *m);
 uint32_t u64map_get(const struct u64map *m, uint64_t key);
 /* Sets key to val (val < UINT32_MAX); -1 when out of memory. */
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
+/* Adds delta (modulo 2^32) to key's value, an absent key's being 0, in one probe where
+ * a get and a put take two; the sum must not be UINT32_MAX. -1 when out of memory. */
+int u64map_add(struct u64map *m, uint64_t key, uint32_t delta);
 /* Room for n keys without growing; -1 when out of memory. */
 int u64map_reserve(struct u64map *m, size_t n);
 

@@ -21,6 +21,16 @@
  * its writer marked in the ring is seen at once. */
 #define DEAD_LOOK 64
 
+/* The processes refused, as NOTE records ("untraced: ...") for a recording of the job:
+ * `report` of the recordings then says what the live run said on stderr. */
+#define UNTOLD_MAX 64
+struct untold {
+    long pid[UNTOLD_MAX], ppid[UNTOLD_MAX];
+    char why[UNTOLD_MAX][160];
+    size_t n;
+    unsigned long more; /* refused past UNTOLD_MAX: counted in the last note */
+};
+
 struct ring_out {
     int active; /* the hub's ring of this slot is read here */
     int out;    /* the recording; -1: not made yet */
@@ -38,6 +48,7 @@ struct culeak_collector {
     unsigned long unrecorded; /* processes refused, or whose recording could not be made */
     unsigned long refused_seen; /* of the hub's refusals, those counted in unrecorded */
     unsigned polls;
+    struct untold untold; /* refusals not yet written into a recording */
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -117,13 +128,44 @@ static void remember_pid(struct culeak_collector *c, long pid)
     c->pids[c->npids++] = pid;
 }
 
+/* A refused process's parent, while it lives (/proc/PID/stat's 4th field): 0 unknown. */
+static long parent_of(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')'); /* the command name may hold anything */
+    long ppid = 0;
+    if (!close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
+        return 0;
+    return ppid;
+}
+
+static void untold_add(struct untold *u, long pid, const char *why)
+{
+    if (u->n == UNTOLD_MAX) {
+        u->more++;
+        return;
+    }
+    u->pid[u->n] = pid;
+    u->ppid[u->n] = parent_of(pid);
+    snprintf(u->why[u->n], sizeof u->why[u->n], "%s", why);
+    u->n++;
+}
+
 /* The rings that came, each read from its slot; the processes refused, said. */
 static void take_new(struct culeak_collector *c)
 {
     long i, pid;
     char why[160];
-    while (culeak_hub_refusal(c->hub, &pid, why, sizeof why))
+    while (culeak_hub_refusal(c->hub, &pid, why, sizeof why)) {
         fprintf(stderr, "culeak: process %ld is not traced: %s\n", pid, why);
+        untold_add(&c->untold, pid, why);
+    }
     c->unrecorded += culeak_hub_refused(c->hub) - c->refused_seen;
     c->refused_seen = culeak_hub_refused(c->hub);
     while (grow_outs(c) == 0 && (i = culeak_hub_take(c->hub)) >= 0) {
@@ -158,8 +200,12 @@ static void open_out(struct culeak_collector *c, size_t i)
     if (path[0] != '/')
         return; /* no recording asked for */
     o->out = culeak_create_recording(path, shared, pid, made, sizeof made);
-    if (o->out < 0)
+    if (o->out < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "its recording could not be created: %s", strerror(errno));
         fprintf(stderr, "culeak: cannot create %s (%s): process %ld is not recorded\n", made, strerror(errno), pid);
+        untold_add(&c->untold, pid, why);
+    }
     o->failed = o->out < 0;
     c->unrecorded += o->failed;
     /* the stream's MAGIC is no record: the ring starts at HELLO */
@@ -234,6 +280,59 @@ static int writer_gone(struct culeak_collector *c, size_t i)
     return (i + c->polls) % DEAD_LOOK == 0 && !culeak_hub_writer_live(c->hub, i);
 }
 
+/* Ring i's recording has its HELLO and was read to a record's end: a NOTE fits there. */
+static int can_note(const struct culeak_collector *c, size_t i)
+{
+    return i < c->n && c->outs[i].active && c->outs[i].out >= 0;
+}
+
+/* The recording a refusal is written into: its parent's when that is recorded, else the
+ * first recording open. -1: none open now (the refusal waits for one). */
+static long note_target(struct culeak_collector *c, long ppid)
+{
+    long first = -1;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!can_note(c, i))
+            continue;
+        if (ppid > 0 && culeak_hub_pid(c->hub, i) == ppid)
+            return (long)i;
+        if (first < 0)
+            first = (long)i;
+    }
+    return first;
+}
+
+static void write_note(struct culeak_collector *c, size_t i, const char *text)
+{
+    uint8_t rec[CULEAK_REC_HEADROOM + CULEAK_UVARINT_MAX + 320];
+    size_t n = strlen(text) < 300 ? strlen(text) : 300;
+    size_t k = culeak_put_s(rec + CULEAK_REC_HEADROOM, text, n);
+    write_full(c, i, rec, culeak_rec_finish(rec, CULEAK_REC_NOTE, k));
+}
+
+/* After the rings were read (each recording at a record's end): the refusals told. */
+static void tell_refusals(struct culeak_collector *c)
+{
+    struct untold *u = &c->untold;
+    size_t k = 0;
+    for (; k < u->n; k++) {
+        long t = note_target(c, u->ppid[k]);
+        if (t < 0)
+            break;
+        char text[300];
+        int last = k + 1 == u->n && u->more;
+        snprintf(text, sizeof text, "untraced: process %ld is not traced (%s)%s", u->pid[k], u->why[k],
+                 last ? "; more processes were refused after it" : "");
+        write_note(c, (size_t)t, text);
+    }
+    memmove(u->pid, u->pid + k, (u->n - k) * sizeof *u->pid);
+    memmove(u->ppid, u->ppid + k, (u->n - k) * sizeof *u->ppid);
+    memmove(u->why, u->why + k, (u->n - k) * sizeof *u->why);
+    u->n -= k;
+    if (!u->n)
+        u->more = 0;
+}
+
 size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
 {
     struct pollfd fds[CULEAK_HUB_POLLFDS];
@@ -252,11 +351,15 @@ size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
         if (!got && writer_gone(c, i)) {
             got = drain(c, i);
             const uint8_t *p;
+            if (c->untold.n && can_note(c, i))
+                tell_refusals(c); /* while this recording is still open */
             if (!culeak_ring_peek(culeak_hub_ring(c->hub, i), &p))
                 finish(c, i);
         }
         total += got;
     }
+    if (c->untold.n)
+        tell_refusals(c);
     return total;
 }
 

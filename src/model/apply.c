@@ -88,6 +88,11 @@ static int device_slot_for(struct process *p, int device)
             return i + 1;
     if (p->ndev == MODEL_MAX_DEVICES)
         return -1;
+    struct model_counter(*c)[MODEL_KIND_SLOTS] = realloc(p->counters, (size_t)(p->ndev + 2) * sizeof *c);
+    if (!c)
+        return -1;
+    memset(c[p->ndev + 1], 0, sizeof *c);
+    p->counters = c;
     p->devices[p->ndev++] = device;
     return p->ndev;
 }
@@ -227,10 +232,9 @@ static uint32_t live_count(const struct process *p, int8_t dev, uint32_t ctx)
 
 static void live_count_add(struct process *p, int8_t dev, uint16_t ctx, int delta)
 {
-    const uint32_t ctxs[2] = {ctx, DEVICE_WIDE};
-    for (int i = 0; i < 2; i++)
-        if (u64map_put(&p->live_count, count_key(dev, ctxs[i]), live_count(p, dev, ctxs[i]) + (uint32_t)delta) != 0)
-            p->live_count_lost = 1;
+    if (u64map_add(&p->live_count, count_key(dev, ctx), (uint32_t)delta) != 0 ||
+        u64map_add(&p->live_count, count_key(dev, DEVICE_WIDE), (uint32_t)delta) != 0)
+        p->live_count_lost = 1;
 }
 
 static void end_live(struct model *m, struct process *p, struct live_entry *le, uint64_t t, int reset)

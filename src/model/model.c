@@ -59,6 +59,7 @@ static void process_free(struct process *p)
     u64map_free(&p->live_count);
     u64map_free(&p->retains);
     free(p->ranges);
+    free(p->counters);
     for (int i = 0; i <= MODEL_MAX_DEVICES; i++)
         series_free(&p->series[i]);
     free(p->marks);
@@ -87,6 +88,7 @@ void model_free(struct model *m)
     free(m->site_names);
     free(m->row_slots);
     u64map_free(&m->site_index);
+    u64map_free(&m->proc_starts);
     u64map_free(&m->site_index_abs);
     u64map_free(&m->stack_rows);
     free(m->stack_row_keys);
@@ -120,10 +122,13 @@ struct process *model_add_process(struct model *m)
     struct process *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->frames_cap = 1024;
+    /* small to start with: a job of thousands of processes has many that make few
+     * stacks and use one device, and each row of counters is 1.4 KiB */
+    p->frames_cap = 64;
     p->parent = malloc(p->frames_cap * sizeof *p->parent);
     p->ip = malloc(p->frames_cap * sizeof *p->ip);
-    if (!p->parent || !p->ip) {
+    p->counters = calloc(1, sizeof *p->counters);
+    if (!p->parent || !p->ip || !p->counters) {
         process_free(p);
         return NULL;
     }

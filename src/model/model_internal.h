@@ -80,7 +80,7 @@ struct process {
     /* per device slot (0: all devices), per kind slot */
     int ndev;
     int devices[MODEL_MAX_DEVICES];
-    struct model_counter counters[MODEL_MAX_DEVICES + 1][MODEL_KIND_SLOTS];
+    struct model_counter (*counters)[MODEL_KIND_SLOTS]; /* ndev + 1 rows: all devices, then each */
     struct series series[MODEL_MAX_DEVICES + 1];
     uint64_t peak_epoch;
     struct u64map ctx_index;   /* ctx -> small index */
@@ -176,6 +176,7 @@ struct model {
     size_t nnamed;                 /* sites symbolized */
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
+    struct u64map proc_starts;     /* stream.c: a process's (pid, start) hashed -> its index */
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
     size_t nbare;                  /* sites with bare set */
     struct strpool group_keys[MODEL_GROUP_COUNT];

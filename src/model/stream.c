@@ -3,6 +3,7 @@
 #include "common/outpath.h"
 #include "model_internal.h"
 #include "pyframes.h"
+#include "common/recording_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,22 +41,47 @@ static int parse_rank(const struct culeak_hello *h)
     return -1;
 }
 
+static int same_start(const struct model_process *q, const struct culeak_hello *h)
+{
+    return q->pid == h->pid && q->start_realtime_ns == h->realtime_ns && q->start_monotonic_ns == h->monotonic_ns &&
+           strlen(q->host) == h->host.n && (!h->host.n || memcmp(q->host, h->host.p, h->host.n) == 0);
+}
+
+/* A process's pid and start times, hashed. */
+static uint64_t start_key(const struct culeak_hello *h)
+{
+    uint64_t k = h->pid * 0x9e3779b97f4a7c15ull ^ h->realtime_ns;
+    k = (k ^ (k >> 31)) * 0xbf58476d1ce4e5b9ull ^ h->monotonic_ns;
+    return k ^ (k >> 29);
+}
+
+/* The process of an earlier HELLO with h's pid, start and host, or -1. By its hash: a
+ * job of 10,000 processes compared each HELLO with every process before it. */
+static int earlier_start(struct model *m, const struct culeak_hello *h)
+{
+    uint32_t i = u64map_get(&m->proc_starts, start_key(h));
+    if (i == UINT32_MAX)
+        return -1;
+    if (same_start(&m->procs[i]->pub, h))
+        return (int)i;
+    for (int k = 0; k < m->nprocs; k++) /* two starts of one hash: rare */
+        if (same_start(&m->procs[k]->pub, h))
+            return k;
+    return -1;
+}
+
 static int on_hello(void *ctx, const struct culeak_hello *h)
 {
     struct model_stream *s = ctx;
     struct model *m = s->m;
     /* the same recording given twice (a.culeak a.culeak, or a copy): one process, counted
      * once. A process that execs starts again with a new start time. */
-    for (int i = 0; i < m->nprocs; i++) {
-        const struct model_process *q = &m->procs[i]->pub;
-        if (q->pid == h->pid && q->start_realtime_ns == h->realtime_ns &&
-            q->start_monotonic_ns == h->monotonic_ns && strlen(q->host) == h->host.n &&
-            (!h->host.n || memcmp(q->host, h->host.p, h->host.n) == 0)) {
-            s->duplicate = 1;
-            snprintf(s->error, sizeof s->error, "process %llu on %s is in an earlier recording too: read once",
-                     (unsigned long long)h->pid, q->host);
-            return 0;
-        }
+    int dup = earlier_start(m, h);
+    if (dup >= 0) {
+        s->duplicate = 1;
+        snprintf(s->error, sizeof s->error, "process %llu on %s is in an earlier recording too: read once",
+                 (unsigned long long)h->pid, m->procs[dup]->pub.host);
+        return 0;
     }
     model_changed(s->m);
     struct process *p = model_add_process(m);
@@ -71,6 +97,8 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
     p->pub.start_realtime_ns = h->realtime_ns;
     p->pub.start_monotonic_ns = h->monotonic_ns;
     p->pub.last_t_ns = h->monotonic_ns;
+    if (u64map_get(&m->proc_starts, start_key(h)) == UINT32_MAX) /* the first of a hash is kept */
+        u64map_put(&m->proc_starts, start_key(h), (uint32_t)p->pub.index);
     const char *host = strpool_intern(&m->strings, h->host.p ? h->host.p : "", h->host.n);
     const char *exe = strpool_intern(&m->strings, h->exe.p ? h->exe.p : "", h->exe.n);
     p->pub.host = host ? host : "";
@@ -262,57 +290,36 @@ void model_stream_close(struct model_stream *s)
     free(s);
 }
 
+struct load {
+    struct model_stream *s;
+    int rc; /* model_stream_feed's, where it stopped the reading */
+};
+
+static int feed_model(void *ctx, const uint8_t *bytes, size_t n)
+{
+    struct load *l = ctx;
+    return (l->rc = model_stream_feed(l->s, bytes, n)) != MODEL_FEED_OK;
+}
+
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    struct model_stream *s = model_stream_open(m);
-    if (!s) {
-        close(fd);
+    struct load l = {.s = model_stream_open(m)};
+    if (!l.s) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    enum { CHUNK = 1 << 16 };
-    uint8_t *chunk = malloc(CHUNK);
-    if (!chunk) {
-        close(fd);
-        model_stream_close(s);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, chunk, CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(s->error, sizeof s->error, "read error: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        if (n == 0) {
-            rc = model_stream_finish(s);
-            break;
-        }
-        int f = model_stream_feed(s, chunk, (size_t)n);
-        if (f == MODEL_FEED_STOPPED) {
-            rc = 2;
-            break;
-        }
-        if (f != MODEL_FEED_OK) {
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && s->duplicate)
+    int r = culeak_read_recording(path, feed_model, &l, err, errlen);
+    int rc;
+    if (r < 0) /* err says why */
+        rc = -1;
+    else if (r == 0)
+        rc = model_stream_finish(l.s);
+    else
+        rc = l.rc == MODEL_FEED_STOPPED ? 2 : -1;
+    if (rc == 0 && l.s->duplicate)
         rc = 1;
-    if (rc == 1 || rc == -1)
-        snprintf(err, errlen, "%s: %s", path, s->error);
-    free(chunk);
-    close(fd);
-    model_stream_close(s);
+    if (r >= 0 && (rc == 1 || rc == -1))
+        snprintf(err, errlen, "%s: %s", path, l.s->error);
+    model_stream_close(l.s);
     return rc;
 }

@@ -69,10 +69,11 @@ static void fold_into_last(struct series *s, uint64_t live, uint64_t events)
  * a long one keeps its extremes. */
 void series_add(struct series *s, uint64_t t, uint64_t live, uint64_t events, unsigned cap, uint64_t step0)
 {
-    if (!s->s) {
-        if (!(s->s = malloc(cap * sizeof *s->s)))
+    if (!s->s) { /* small at first: most processes of a job of thousands change little */
+        size_t first = cap < 64 ? cap : 64;
+        if (!(s->s = malloc(first * sizeof *s->s)))
             return;
-        s->cap = cap;
+        s->cap = first;
         s->step = 0;
     }
     if (s->n) {
@@ -85,6 +86,14 @@ void series_add(struct series *s, uint64_t t, uint64_t live, uint64_t events, un
         if (s->step && t < last->t_ns + s->step) { /* same interval (or time went backwards) */
             fold_into_last(s, live, events);
             return;
+        }
+    }
+    if (s->n == s->cap && s->cap < cap) { /* room grows to cap before changes share buckets */
+        size_t more = s->cap * 2 < cap ? s->cap * 2 : cap;
+        struct model_sample *ns = realloc(s->s, more * sizeof *ns);
+        if (ns) {
+            s->s = ns;
+            s->cap = more;
         }
     }
     if (s->n == s->cap && !s->step)

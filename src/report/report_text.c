@@ -89,6 +89,11 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
         if (p->lost_events)
             fprintf(f, " [%" PRIu64 " events lost while the reader was stopped]", p->lost_events);
         fputc('\n', f);
+        if (p->untraced) { /* the recording says what the run said of what went untraced */
+            fputs("culeak:   untraced: ", f);
+            text_write_escaped(f, p->untraced_note);
+            fprintf(f, "%s\n", p->untraced > 1 ? " (and more)" : "");
+        }
         if (o->what == REPORT_PEAK) {
             struct model_counter c;
             char b[64];

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,7 @@ struct symbolizer {
     void *extra_ctx;
     struct sym_frame scratch[64];
     int no_index; /* symbolizer_without_index: dwarf_getscopes and the symbol table only */
+    int holding;  /* modules whose files are open now (close_files closes them) */
     size_t walks; /* symbolizer_walks */
 };
 
@@ -62,15 +64,50 @@ struct symbolizer *symbolizer_new(struct strpool *pool)
     return s;
 }
 
+/* Module m's files closed and what was read of them forgotten (its cached results stay):
+ * a later lookup that misses the cache opens it again. */
+static void module_close(struct sym_module *m)
+{
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    scope_index_free(m->scopes);
+    *m = (struct sym_module){0};
+}
+
+/* Each module holds a descriptor or two (its ELF file, its separate debug file). Under a
+ * low descriptor limit they would take those the reader needs for the job's next
+ * processes (a ring's hand-over, a recording): there a lookup closes what it opened. */
+#define TIGHT_NOFILE 256
+
+static int fds_tight(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < TIGHT_NOFILE;
+}
+
+static void close_files(struct symbolizer *s)
+{
+    for (size_t i = 0; s->holding && i < s->nmods; i++)
+        if (s->mods[i].opened) {
+            module_close(&s->mods[i]);
+            s->holding--;
+        }
+    s->holding = 0;
+}
+
+/* After a lookup: the modules' files closed where descriptors are scarce. */
+static void after_lookup(struct symbolizer *s)
+{
+    if (s->holding && fds_tight())
+        close_files(s);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nmods; i++) {
-        if (s->mods[i].dwfl)
-            dwfl_end(s->mods[i].dwfl);
-        scope_index_free(s->mods[i].scopes);
-    }
+    for (size_t i = 0; i < s->nmods; i++)
+        module_close(&s->mods[i]);
     struct sym_cache *caches[] = {&s->full, &s->brief};
     for (int c = 0; c < 2; c++) {
         for (size_t i = 0; i < caches[c]->n; i++)
@@ -142,6 +179,7 @@ static struct sym_module *module_handle(struct symbolizer *s, uint32_t id, const
     struct sym_module *m = &s->mods[id];
     if (!m->opened) {
         m->opened = 1;
+        s->holding++;
         int fd = path && path[0] == '/' ? open_regular(path) : -1;
         if (fd >= 0 && (m->dwfl = dwfl_begin(&callbacks))) {
             m->mod = dwfl_report_elf(m->dwfl, path, path, fd, 0, false);
@@ -383,7 +421,9 @@ const struct sym_result *symbolizer_lookup(struct symbolizer *s, uint32_t module
     if (!slot || slot->res)
         return slot ? slot->res : NULL;
     unsigned n = resolve(s, module_handle(s, module_id, path), offset);
-    return cache_store(&s->full, slot, module_id, offset, s->scratch, n);
+    const struct sym_result *r = cache_store(&s->full, slot, module_id, offset, s->scratch, n);
+    after_lookup(s);
+    return r;
 }
 
 const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_id, const char *path,
@@ -415,14 +455,15 @@ const struct sym_frame *symbolizer_brief(struct symbolizer *s, uint32_t module_i
         }
     }
     const struct sym_result *r = cache_store(&s->brief, slot, module_id, offset, &f, 1);
+    after_lookup(s);
     return r ? &r->frames[0] : NULL;
 }
 
 void symbolizer_without_index(struct symbolizer *s) { s->no_index = 1; }
 size_t symbolizer_walks(const struct symbolizer *s) { return s->walks; }
 
-int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
-                           unsigned line, unsigned *next)
+static int source_line_of(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
+                          unsigned line, unsigned *next)
 {
     struct sym_module *m = module_handle(s, module_id, path);
     *next = 0;
@@ -453,4 +494,12 @@ int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char 
     int known = dwfl_module_getsrc_file(m->mod, file, 0, 0, &srcs, &n) == 0 && n; /* the file, no line after */
     free(srcs);
     return known ? 0 : -1;
+}
+
+int symbolizer_source_line(struct symbolizer *s, uint32_t module_id, const char *path, const char *file,
+                           unsigned line, unsigned *next)
+{
+    int r = source_line_of(s, module_id, path, file, line, next);
+    after_lookup(s);
+    return r;
 }

@@ -1,7 +1,8 @@
 /* Out-of-process symbolization with elfutils libdwfl: each module (by path) is opened
  * once at bias 0 and asked about module-relative offsets, so one cache serves every
  * process that loaded it. Results (function, file:line, inline chain, demangled) are
- * cached per (module, offset). */
+ * cached per (module, offset). Under a descriptor limit below 256 no module's file is
+ * kept open between lookups (a miss opens it again). */
 #ifndef CULEAK_SYMBOLS_H
 #define CULEAK_SYMBOLS_H
 
