@@ -371,6 +371,10 @@ struct model_row {
      * attach)"): culeak saw neither where nor why it was made, so it is never judged a
      * leak; reports count it apart (report_summary.before_*) */
     int before_attach;
+    /* LEAKS source: live when the recording ends, in a process with no exit record (a
+     * recording saved while the job ran, or cut): what it would have freed is unknown, so
+     * it is not judged; reports count it apart (report_summary.end_*) */
+    int unended;
     int proc;              /* STACK rows: the process; otherwise -1 */
     uint64_t stack;        /* STACK rows: the stack; otherwise the member with most bytes */
     int stack_proc;        /* ... and its process */
