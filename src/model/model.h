@@ -150,6 +150,10 @@ const struct model_process *model_process(const struct model *m, int proc);
  * its image replaced by exec). */
 int model_process_running(const struct model_process *p);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
+/* Its recording ends before it did, and nothing says it ended then (no EXIT record, no
+ * wait status): it may have run on (a recording saved mid-run, a reader cut off), so what
+ * is live at the end is not judged. */
+int model_process_unended(const struct model_process *p);
 /* The wait status of a process whose recording has no EXIT record (its EXIT was lost: the
  * process ended while its reader was stopped, or inside libc): its parent saw it exit, so
  * the recording holds all it did, as one with EXIT does. Sets exit_status; when the status

@@ -348,7 +348,7 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             uint32_t id = pool ? pool_row_id(m, pool, q->group) : unit_row_id(m, i, u, q->group);
             int before = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && unit_before_attach_unjudged(m, u);
             /* a LEAKS key of its own (the index is a map there): never summed with leaks */
-            int unended = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && !before && !p->pub.exited;
+            int unended = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && !before && model_process_unended(&p->pub);
             uint64_t key = row_key(id, cache, unit_part(u)) | (uint64_t)unended << 40;
             struct model_row *r = row_for(&index, t, &cap, &rep_bytes, key, id);
             if (!r) {

@@ -201,7 +201,8 @@ static int add_source(struct builder *b, struct process *pr, enum picture_moment
              * is its cache, and what was live before an attach or when a recording ends
              * before its process did is not judged (reports list them apart): none is a leak */
             if (src == MODEL_SOURCE_LEAKS && (kind_is_pool(u->kind) || unit_cache(b->m, pr->pub.index, u) ||
-                                              unit_before_attach_unjudged(b->m, u) || !pr->pub.exited))
+                                              unit_before_attach_unjudged(b->m, u) ||
+                                              model_process_unended(&pr->pub)))
                 continue;
             uint64_t bytes, count;
             unit_value(pr, u, i, src, NULL, &bytes, &count);

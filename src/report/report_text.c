@@ -80,8 +80,10 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
             fputs(" [recording cut off: read up to the cut]", f);
         else if (!p->exited && o->what == REPORT_DIFF && o->diff_b_is_now && report_has_snapshot(m, o->diff_b, i))
             fprintf(f, " [read up to mark '%s']", o->diff_b); /* stopped there on purpose */
-        else if (!p->exited)
+        else if (model_process_unended(p))
             fputs(" [no exit seen: what is live when the recording ends is not judged]", f);
+        else if (!p->exited)
+            fputs(" [no exit seen: live memory counted as leaked]", f);
         if (p->unknown_frees)
             fprintf(f, " [%" PRIu64 " frees of unknown addresses]", p->unknown_frees);
         if (p->failed_allocs)

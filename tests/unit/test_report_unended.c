@@ -84,7 +84,7 @@ static void test_live_at_end_not_judged(void **state)
     model_free(m);
 }
 
-/* the same process once its exit is known (check saw it exit): its memory is judged */
+/* the same process once its end is known (check saw it exit, or killed): its memory is judged */
 static void test_exit_by_status_judged(void **state)
 {
     (void)state;
@@ -98,6 +98,15 @@ static void test_exit_by_status_judged(void **state)
     assert_int_equal(sum.allocations, 2);
     assert_int_equal(sum.end_allocations, 0);
     assert_null(strstr(txt, "END SUMMARY"));
+    free(txt);
+    model_free(m);
+    /* killed by SIGKILL, as its parent saw: it ended there, what it held is judged */
+    m = model_new(NULL);
+    feed(m, 11, 0);
+    assert_int_equal(model_process_exited_by_status(m, 0, 9), 0);
+    txt = run(m, &o, 0, &sum);
+    assert_int_equal(sum.allocations, 2);
+    assert_int_equal(sum.end_allocations, 0);
     free(txt);
     model_free(m);
 }
