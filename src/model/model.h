@@ -143,6 +143,9 @@ struct model_process {
 };
 
 int model_process_count(const struct model *m);
+/* How many runs the processes make (runs.c): recordings of separate runs of a job opened
+ * together are several; their live bytes add up, their peaks do not. 1 for one job. */
+int model_runs(const struct model *m);
 /* 1 when the processes ran on more than one host (pids are only unique per host). */
 int model_several_hosts(const struct model *m);
 const struct model_process *model_process(const struct model *m, int proc);
