@@ -463,6 +463,10 @@ int model_snapshot_at_mark(struct model *m, const char *label, const char *name)
 /* A label of digits only (not empty): it names an event seq rather than a mark. */
 int model_label_is_seq(const char *label);
 int model_snapshot_count(const struct model *m);
+/* Snapshots taken by name: those armed at a mark of their own name and the positions
+ * named "@..." (a recording's start, a time) left out, so that opening a recording, which
+ * arms its marks, counts none. */
+int model_snapshot_named_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
 /* A number that changes whenever snapshot `name` is taken again or filled in further (an
