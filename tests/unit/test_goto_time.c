@@ -123,6 +123,11 @@ static void test_numbered_as_info_marks(void **st)
     printf("# %s; %d snapshots armed, %d taken by name\n", tl.where, model_snapshot_count(m),
            model_snapshot_named_count(m));
     assert_string_equal(tl.where, "at end: event 8/8");
+    /* 4.5 us in: 2 allocations and 2 marks taken, the last numbered 4 */
+    struct view_source src;
+    assert_int_equal(timeline_goto(&tl, &m, "0.0000045", &src, err, sizeof err), 0);
+    printf("# goto 0.0000045: %s\n", tl.where);
+    assert_non_null(strstr(tl.where, ": event 4/8"));
     assert_true(model_snapshot_count(m) >= 5); /* "@start" and the 4 marks */
     assert_int_equal(model_snapshot_named_count(m), 0);
     assert_int_equal(model_snapshot_take(m, "mine"), 0);
