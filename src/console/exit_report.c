@@ -110,7 +110,7 @@ void console_leak_report(struct console *c)
                  fmt_size(a, sizeof a, sum.bytes), (unsigned long long)sum.allocations, plural(sum.allocations));
         outbuf_add_line(&c->u.out, line);
         if (!sum.allocations && !sum.cache_allocations && !sum.held_allocations && !sum.suppressed_allocations &&
-            !sum.before_allocations)
+            !sum.before_allocations && !sum.end_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
         add_report_lines(c, text);
         if (c->opt.log_file)

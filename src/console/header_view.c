@@ -75,7 +75,13 @@ static void render(struct ui *u, struct grid *g, struct rect r)
                        fmt_size(a, sizeof a, mm.allocated_bytes), fmt_size(b, sizeof b, mm.reserved_bytes),
                        fmt_size(c, sizeof c, mm.other_bytes));
     }
-    x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, dm.peak_bytes));
+    /* separate runs opened together: their live bytes add up, their peaks do not */
+    int runs = proc == MODEL_ALL ? model_runs(u->m) : 1;
+    if (runs > 1)
+        x += grid_putf(g, y, x, limit - x, AT_NORMAL, " (%d runs added up) peak %s (the highest run's) ", runs,
+                       fmt_size(b, sizeof b, dm.peak_bytes));
+    else
+        x += grid_putf(g, y, x, limit - x, AT_NORMAL, " peak %s ", fmt_size(b, sizeof b, dm.peak_bytes));
     /* per device: now and peak (the peak of one device over processes is an upper bound) */
     int devs[16];
     int nd = model_devices(u->m, proc, devs, 16);

@@ -53,6 +53,8 @@ void ui_suspects_refresh(struct ui *u)
             h->sstack[i] = s.v[i].stack;
         }
         h->growth += (double)s.v[i].per_mark;
+        if ((double)s.v[i].per_mark > h->fastest)
+            h->fastest = (double)s.v[i].per_mark;
         /* the first with a forecast fills its device soonest; one of a process that ended
          * forecasts nothing */
         if (s.v[i].forecast && s.v[i].running && !h->forecast) {
@@ -80,14 +82,23 @@ int ui_row_is_suspect(const struct ui *u, const struct row *r)
 void ui_suspects_line(const struct ui *u, char *buf, size_t len)
 {
     const struct ui_suspects *h = &u->suspects;
-    char per[32], fill[160];
-    model_format_size(per, sizeof per, h->growth);
-    /* "1 site grows", "2 sites grow ... in all", "1 site in 2 processes grows ... in all" */
+    char per[32], all[32], fill[160];
+    model_format_size(all, sizeof all, h->growth);
+    /* "1 site grows", "1 site in 2 processes grows ... in all"; several sites: the fastest
+     * one's growth, then all of theirs where it differs (one site of 1 MiB and one of 1
+     * KiB read as two of 1 MiB in "2 sites grow +1.00 MiB/iteration") */
     char procs[40] = "";
     if (h->procs > 1)
         snprintf(procs, sizeof procs, " in %zu processes", h->procs);
-    int n = snprintf(buf, len, " suspects: %zu site%s%s grow%s +%s/iteration%s", h->sites, h->sites == 1 ? "" : "s",
-                     procs, h->sites == 1 ? "s" : "", per, h->n > 1 ? " in all" : "");
+    int n;
+    if (h->sites > 1) {
+        model_format_size(per, sizeof per, h->fastest);
+        char sum[64] = "";
+        if (strcmp(per, all) != 0)
+            snprintf(sum, sizeof sum, " (+%s in all)", all);
+        n = snprintf(buf, len, " suspects: %zu sites%s grow, the fastest +%s/iteration%s", h->sites, procs, per, sum);
+    } else
+        n = snprintf(buf, len, " suspects: 1 site%s grows +%s/iteration%s", procs, all, h->n > 1 ? " in all" : "");
     if (h->forecast && !h->fill_marks && n > 0 && (size_t)n < len) /* its device had nothing free */
         n += snprintf(buf + n, len - (size_t)n, "; device %d has no free memory left", h->device);
     else if (h->forecast && n > 0 && (size_t)n < len) {

@@ -13,6 +13,7 @@
 struct scan {
     struct timeline *tl;
     uint64_t real0, mono0; /* the stream's process start */
+    uint64_t seq;          /* the stream's highest event or mark number */
 };
 
 static void scan_time(struct scan *sc, uint64_t t_ns)
@@ -39,6 +40,8 @@ static int scan_event(void *ctx, const struct culeak_event *e)
 {
     struct scan *sc = ctx;
     sc->tl->nevents++;
+    if (e->seq > sc->seq)
+        sc->seq = e->seq;
     scan_time(sc, e->t_ns);
     return 0;
 }
@@ -46,6 +49,8 @@ static int scan_event(void *ctx, const struct culeak_event *e)
 static int scan_mark(void *ctx, const struct culeak_mark *mk)
 {
     scan_time(ctx, mk->t_ns);
+    if (mk->seq > ((struct scan *)ctx)->seq)
+        ((struct scan *)ctx)->seq = mk->seq;
     struct timeline *tl = ((struct scan *)ctx)->tl;
     if (!mk->label.n)
         return 0;
@@ -71,7 +76,7 @@ struct cut {
     const struct culeak_sink *to;
     uint64_t real0, mono0, limit;
     int past;               /* this stream went past the limit: the rest is dropped */
-    uint64_t events;
+    uint64_t seq;           /* the highest event or mark number taken */
 };
 
 static int over(struct cut *c, uint64_t t_ns)
@@ -106,14 +111,19 @@ static int cut_event(void *ctx, const struct culeak_event *e)
     struct cut *c = ctx;
     if (over(c, e->t_ns))
         return 0;
-    c->events++;
+    if (e->seq > c->seq)
+        c->seq = e->seq;
     return c->to->event(c->to->ctx, e);
 }
 
 static int cut_mark(void *ctx, const struct culeak_mark *mk)
 {
     struct cut *c = ctx;
-    return over(c, mk->t_ns) ? 0 : c->to->mark(c->to->ctx, mk);
+    if (over(c, mk->t_ns))
+        return 0;
+    if (mk->seq > c->seq)
+        c->seq = mk->seq;
+    return c->to->mark(c->to->ctx, mk);
 }
 
 static int cut_exit(void *ctx, const struct culeak_exit *x)
@@ -140,8 +150,8 @@ static void arm(const struct timeline *tl, struct model *m)
     }
 }
 
-/* Loads every file (cut_ns: up to that wall time; 0: all). Returns events applied, or
- * -1 with err. */
+/* Loads every file (cut_ns: up to that wall time; 0: all). Returns the events applied
+ * (cut: the number the last event or mark taken has, added over the files), or -1 with err. */
 static long long load(struct timeline *tl, struct model *m, uint64_t cut_ns, char *err, size_t errlen)
 {
     arm(tl, m);
@@ -165,7 +175,7 @@ static long long load(struct timeline *tl, struct model *m, uint64_t cut_ns, cha
         char e[256];
         culeak_decode_file(tl->paths[i], &k, e, sizeof e); /* corrupt: up to the damage */
         model_stream_close(s);
-        events += (long long)c.events;
+        events += (long long)c.seq;
     }
     return cut_ns ? events : (long long)model_event_count(m);
 }
@@ -181,6 +191,8 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
         char e[256];
         if (culeak_decode_file(files[i], &k, e, sizeof e) < 0 && !tl->damage[0])
             snprintf(tl->damage, sizeof tl->damage, "%s: %s", files[i], e);
+        tl->last_seq += sc.seq;
+        sc.seq = 0;
     }
     long long events = load(tl, m, 0, err, errlen);
     if (events < 0)
@@ -190,8 +202,8 @@ int timeline_load(struct timeline *tl, struct model *m, char **files, int nfiles
         snprintf(err, errlen, "%s", tl->damage[0] ? tl->damage : "no process in the recordings");
         return -1;
     }
-    snprintf(tl->where, sizeof tl->where, "at end: event %llu/%llu", (unsigned long long)tl->nevents,
-             (unsigned long long)tl->nevents);
+    snprintf(tl->where, sizeof tl->where, "at end: event %llu/%llu", (unsigned long long)tl->last_seq,
+             (unsigned long long)tl->last_seq);
     return 0;
 }
 
@@ -256,7 +268,7 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
                   size_t errlen)
 {
     struct model *m = *mp; /* the whole recordings stay loaded: positions are sources of it */
-    unsigned long long total = (unsigned long long)tl->nevents;
+    unsigned long long total = (unsigned long long)tl->last_seq; /* numbered as info marks numbers */
     double s;
     struct view_source to = {.kind = MODEL_SOURCE_NOW};
     char where[160];
@@ -264,7 +276,7 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
         snprintf(where, sizeof where, "at end: event %llu/%llu", total, total);
     } else if (strcmp(what, "peak") == 0) {
         to.kind = MODEL_SOURCE_PEAK;
-        snprintf(where, sizeof where, "at peak (each process at its own) of %llu events", total);
+        snprintf(where, sizeof where, "at peak (each process at its own) of events numbered to %llu", total);
     } else if (strcmp(what, "oom") == 0) {
         size_t nf;
         const struct model_failure *f = model_failures(m, &nf);
@@ -287,7 +299,7 @@ int timeline_goto(struct timeline *tl, struct model **mp, const char *what, stru
         if (strcmp(what, "start") == 0)
             snprintf(where, sizeof where, "at start: event 0/%llu", total);
         else
-            snprintf(where, sizeof where, "at %s %.60s of %llu events", is_label(tl, what) ? "mark" : "snapshot",
+            snprintf(where, sizeof where, "at %s %.60s of events numbered to %llu", is_label(tl, what) ? "mark" : "snapshot",
                      what, total);
     } else if (parse_seconds(what, &s) == 0) {
         double length = tl->t_end_real > tl->t0_real ? (double)(tl->t_end_real - tl->t0_real) / 1e9 : 0;

@@ -25,6 +25,9 @@ struct timeline {
     size_t nlabels, labels_cap;
     struct strpool names;
     uint64_t nevents;       /* events in the recordings */
+    /* Where the events' numbering ends: the highest event or mark number (seq, as info
+     * marks numbers them) of each recording, added up; positions are numbered so too. */
+    uint64_t last_seq;
     uint64_t t0_real;       /* earliest process start (wall ns) */
     uint64_t t_end_real;    /* the latest record (wall ns) */
     char where[160];        /* the position, in words */

@@ -69,7 +69,7 @@ size_t ui_mark_count(const struct ui *u)
 char *ui_marks_text(const struct ui *u, char *buf, size_t len)
 {
     size_t marks = ui_mark_count(u);
-    int snaps = model_snapshot_count(u->m);
+    int snaps = model_snapshot_named_count(u->m); /* a mark's own is counted as its mark */
     buf[0] = 0;
     if (marks && snaps)
         snprintf(buf, len, " %zu mark%s, %d snapshot%s ", marks, marks == 1 ? "" : "s", snaps, snaps == 1 ? "" : "s");

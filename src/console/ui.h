@@ -96,6 +96,7 @@ struct ui_suspects {
     size_t sites, procs;   /* distinct call sites and processes among them (a site of two
                             * runs opened together is one site) */
     double growth;         /* bytes per iteration of them all */
+    double fastest;        /* ... and of the fastest one */
     int forecast, device;  /* the one that fills its device soonest, of a running process: */
     double fill_marks, fill_s, interval_s;
     int sproc[UI_SUSPECTS_MARKED];      /* the first ones' stacks: their rows are marked */

@@ -326,6 +326,7 @@ int model_field_by_name(const char *name)
 }
 
 int model_process_running(const struct model_process *p) { return !p->exited && !p->ended; }
+int model_process_unended(const struct model_process *p) { return !p->exited && p->exit_status < 0; }
 
 const char *model_cache_name(enum model_cache c)
 {

@@ -143,6 +143,9 @@ struct model_process {
 };
 
 int model_process_count(const struct model *m);
+/* How many runs the processes make (runs.c): recordings of separate runs of a job opened
+ * together are several; their live bytes add up, their peaks do not. 1 for one job. */
+int model_runs(const struct model *m);
 /* 1 when the processes ran on more than one host (pids are only unique per host). */
 int model_several_hosts(const struct model *m);
 const struct model_process *model_process(const struct model *m, int proc);
@@ -150,6 +153,10 @@ const struct model_process *model_process(const struct model *m, int proc);
  * its image replaced by exec). */
 int model_process_running(const struct model_process *p);
 void model_process_set_exit_status(struct model *m, int proc, int wstatus);
+/* Its recording ends before it did, and nothing says it ended then (no EXIT record, no
+ * wait status): it may have run on (a recording saved mid-run, a reader cut off), so what
+ * is live at the end is not judged. */
+int model_process_unended(const struct model_process *p);
 /* The wait status of a process whose recording has no EXIT record (its EXIT was lost: the
  * process ended while its reader was stopped, or inside libc): its parent saw it exit, so
  * the recording holds all it did, as one with EXIT does. Sets exit_status; when the status
@@ -375,6 +382,10 @@ struct model_row {
      * attach)"): culeak saw neither where nor why it was made, so it is never judged a
      * leak; reports count it apart (report_summary.before_*) */
     int before_attach;
+    /* LEAKS source: live when the recording ends, in a process with no exit record (a
+     * recording saved while the job ran, or cut): what it would have freed is unknown, so
+     * it is not judged; reports count it apart (report_summary.end_*) */
+    int unended;
     int proc;              /* STACK rows: the process; otherwise -1 */
     uint64_t stack;        /* STACK rows: the stack; otherwise the member with most bytes */
     int stack_proc;        /* ... and its process */
@@ -456,6 +467,10 @@ int model_snapshot_at_mark(struct model *m, const char *label, const char *name)
 /* A label of digits only (not empty): it names an event seq rather than a mark. */
 int model_label_is_seq(const char *label);
 int model_snapshot_count(const struct model *m);
+/* Snapshots taken by name: those armed at a mark of their own name and the positions
+ * named "@..." (a recording's start, a time) left out, so that opening a recording, which
+ * arms its marks, counts none. */
+int model_snapshot_named_count(const struct model *m);
 const char *model_snapshot_name(const struct model *m, int i);
 int model_snapshot_find(const struct model *m, const char *name); /* index or -1 */
 /* A number that changes whenever snapshot `name` is taken again or filled in further (an

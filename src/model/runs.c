@@ -109,3 +109,5 @@ void runs_device_peak(const struct model *m, int device, int kind, struct model_
     free(sums);
     out->peak_bytes = best;
 }
+
+int model_runs(const struct model *m) { return m->nruns > 1 ? (int)m->nruns : 1; }

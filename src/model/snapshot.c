@@ -63,6 +63,16 @@ int model_snapshot_find(const struct model *m, const char *name)
 
 int model_snapshot_count(const struct model *m) { return m->nsnaps; }
 
+int model_snapshot_named_count(const struct model *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->nsnaps; i++) {
+        const struct snapshot *s = &m->snaps[i];
+        n += s->name[0] != '@' && !(s->trigger && !strcmp(s->trigger, s->name));
+    }
+    return n;
+}
+
 uint64_t model_snapshot_stamp(const struct model *m, const char *name)
 {
     int i = model_snapshot_find(m, name);

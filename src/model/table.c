@@ -346,7 +346,11 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             enum model_cache cache = q->source == MODEL_SOURCE_LEAKS && count ? unit_cache(m, i, u) : MODEL_CACHE_NONE;
             enum model_cache pool = p->pools_tracked ? unit_pool(m, i, u) : MODEL_CACHE_NONE;
             uint32_t id = pool ? pool_row_id(m, pool, q->group) : unit_row_id(m, i, u, q->group);
-            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, row_key(id, cache, unit_part(u)), id);
+            int before = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && unit_before_attach_unjudged(m, u);
+            /* a LEAKS key of its own (the index is a map there): never summed with leaks */
+            int unended = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && !before && model_process_unended(&p->pub);
+            uint64_t key = row_key(id, cache, unit_part(u)) | (uint64_t)unended << 40;
+            struct model_row *r = row_for(&index, t, &cap, &rep_bytes, key, id);
             if (!r) {
                 rc = -1;
                 break;
@@ -372,7 +376,8 @@ int model_table_build(struct model *m, const struct model_query *q, struct model
             }
             r->cache = cache;
             r->pool = pool;
-            r->before_attach = q->source == MODEL_SOURCE_LEAKS && !cache && !pool && unit_before_attach_unjudged(m, u);
+            r->before_attach = before;
+            r->unended = unended;
             r->live_bytes += bytes;
             r->live_count += count;
             r->peak_bytes += u->peak_bytes;

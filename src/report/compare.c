@@ -110,6 +110,8 @@ int compare_runs(struct model *a, struct model *b, const struct report_options *
         struct model *m = c->m[run];
         if (report_query(m, &ro, &t[run]) != 0)
             goto out;
+        for (size_t i = 0; i < t[run].n; i++) /* a run's bytes, whose words say which (run_what) */
+            t[run].rows[i].unended = 0;
         summarize_table(&t[run], &c->sum[run]);
         if (model_suspects(m, MODEL_ALL, 1, &sus[run]) != 0)
             goto out;

@@ -197,11 +197,13 @@ static int add_source(struct builder *b, struct process *pr, enum picture_moment
             struct unit *u = &pr->units[i]; /* unit_cache classifies it once */
             if (!culeak_kind_is_memory(u->kind))
                 continue;
-            /* a pool's blocks go with the pool, what a caching allocator holds at the end
-             * is its cache, and what was live before an attach is not judged (reports list
-             * both apart): none is a leak */
-            if (src == MODEL_SOURCE_LEAKS && (kind_is_pool(u->kind) || unit_cache(b->m, pr->pub.index, u) ||
-                                              unit_before_attach_unjudged(b->m, u)))
+            /* a framework pool's blocks go with the pool, what a caching allocator holds at
+             * the end is its cache, and what was live before an attach or when a recording
+             * ends before its process did is not judged (reports list them apart): none is a
+             * leak; a program's own pool's blocks (culeak_alloc) are, as the text says */
+            if (src == MODEL_SOURCE_LEAKS && (u->kind == CULEAK_KIND_BLOCK || unit_cache(b->m, pr->pub.index, u) ||
+                                              unit_before_attach_unjudged(b->m, u) ||
+                                              model_process_unended(&pr->pub)))
                 continue;
             uint64_t bytes, count;
             unit_value(pr, u, i, src, NULL, &bytes, &count);
@@ -368,6 +370,12 @@ static uint32_t process_root(struct builder *b, int proc)
     return node_of(b, 0, name, 0, 0);
 }
 
+static int path_is_culeak_h(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return !strcmp(slash ? slash + 1 : path, "culeak.h");
+}
+
 static int place_stack(struct builder *b, struct picture_stack *s, struct model_frame *frames,
                        struct stack_line *lines)
 {
@@ -385,6 +393,13 @@ static int place_stack(struct builder *b, struct picture_stack *s, struct model_
         s->leaf = node_of(b, node, "[no stack]", 0, 1);
         return s->leaf == UINT32_MAX ? -1 : 0;
     }
+    /* culeak.h's inline wrappers (culeak_alloc, culeak_free) are how the program reports
+     * a block, not where: the graph ends at their caller */
+    size_t inner = 0;
+    while (inner + 1 < n && frames[inner].file && path_is_culeak_h(frames[inner].file))
+        inner++;
+    frames += inner;
+    n -= inner;
     size_t nl = stack_lines(frames, n, 1, lines);
     char text[1200];
     for (size_t k = nl; k-- > 0 && node != UINT32_MAX;) { /* outermost first */

@@ -42,6 +42,8 @@ struct report_summary {
     uint64_t suppressed_bytes, suppressed_allocations, suppressed_sites; /* the user's blocks of .supp */
     uint64_t held_bytes, held_allocations, held_sites; /* its default suppressions: held by a library until exit */
     uint64_t before_bytes, before_allocations;   /* leaks: live since before an attach, not judged */
+    uint64_t end_bytes, end_allocations;         /* leaks: live when a recording without its
+                                                    process's exit ends (model_row.unended), not judged */
     struct model_memory memory;   /* tensor tracking (memory.pools != 0): the rows in PyTorch's
                                      words (live reports; a leak report has no blocks) */
 };

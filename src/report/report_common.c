@@ -174,6 +174,9 @@ void summarize_table(const struct model_table *t, struct report_summary *s)
         } else if (r->before_attach) {
             s->before_bytes += r->live_bytes;
             s->before_allocations += r->live_count;
+        } else if (r->unended) {
+            s->end_bytes += r->live_bytes;
+            s->end_allocations += r->live_count;
         } else {
             s->bytes += r->live_bytes;
             s->allocations += r->live_count;
@@ -314,6 +317,8 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
         t->cache_allocations += pt->s.cache_allocations;
         t->before_bytes += pt->s.before_bytes;
         t->before_allocations += pt->s.before_allocations;
+        t->end_bytes += pt->s.end_bytes;
+        t->end_allocations += pt->s.end_allocations;
         t->reset_bytes += pt->s.reset_bytes;
         t->reset_allocations += pt->s.reset_allocations;
         report_memory_add(&t->memory, &pt->s.memory);
@@ -335,7 +340,7 @@ int report_query_parts(struct model *m, const struct report_options *o, struct r
                 continue; /* a pool's segments: no call site */
             if (row->cache != MODEL_CACHE_NONE)
                 cids[nc++] = row->id;
-            else if (!row->before_attach)
+            else if (!row->before_attach && !row->unended)
                 ids[n++] = row->id;
         }
     ps->total.sites = count_distinct(ids, n);

@@ -250,8 +250,8 @@ static void write_all(FILE *f, struct model *m, const struct report_options *o, 
             const struct picture_moment *mo = &pc->moments[k];
             if (mo->proc != i)
                 continue;
-            if (mo->kind == PICTURE_LEAKS)
-                mine = mo->bytes;
+            if (mo->kind == PICTURE_LEAKS) /* a program's own pool's blocks leak too */
+                mine = mo->bytes + mo->pool_bytes;
             else if (mo->kind == PICTURE_END)
                 end += mo->bytes;
         }

@@ -277,13 +277,13 @@ static int json_diff(FILE *f, struct model *m, const struct report_options *o)
     return 0;
 }
 
-/* The rows of one list: 0 "leaks"/"sites", 1 "cache", 2 "before_attach". */
+/* The rows of one list: 0 "leaks"/"sites", 1 "cache", 2 "before_attach", 3 "live_at_end". */
 static void json_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t,
                       int list, int *first)
 {
     for (size_t i = 0; i < t->n; i++) {
         const struct model_row *r = &t->rows[i];
-        int in = r->cache != MODEL_CACHE_NONE ? 1 : r->before_attach ? 2 : 0;
+        int in = r->cache != MODEL_CACHE_NONE ? 1 : r->before_attach ? 2 : r->unended ? 3 : 0;
         if (in != list || r->pool)
             continue; /* a pool's segments are in "pools" */
         if (!*first)
@@ -321,6 +321,9 @@ static void json_summary(FILE *f, const struct report_summary *s)
     if (s->before_allocations)
         fprintf(f, ",\"before_attach_bytes\":%" PRIu64 ",\"before_attach_allocations\":%" PRIu64, s->before_bytes,
                 s->before_allocations);
+    if (s->end_allocations)
+        fprintf(f, ",\"live_at_end_bytes\":%" PRIu64 ",\"live_at_end_allocations\":%" PRIu64, s->end_bytes,
+                s->end_allocations);
     if (s->memory.pools)
         json_memory(f, "memory", &s->memory);
 }
@@ -406,8 +409,8 @@ int report_json(FILE *f, struct model *m, const struct report_options *o, struct
             model_group_name(o->group));
     report_json_processes(f, m, o);
     fprintf(f, ",\"%s\":[", o->what == REPORT_LEAKS ? "leaks" : "sites");
-    static const char *const lists[] = {"", "],\"cache\":[", "],\"before_attach\":["};
-    for (int list = 0; list < 3; list++) {
+    static const char *const lists[] = {"", "],\"cache\":[", "],\"before_attach\":[", "],\"live_at_end\":["};
+    for (int list = 0; list < 4; list++) {
         fputs(lists[list], f);
         int first = 1;
         if (split)

@@ -70,8 +70,9 @@ int report_suppressions(FILE *f, struct model *m, const struct report_options *o
         return -1;
     int rc = 0;
     for (size_t i = 0; i < t.n && rc == 0; i++) {
-        if (t.rows[i].cache != MODEL_CACHE_NONE || t.rows[i].before_attach)
-            continue; /* held by a caching allocator, or from before an attach: not a leak */
+        if (t.rows[i].cache != MODEL_CACHE_NONE || t.rows[i].before_attach || t.rows[i].unended)
+            continue; /* a caching allocator's, from before an attach, or live at a recording's
+                       * end before its process's: not a leak */
         rc = site_block(f, m, &so, &t.rows[i], max);
     }
     model_table_free(&t);

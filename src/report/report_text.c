@@ -80,6 +80,8 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
             fputs(" [recording cut off: read up to the cut]", f);
         else if (!p->exited && o->what == REPORT_DIFF && o->diff_b_is_now && report_has_snapshot(m, o->diff_b, i))
             fprintf(f, " [read up to mark '%s']", o->diff_b); /* stopped there on purpose */
+        else if (model_process_unended(p))
+            fputs(" [no exit seen: what is live when the recording ends is not judged]", f);
         else if (!p->exited)
             fputs(" [no exit seen: live memory counted as leaked]", f);
         if (p->unknown_frees)
@@ -161,6 +163,8 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
         fputs("    live when culeak attached, made before it: where and why is unknown, so it is not judged\n", f);
         return;
     }
+    if (r->unended) /* the process ran on: it may have freed it later */
+        fputs("    live when the recording ends, before its process did: not judged\n", f);
     if (r->nstacks > 1)
         fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
     report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
@@ -406,6 +410,9 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
         if (o->what == REPORT_LEAKS && pt->s.before_allocations)
             fprintf(f, "; %" PRIu64 " bytes in %" PRIu64 " allocations from before the attach",
                     pt->s.before_bytes, pt->s.before_allocations);
+        if (o->what == REPORT_LEAKS && pt->s.end_allocations)
+            fprintf(f, "; %" PRIu64 " bytes in %" PRIu64 " allocations live when the recording ends",
+                    pt->s.end_bytes, pt->s.end_allocations);
         fputc('\n', f);
     }
     print_suppressed(f, m, o);
@@ -417,13 +424,18 @@ static void print_summary(FILE *f, struct model *m, const struct report_options 
         fprintf(f, "ATTACH SUMMARY: %" PRIu64 " bytes in %" PRIu64
                    " allocations live since before culeak attached (no stack; not counted as leaks)\n",
                 s->before_bytes, s->before_allocations);
+    if (o->what == REPORT_LEAKS && s->end_allocations)
+        fprintf(f, "END SUMMARY: %" PRIu64 " bytes in %" PRIu64
+                   " allocations live when the recording ends, before its process did (not counted as leaks)\n",
+                s->end_bytes, s->end_allocations);
 }
 
 static void print_rows(FILE *f, struct model *m, const struct report_options *o, const struct model_table *t)
 {
     const char *verb = o->what == REPORT_LEAKS ? "LEAKED" : "LIVE";
     for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].cache == MODEL_CACHE_NONE && !t->rows[i].pool && !t->rows[i].before_attach)
+        if (t->rows[i].cache == MODEL_CACHE_NONE && !t->rows[i].pool && !t->rows[i].before_attach &&
+            !t->rows[i].unended)
             print_row(f, m, o, &t->rows[i], verb);
     for (size_t i = 0; i < t->n; i++) /* the memory the blocks above lie in */
         if (t->rows[i].cache == MODEL_CACHE_NONE && t->rows[i].pool)
@@ -432,7 +444,7 @@ static void print_rows(FILE *f, struct model *m, const struct report_options *o,
         if (t->rows[i].cache != MODEL_CACHE_NONE)
             print_row(f, m, o, &t->rows[i], "CACHED");
     for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].before_attach)
+        if (t->rows[i].before_attach || t->rows[i].unended)
             print_row(f, m, o, &t->rows[i], "NOT JUDGED");
 }
 
@@ -456,7 +468,7 @@ static int report_text_split(FILE *f, struct model *m, const struct report_optio
         fprintf(f, "\n==== %s: ", name);
         if (!pt->present)
             fprintf(f, "no mark '%s'\n", o->snapshot);
-        else if (!pt->s.allocations && !pt->s.cache_allocations && !pt->s.before_allocations)
+        else if (!pt->s.allocations && !pt->s.cache_allocations && !pt->s.before_allocations && !pt->s.end_allocations)
             fprintf(f, "nothing %s\n", o->what == REPORT_LEAKS ? "leaked" : "live");
         else if (o->what == REPORT_LEAKS) {
             report_format_bytes(b1, sizeof b1, pt->s.bytes);
@@ -467,6 +479,10 @@ static int report_text_split(FILE *f, struct model *m, const struct report_optio
             if (pt->s.before_allocations) {
                 report_format_bytes(b2, sizeof b2, pt->s.before_bytes);
                 fprintf(f, ", %s from before the attach", b2);
+            }
+            if (pt->s.end_allocations) {
+                report_format_bytes(b2, sizeof b2, pt->s.end_bytes);
+                fprintf(f, ", %s live when the recording ends", b2);
             }
             fputc('\n', f);
         } else {

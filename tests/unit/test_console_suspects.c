@@ -251,8 +251,9 @@ static void test_header_line_and_list(void **state)
     ui_free(&u);
 }
 
-/* Two sites of one process, one growing 1 MiB an iteration and one 1 KiB: the header's
- * growth is theirs in all, not each one's. */
+/* Two sites of one process, one growing 1 MiB an iteration and one 1 KiB: the header
+ * gives the fastest one's growth, never as if each grew 1 MiB (and their sum only where
+ * it reads differently). */
 static void test_header_growth_in_all(void **state)
 {
     (void)state;
@@ -272,7 +273,7 @@ static void test_header_growth_in_all(void **state)
     char row[512];
     render(&u, &g, &l);
     grid_row_text(&g, 2, row, sizeof row);
-    assert_non_null(strstr(row, "suspects: 2 sites grow +1.00 MiB/iteration in all; the fastest fills device 0 in "));
+    assert_non_null(strstr(row, "suspects: 2 sites grow, the fastest +1.00 MiB/iteration; the fastest fills device 0 in "));
     grid_free(&g);
     model_stream_close(s);
     sb_free(b);

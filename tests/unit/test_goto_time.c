@@ -95,11 +95,54 @@ static void test_past_the_end(void **st)
     assert_int_equal(go("3s", w, sizeof w), -1);
 }
 
+/* Events and marks share one numbering (seq), the one info marks shows: 4 allocations and
+ * 4 marks, numbered 1 to 8, are "event 8/8" at the end, not "4/4"; the marks armed as
+ * snapshots on loading are not snapshots the user took. */
+static void test_numbered_as_info_marks(void **st)
+{
+    char p2[64];
+    snprintf(p2, sizeof p2, "/tmp/culeak-goto-XXXXXX");
+    int fd = mkstemp(p2);
+    assert_true(fd >= 0);
+    struct sb *b = sb_new();
+    sb_hello_at(b, 11, "/bin/app", NULL, 50 * S, 7 * S);
+    for (int i = 0; i < 4; i++) {
+        char label[32];
+        sb_alloc(b, (uint64_t)(2 * i + 1), 0, 0x7000000000ull + (uint64_t)i * 0x10000, 4096);
+        snprintf(label, sizeof label, "iteration %d", i);
+        sb_mark(b, (uint64_t)(2 * i + 2), label);
+    }
+    sb_exit(b, 9);
+    assert_int_equal(write(fd, b->buf, b->n), (ssize_t)b->n);
+    close(fd);
+    sb_free(b);
+    struct timeline tl;
+    struct model *m = model_new(NULL);
+    char *files[] = {p2}, err[256] = "";
+    assert_int_equal(timeline_load(&tl, m, files, 1, err, sizeof err), 0);
+    printf("# %s; %d snapshots armed, %d taken by name\n", tl.where, model_snapshot_count(m),
+           model_snapshot_named_count(m));
+    assert_string_equal(tl.where, "at end: event 8/8");
+    /* 4.5 us in: 2 allocations and 2 marks taken, the last numbered 4 */
+    struct view_source src;
+    assert_int_equal(timeline_goto(&tl, &m, "0.0000045", &src, err, sizeof err), 0);
+    printf("# goto 0.0000045: %s\n", tl.where);
+    assert_non_null(strstr(tl.where, ": event 4/8"));
+    assert_true(model_snapshot_count(m) >= 5); /* "@start" and the 4 marks */
+    assert_int_equal(model_snapshot_named_count(m), 0);
+    assert_int_equal(model_snapshot_take(m, "mine"), 0);
+    assert_int_equal(model_snapshot_named_count(m), 1);
+    timeline_free(&tl);
+    model_free(m);
+    unlink(p2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seconds),
         cmocka_unit_test(test_past_the_end),
+        cmocka_unit_test(test_numbered_as_info_marks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,6 +43,7 @@ static void test_fifo_module_is_not_opened(void **st)
     sb_module(b, fifo, 0x400000, 0, 0x10000);
     sb_frame(b, 1, 0, 0x401234);
     sb_alloc(b, 1, 1, 0x7000, 4096);
+    sb_exit(b, 2);
     int rc;
     struct model *m = feed(b, &rc);
     assert_int_equal(rc, 0);
