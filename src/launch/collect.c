@@ -37,6 +37,7 @@ struct culeak_collector {
     unsigned long unrecorded; /* processes refused, or whose recording could not be made */
     unsigned long refused_seen; /* of the hub's refusals, those counted in unrecorded */
     unsigned polls;
+    struct culeak_collect_tap tap; /* bytes NULL: none */
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -171,9 +172,16 @@ static void open_out(struct culeak_collector *c, size_t i)
     }
 }
 
+void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collect_tap *tap)
+{
+    c->tap = tap ? *tap : (struct culeak_collect_tap){0};
+}
+
 static void write_full(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
 {
     struct ring_out *o = &c->outs[i];
+    if (c->tap.bytes && n)
+        c->tap.bytes(c->tap.ctx, i, p, n);
     while (n > 0 && o->out >= 0) {
         ssize_t k = write(o->out, p, n);
         if (k < 0 && errno == EINTR)
@@ -222,6 +230,8 @@ static void finish(struct culeak_collector *c, size_t i)
     say_last_gap(c, i);
     if (c->outs[i].out >= 0)
         close(c->outs[i].out);
+    if (c->tap.ended)
+        c->tap.ended(c->tap.ctx, i);
     c->outs[i] = (struct ring_out){0, -1, 0};
     culeak_hub_release(c->hub, i);
 }
@@ -256,6 +266,8 @@ size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
         }
         total += got;
     }
+    if (c->tap.turn)
+        c->tap.turn(c->tap.ctx);
     return total;
 }
 
@@ -274,7 +286,7 @@ int culeak_collector_busy(struct culeak_collector *c)
 static void say_last_gap(struct culeak_collector *c, size_t i)
 {
     uint64_t first, last, n = culeak_ring_untold(culeak_hub_ring(c->hub, i), &first, &last);
-    if (!n || c->outs[i].out < 0)
+    if (!n || (c->outs[i].out < 0 && !c->tap.bytes))
         return;
     uint8_t rec[CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX], *p = rec + CULEAK_REC_HEADROOM;
     size_t k = culeak_put_u(p, n);
