@@ -21,6 +21,8 @@ struct conn {
     char *out;       /* the answer, while it is written */
     size_t out_len, out_done;
     int close_after; /* Connection: close, HTTP/1.0, or an error answer */
+    int draining;    /* answered and shut for writing: what the client still sends is read
+                      * and dropped until it closes, so the answer is not cut by a reset */
 };
 
 struct http_server {
@@ -149,6 +151,24 @@ static void drop(struct conn *c)
     c->fd = -1;
     c->out = NULL;
     c->got = 0;
+    c->draining = 0;
+}
+
+/* Closing with unread input would reset the connection, and a reset can destroy the
+ * answer before the client read it (an answer to a request too big, sent whole). */
+static void linger(struct conn *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    c->draining = 1;
+    c->since = now_ms();
+}
+
+static void drain_input(struct conn *c)
+{
+    char sink[4096];
+    ssize_t n = read(c->fd, sink, sizeof sink);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        drop(c);
 }
 
 static const char *reason(int status)
@@ -284,7 +304,7 @@ static void on_writable(struct conn *c)
     c->got = 0;
     c->since = now_ms();
     if (c->close_after)
-        drop(c);
+        linger(c);
 }
 
 static void accept_new(struct http_server *s)
@@ -330,6 +350,13 @@ void http_server_service(struct http_server *s)
         for (size_t k = 1; k < n; k++)
             if (fds[k].fd == c->fd)
                 ev = fds[k].revents;
+        if (c->draining) {
+            if (ev & (POLLIN | POLLERR | POLLHUP))
+                drain_input(c);
+            if (c->fd >= 0 && now - c->since > 1000)
+                drop(c);
+            continue;
+        }
         if (c->out && (ev & (POLLOUT | POLLERR | POLLHUP)))
             on_writable(c);
         else if (!c->out && ((ev & (POLLIN | POLLERR | POLLHUP)) || fresh[i]))
