@@ -307,17 +307,32 @@ static void on_writable(struct conn *c)
         linger(c);
 }
 
+/* A free slot; all taken: the one whose request has been waiting longest (a slow or
+ * silent client) makes room, so a few hostile connections cannot keep a scraper out.
+ * NULL when every slot is writing an answer. */
+static struct conn *slot_for_new(struct http_server *s)
+{
+    struct conn *oldest = NULL;
+    for (int i = 0; i < HTTP_SERVE_CONNS; i++) {
+        struct conn *c = &s->conns[i];
+        if (c->fd < 0)
+            return c;
+        if (!c->out && (!oldest || c->since < oldest->since))
+            oldest = c;
+    }
+    if (oldest)
+        drop(oldest);
+    return oldest;
+}
+
 static void accept_new(struct http_server *s)
 {
     for (int k = 0; k < 4; k++) { /* a few a pass: a flood of connections waits its turn */
         int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        struct conn *c = NULL;
-        for (int i = 0; i < HTTP_SERVE_CONNS && !c; i++)
-            if (s->conns[i].fd < 0)
-                c = &s->conns[i];
-        if (!c) { /* all slots taken: said at once, never waited on */
+        struct conn *c = slot_for_new(s);
+        if (!c) { /* every slot writing: said at once, never waited on */
             static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                        "Connection: close\r\n\r\n";
             if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
@@ -336,9 +351,9 @@ void http_server_service(struct http_server *s)
     size_t n = http_server_pollfds(s, fds, HTTP_SERVE_POLLFDS);
     if (poll(fds, n, 0) <= 0 && n == 1)
         return;
-    int fresh[HTTP_SERVE_CONNS] = {0}; /* accepted now: their request may be there already */
+    int fds_of[HTTP_SERVE_CONNS] = {0}; /* each slot's descriptor at the poll */
     for (int i = 0; i < HTTP_SERVE_CONNS; i++)
-        fresh[i] = s->conns[i].fd < 0;
+        fds_of[i] = s->conns[i].fd;
     if (fds[0].revents & POLLIN)
         accept_new(s);
     double now = now_ms();
@@ -347,7 +362,8 @@ void http_server_service(struct http_server *s)
         if (c->fd < 0)
             continue;
         short ev = 0;
-        for (size_t k = 1; k < n; k++)
+        int fresh = fds_of[i] != c->fd; /* accepted now: its request may be there already */
+        for (size_t k = 1; k < n && !fresh; k++)
             if (fds[k].fd == c->fd)
                 ev = fds[k].revents;
         if (c->draining) {
@@ -359,7 +375,7 @@ void http_server_service(struct http_server *s)
         }
         if (c->out && (ev & (POLLOUT | POLLERR | POLLHUP)))
             on_writable(c);
-        else if (!c->out && ((ev & (POLLIN | POLLERR | POLLHUP)) || fresh[i]))
+        else if (!c->out && ((ev & (POLLIN | POLLERR | POLLHUP)) || fresh))
             on_readable(s, c);
         if (c->fd >= 0 && c->out && c->out_done == 0)
             on_writable(c); /* answered now: most answers go at once */

@@ -4,7 +4,7 @@
  * HTTP_SERVE_HEAD_MAX bytes (431 past it), must be complete within HTTP_SERVE_HEAD_MS
  * of the connection's first byte or accept (408 then), and a response the client does
  * not read within HTTP_SERVE_WRITE_MS is dropped: a slow or hostile client costs a
- * connection slot, never the caller's time. Keep-alive as HTTP/1.1 says. */
+ * connection slot until a newer one needs it, never the caller's time. Keep-alive as HTTP/1.1 says. */
 #ifndef CULEAK_HTTP_SERVE_H
 #define CULEAK_HTTP_SERVE_H
 
@@ -14,7 +14,8 @@
 #define HTTP_SERVE_HEAD_MAX 8192
 #define HTTP_SERVE_HEAD_MS 5000
 #define HTTP_SERVE_WRITE_MS 10000
-#define HTTP_SERVE_CONNS 16 /* at once; one more is answered 503 and closed */
+#define HTTP_SERVE_CONNS 16 /* at once; one more takes the slot of the request waiting
+                              * longest (503 when all are being answered) */
 #define HTTP_SERVE_POLLFDS (1 + HTTP_SERVE_CONNS)
 
 struct http_server;
