@@ -921,6 +921,7 @@ static int run_loop(struct console *c)
             got |= console_read_conn(c, i, end_check);
         }
         console_commands_run(c); /* of a breakpoint that paused the job */
+        console_metrics_service(c);
         now = console_clock();
         c->u.now = now - c->t0;
         if (c->kill_deadline && now >= c->kill_deadline) {
@@ -1137,6 +1138,7 @@ int console_main(const struct console_options *opt)
     }
     c->dirty = 1;
     run_loop(c);
+    console_metrics_close(c);
 
     prompt_close();
     screen_close();
