@@ -11,6 +11,7 @@
 #     events, the device's size, the suspect's count, growth and time to full (from
 #     `culeak report --format json` of the recording), with labels host and rank, and
 #     the recordings are named by %h and %r;
+#   - the alert README.md gives, loaded into Prometheus, fires for both ranks;
 #   - between the two moments host a's endpoint is attacked (a slow loris, a 1 MiB head,
 #     a crowd of silent connections): the job runs on at its pace, Prometheus still scrapes
 #     it, and the second moment's values are still equal.
@@ -100,9 +101,20 @@ for i in 1 2; do
     fi
 done
 
+# the alert README.md gives, as an operator would load it
+python3 - "$ROOT/README.md" >"$T/rules.yml" <<'PY' || fail "no alert rules in README.md's Prometheus section"
+import re, sys
+text = open(sys.argv[1]).read()
+section = text[text.index("## Live numbers for Prometheus"):]
+print(re.search(r"```yaml\n(.*?)```", section, re.S).group(1), end="")
+PY
+if command -v promtool >/dev/null; then
+    promtool check rules "$T/rules.yml" >"$T/promtool" 2>&1 || fail "README's alert rules: $(cat "$T/promtool")"
+fi
 pport=$(free_port)
 cat >"$T/prometheus.yml" <<EOF
 global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
+rule_files: ['$T/rules.yml']
 scrape_configs:
   - job_name: culeak
     static_configs: [{targets: ['${targets[0]}', '${targets[1]}']}]
@@ -201,6 +213,21 @@ PY
 }
 
 check 1
+# README's alert: a device that fills within the hour (at +16 KiB per 10 ms, 1 GiB lasts
+# minutes) is pending, for each rank
+python3 - "$API" <<'PY' || fail "README's alert did not fire"
+import json, sys, time, urllib.request
+deadline = time.time() + 30
+while True:
+    d = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/alerts", timeout=5))
+    ranks = sorted(a["labels"].get("rank") for a in d["data"]["alerts"]
+                   if a["labels"]["alertname"] == "GpuMemoryFillsWithinAnHour")
+    if ranks == ["0", "1"]:
+        break
+    assert time.time() < deadline, d
+    time.sleep(0.5)
+print("README's alert GpuMemoryFillsWithinAnHour is %s for ranks %s" % (d["data"]["alerts"][0]["state"], ranks))
+PY
 if [ "$hosts" = 1 ]; then
     n=$(get "$API/api/v1/query?query=count(count%20by%20(host)%20(culeak_events_total))" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
@@ -223,13 +250,16 @@ try:
 except OSError as e:
     print("huge request cut off by the server:", e)
 t0 = time.time()
+drops = 0
 while time.time() - t0 < 4:
     try:
         loris.sendall(b"x")
-    except OSError:
-        print("the slow loris was dropped")
-        break
+    except OSError:  # dropped for a newer client, or its head's time was up: again
+        drops += 1
+        loris = conn()
+        loris.sendall(b"GET /metr")
     time.sleep(0.3)
+print("the slow client was dropped %d times and came back" % drops)
 open(sys.argv[2], "w").close()
 print("attack over after %.1f s" % (time.time() - t0))
 PY
