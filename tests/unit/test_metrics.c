@@ -1,8 +1,9 @@
 /* The scrape answer (report/metrics.h): the exact text of both formats for a small job of
- * three processes on two hosts (two of them one rank, added up; a host name with a quote
- * and a backslash escaped), the format's rules over a job with a growth suspect
- * (families declared once before their samples, counters' _total, OpenMetrics' # EOF
- * last), and the Accept header's choice of format. */
+ * four processes on three hosts (two are one rank of one host, added up; rank 0 of
+ * another host apart; a host name with a quote and a backslash, escaped), the formats'
+ * rules over a job with a growth suspect (families declared once before their samples,
+ * counters' _total, OpenMetrics' # EOF last), a tracked pool, and the Accept header's
+ * choice of format. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,6 +80,10 @@ static struct model *small_job(void)
     alloc_on(b, 1, 0, 0x7000000000ull, 1000);
     assert_int_equal(load(m, b), MODEL_FEED_OK);
     sb_free(b);
+    b = process(400, "node-b", "RANK=0"); /* rank 0 of another host: its own series */
+    alloc_on(b, 1, 0, 0x7000000000ull, 64);
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    sb_free(b);
     b = process(300, "node-a", "RANK=0"); /* a helper of rank 0: added to its numbers */
     alloc_on(b, 1, 0, 0x7200000000ull, 500);
     running = model_stream_open(m);
@@ -97,10 +102,12 @@ static const char samples[] =
     "culeak_live_bytes{host=\"node-a\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 500\n"
     "culeak_live_bytes{host=\"node-a\",rank=\"0\",device=\"1\",allocator=\"cuda\"} 8192\n"
     "culeak_live_bytes{host=\"b\\\"x\\\\y\",device=\"0\",allocator=\"cuda\"} 1000\n"
+    "culeak_live_bytes{host=\"node-b\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 64\n"
     "@peak"
     "culeak_peak_bytes{host=\"node-a\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 4596\n"
     "culeak_peak_bytes{host=\"node-a\",rank=\"0\",device=\"1\",allocator=\"cuda\"} 8192\n"
-    "culeak_peak_bytes{host=\"b\\\"x\\\\y\",device=\"0\",allocator=\"cuda\"} 1000\n";
+    "culeak_peak_bytes{host=\"b\\\"x\\\\y\",device=\"0\",allocator=\"cuda\"} 1000\n"
+    "culeak_peak_bytes{host=\"node-b\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 64\n";
 
 static void test_prometheus_text(void **state)
 {
@@ -114,11 +121,13 @@ static void test_prometheus_text(void **state)
         "culeak_live_bytes{host=\"node-a\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 500\n"
         "culeak_live_bytes{host=\"node-a\",rank=\"0\",device=\"1\",allocator=\"cuda\"} 8192\n"
         "culeak_live_bytes{host=\"b\\\"x\\\\y\",device=\"0\",allocator=\"cuda\"} 1000\n"
+        "culeak_live_bytes{host=\"node-b\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 64\n"
         "# HELP culeak_peak_bytes The highest culeak_live_bytes so far.\n"
         "# TYPE culeak_peak_bytes gauge\n"
         "culeak_peak_bytes{host=\"node-a\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 4596\n"
         "culeak_peak_bytes{host=\"node-a\",rank=\"0\",device=\"1\",allocator=\"cuda\"} 8192\n"
         "culeak_peak_bytes{host=\"b\\\"x\\\\y\",device=\"0\",allocator=\"cuda\"} 1000\n"
+        "culeak_peak_bytes{host=\"node-b\",rank=\"0\",device=\"0\",allocator=\"cuda\"} 64\n"
         "# HELP culeak_reserved_bytes Device memory a caching allocator holds from the driver (its segments).\n"
         "# TYPE culeak_reserved_bytes gauge\n"
         "# HELP culeak_device_size_bytes The device's memory, as the latest mark said.\n"
@@ -130,23 +139,28 @@ static void test_prometheus_text(void **state)
         "# TYPE culeak_suspects gauge\n"
         "culeak_suspects{host=\"node-a\",rank=\"0\"} 0\n"
         "culeak_suspects{host=\"b\\\"x\\\\y\"} 0\n"
+        "culeak_suspects{host=\"node-b\",rank=\"0\"} 0\n"
         "# HELP culeak_suspect_growth_bytes The fastest growth suspect's growth per mark interval (an "
         "iteration); 0: none.\n"
         "# TYPE culeak_suspect_growth_bytes gauge\n"
         "culeak_suspect_growth_bytes{host=\"node-a\",rank=\"0\"} 0\n"
         "culeak_suspect_growth_bytes{host=\"b\\\"x\\\\y\"} 0\n"
+        "culeak_suspect_growth_bytes{host=\"node-b\",rank=\"0\"} 0\n"
         "# HELP culeak_processes Traced processes running.\n"
         "# TYPE culeak_processes gauge\n"
         "culeak_processes{host=\"node-a\",rank=\"0\"} 1\n"
         "culeak_processes{host=\"b\\\"x\\\\y\"} 0\n"
+        "culeak_processes{host=\"node-b\",rank=\"0\"} 0\n"
         "# HELP culeak_events_total Allocations, frees and other memory events recorded.\n"
         "# TYPE culeak_events_total counter\n"
         "culeak_events_total{host=\"node-a\",rank=\"0\"} 4\n"
         "culeak_events_total{host=\"b\\\"x\\\\y\"} 1\n"
+        "culeak_events_total{host=\"node-b\",rank=\"0\"} 1\n"
         "# HELP culeak_lost_events_total Events dropped while culeak did not read.\n"
         "# TYPE culeak_lost_events_total counter\n"
         "culeak_lost_events_total{host=\"node-a\",rank=\"0\"} 0\n"
-        "culeak_lost_events_total{host=\"b\\\"x\\\\y\"} 0\n";
+        "culeak_lost_events_total{host=\"b\\\"x\\\\y\"} 0\n"
+        "culeak_lost_events_total{host=\"node-b\",rank=\"0\"} 0\n";
     assert_string_equal(text, want);
     free(text);
     free_job(m);
