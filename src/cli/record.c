@@ -6,6 +6,7 @@
 #include "common/outpath.h"
 #include "recordings.h"
 #include "record_pid.h"
+#include "record_metrics.h"
 #include "common/wire.h"
 
 #include <errno.h>
@@ -17,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT };
+enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
+                  OPT_METRICS };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -26,6 +28,9 @@ static const struct cli_option record_options[] = {
     {"pid", OPT_PID, "PID", "attach to the running process PID instead of starting a\n"
                             "program; record until it ends or culeak is interrupted"},
     CLI_ATTACH_TIMEOUT(OPT_TIMEOUT),
+    {"metrics", OPT_METRICS, "HOST:PORT", "serve the job's live numbers on http://HOST:PORT/metrics\n"
+                                          "(OpenMetrics, for Prometheus) while it runs; :PORT: every\n"
+                                          "address, port 0: a free one (said on stderr)"},
     CLI_NO_POOL(OPT_NO_POOL),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
@@ -47,7 +52,7 @@ const struct cli_command cli_record = {
 };
 
 struct record_args {
-    const char *out;
+    const char *out, *metrics;
     long depth, pid, timeout;
 };
 
@@ -64,6 +69,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_int(&cli_record, key, arg, 1, 0x7fffffff, &a->pid);
     case OPT_TIMEOUT:
         return cli_int(&cli_record, key, arg, 1, 3600, &a->timeout);
+    case OPT_METRICS:
+        a->metrics = arg;
+        return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
         return 0;
@@ -138,6 +146,8 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "missing -o FILE");
     if (a.pid && i < argc)
         return cli_error(&cli_record, "--pid attaches to a running process: no program to run");
+    if (a.pid && a.metrics)
+        return cli_error(&cli_record, "--metrics serves a job culeak starts, not one --pid attaches to");
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)
@@ -164,8 +174,19 @@ int cmd_record(int argc, char **argv)
     if (!strchr(a.out, '%') && remove_earlier_run(a.out) != 0)
         return 1;
     setenv("CULEAK_OUTPUT_EXCL", "1", 1); /* no process of the job overwrites another's file */
+    struct record_metrics *metrics = NULL;
+    if (a.metrics) { /* before the job starts: a port in use fails here, not later */
+        char err[512];
+        if (!(metrics = record_metrics_new(a.metrics, err, sizeof err))) {
+            cli_fail(&cli_record, "--metrics %s", err);
+            return 1;
+        }
+        fprintf(stderr, "culeak record: metrics on http://%s/metrics\n", record_metrics_address(metrics));
+    }
     time_t started = time(NULL);
-    int st = culeak_run_traced(argv + i, a.out, (int)a.depth);
+    struct culeak_run run;
+    int st = culeak_run_traced_tap(argv + i, a.out, (int)a.depth, &run, metrics ? record_metrics_tap(metrics) : NULL);
+    record_metrics_free(metrics);
     say_recordings(given, a.out, started);
     /* a process starts its recording at its first CUDA call: say so when none came, rather
      * than leave a later `culeak report FILE` to find no file */

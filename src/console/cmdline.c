@@ -143,12 +143,13 @@ const struct cmd_spec cmd_specs[] = {
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"
      "$XDG_STATE_HOME/culeak/job-PID.log). A console that dies detaches the same way."),
-    CMD(set, NULL, ARG_NONE, 0, "set mouse on|off | set auto-load safe-path DIR[:DIR...]",
+    CMD(set, NULL, ARG_NONE, 0, "set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off",
      "set mouse off leaves the mouse to the terminal (to select text); on (the default):\n"
      "a click on a column title sorts by it (again: the other way), on a row selects it\n"
      "(again: show lists its stack), the wheel scrolls. set auto-load safe-path names the\n"
      "directories whose ./.culeakinit may be read at start (as gdb's): given in\n"
-     "~/.config/culeak/init, / trusts every directory."),
+     "~/.config/culeak/init, / trusts every directory. set metrics serves the live numbers\n"
+     "on http://HOST:PORT/metrics for Prometheus, as record --metrics; off stops."),
     CMD(quit, "q", ARG_NONE, CMD_NEEDS_JOB, "quit", "Leave the console. With the job still running, asks (y or n) first: y kills the\n"
      "job (SIGTERM, SIGKILL 3 s later), n stays; detach leaves it running."),
 };

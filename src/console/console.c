@@ -239,6 +239,7 @@ static int run_loop(struct console *c)
             got |= console_read_ring(c, i, end_check);
         }
         console_commands_run(c); /* of a breakpoint that paused the job */
+        console_metrics_service(c);
         now = console_clock();
         c->u.now = now - c->t0;
         if (c->kill_deadline && now >= c->kill_deadline) {
@@ -355,6 +356,7 @@ int console_main(const struct console_options *opt)
     src->start(c);
     c->dirty = 1;
     run_loop(c);
+    console_metrics_close(c);
 
     prompt_close();
     screen_close();

@@ -68,7 +68,14 @@ struct console {
     void (*confirm_yes)(struct console *c);
     char detach_to[1100];    /* `detach FILE`: where the job's further output goes */
     char start_err[512];     /* why the job could not start: said once the screen closed */
+    struct metrics_server *metrics; /* set metrics HOST:PORT: the scrape endpoint; NULL: off */
 };
+
+/* set metrics (metrics_set.c): serve the model on HOST:PORT, or "off"; the loop answers
+ * the scrapes; closed at the end. */
+void console_set_metrics(struct console *c, const char *addr);
+void console_metrics_service(struct console *c);
+void console_metrics_close(struct console *c);
 
 /* Runs the console until `quit`; returns the exit status for the shell. */
 int console_main(const struct console_options *opt);

@@ -110,6 +110,10 @@ void cmd_set(struct console *c, int argc, char **argv)
                                                                                            "is never read)");
         return;
     }
-    ui_message(&c->u, 1, "usage: set mouse on|off | set auto-load safe-path DIR[:DIR...] (now: mouse %s, "
-               "safe-path %s)", c->u.mouse_off ? "off" : "on", c->safe_path[0] ? c->safe_path : "(none)");
+    if (argc == 3 && !strcmp(argv[1], "metrics")) {
+        console_set_metrics(c, argv[2]);
+        return;
+    }
+    ui_message(&c->u, 1, "usage: set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off "
+               "(now: mouse %s, safe-path %s)", c->u.mouse_off ? "off" : "on", c->safe_path[0] ? c->safe_path : "(none)");
 }

@@ -49,6 +49,7 @@ struct culeak_collector {
     unsigned long refused_seen; /* of the hub's refusals, those counted in unrecorded */
     unsigned polls;
     struct untold untold; /* refusals not yet written into a recording */
+    struct culeak_collect_tap tap; /* bytes NULL: none */
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -218,9 +219,16 @@ static void open_out(struct culeak_collector *c, size_t i)
     }
 }
 
+void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collect_tap *tap)
+{
+    c->tap = tap ? *tap : (struct culeak_collect_tap){0};
+}
+
 static void write_full(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
 {
     struct ring_out *o = &c->outs[i];
+    if (c->tap.bytes && n)
+        c->tap.bytes(c->tap.ctx, i, p, n);
     while (n > 0 && o->out >= 0) {
         ssize_t k = write(o->out, p, n);
         if (k < 0 && errno == EINTR)
@@ -269,6 +277,8 @@ static void finish(struct culeak_collector *c, size_t i)
     say_last_gap(c, i);
     if (c->outs[i].out >= 0)
         close(c->outs[i].out);
+    if (c->tap.ended)
+        c->tap.ended(c->tap.ctx, i);
     c->outs[i] = (struct ring_out){0, -1, 0};
     culeak_hub_release(c->hub, i);
 }
@@ -360,6 +370,8 @@ size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms)
     }
     if (c->untold.n)
         tell_refusals(c);
+    if (c->tap.turn)
+        c->tap.turn(c->tap.ctx);
     return total;
 }
 
@@ -378,7 +390,7 @@ int culeak_collector_busy(struct culeak_collector *c)
 static void say_last_gap(struct culeak_collector *c, size_t i)
 {
     uint64_t first, last, n = culeak_ring_untold(culeak_hub_ring(c->hub, i), &first, &last);
-    if (!n || c->outs[i].out < 0)
+    if (!n || (c->outs[i].out < 0 && !c->tap.bytes))
         return;
     uint8_t rec[CULEAK_ENC_LOST_MAX];
     write_full(c, i, rec, culeak_enc_lost(rec, n, first, last));

@@ -38,6 +38,18 @@ size_t culeak_collector_poll(struct culeak_collector *c, int timeout_ms);
 unsigned long culeak_collector_unrecorded(const struct culeak_collector *c);
 /* 1 while a process that writes one of the rings lives and has not ended its stream. */
 int culeak_collector_busy(struct culeak_collector *c);
+/* Optional: a reader besides the recordings (record --metrics), given each ring's bytes
+ * as they are written out (culeak-stream(5) records from HELLO on, without the MAGIC)
+ * and told when the ring is read to its end; a slot is used again by a later process
+ * only after its end. The tap runs in the reader's loop: what it costs, the job waits
+ * for only when its ring fills. */
+struct culeak_collect_tap {
+    void *ctx;
+    void (*bytes)(void *ctx, size_t slot, const void *p, size_t n);
+    void (*ended)(void *ctx, size_t slot);
+    void (*turn)(void *ctx); /* at the end of every culeak_collector_poll */
+};
+void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collect_tap *tap);
 /* Takes the last hand-overs and records, closes the recordings, removes the socket. */
 void culeak_collector_free(struct culeak_collector *c);
 

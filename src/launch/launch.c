@@ -408,6 +408,12 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
 
 int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run)
 {
+    return culeak_run_traced_tap(argv, output_file, depth, run, NULL);
+}
+
+int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struct culeak_run *run,
+                          const struct culeak_collect_tap *tap)
+{
     run->pid = -1;
     run->unrecorded = 0;
     /* the job's processes write rings this process reads (culeak-stream(5), The ring);
@@ -417,6 +423,8 @@ int culeak_run_traced_job(char **argv, const char *output_file, int depth, struc
         culeak_collector_free(c);
         c = NULL; /* out of memory: the job's processes write their own recordings */
     }
+    if (c && tap)
+        culeak_collector_tap(c, tap);
     /* posix_spawn: the job starts without a copy of this process's address space being
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);

@@ -44,6 +44,11 @@ struct culeak_run {
 /* The same, saying what *run holds. */
 int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run);
 
+/* The same, with tap (collect.h) reading the rings beside the recordings; NULL: none. */
+struct culeak_collect_tap;
+int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struct culeak_run *run,
+                          const struct culeak_collect_tap *tap);
+
 /* Whether prog can be run as execvp would find it (a name without '/' is searched in
  * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr
  * ("culeak: cannot run PROG: REASON"): 127 when there is no such program, 126 when it is
