@@ -55,3 +55,11 @@ bench-suspects: $(SUSPECTS_BENCH_BIN)
 	$(SUSPECTS_BENCH_BIN)
 
 bench: bench-suspects
+
+# make bench also runs bench/holders_bench.py: the holders walk's seconds in a process of
+# about 1M Python objects (the bound is 1 s).
+.PHONY: bench-holders
+bench-holders: fakecuda
+	LD_LIBRARY_PATH=$(BUILD)/fakecuda FAKE_C10=$(BUILD)/fakecuda/torch/lib/libc10_cuda.so python3 bench/holders_bench.py
+
+bench: bench-holders
