@@ -9,6 +9,7 @@ used: no user __eq__, __hash__, property or __getattr__ runs. Nothing found is k
 the walk: the answers are strings."""
 import functools
 import gc
+import re
 import sys
 import time
 import types
@@ -146,6 +147,8 @@ def _roots():
             d = _MODULE_DICT.__get__(m)
             if type(d) is dict:
                 f = d.get("__file__")
+                if f is None and m.__name__ == "__main__" and sys.argv and sys.argv[0]:
+                    f = sys.argv[0]  # the interpreter drops the script's __file__ once it has run
                 roots[id(d)] = ("module", _base(f) if isinstance(f, str) else _tname(type(m)) + " " + m.__name__)
                 keep.append(d)
     me = _roots.__code__.co_filename
@@ -360,6 +363,12 @@ def _paths(nodes, held_by, root_at, ntargets):
             path.append(next(p for p in held_by[cur] if dist.get(p) == dist[cur] - 1))
         out.append(path[::-1])
     return out
+
+
+def grouped(words):
+    """words without the items of lists and tuples ("item 12" -> "an item"), so that the
+    blocks a list holds read as one answer."""
+    return re.sub(r"\bitem \d+", "an item", words)
 
 
 def find_holders(ranges=None, max_links=MAX_LINKS, max_nodes=MAX_NODES, max_seconds=1.0):

@@ -52,6 +52,8 @@
  *           one (1 for the first), parent is id - back (0 < back <= id), ip the previous
  *           FRAME's or NODE's ip (0 for the first) plus ip_step, modulo 2^64
  *   NOTE    s text                    -- a message from the shim for the user
+ *   HOLDER  u addr, s words           -- who holds the live block that contains addr: the
+ *           chain of Python references from a root to the object whose data is there
  *   PYFRAME u id, s file, s function, u line, u firstlineno
  *           -- a Python frame (CPython code object + instruction), sent once before the
  *           first FRAME that uses it. A FRAME whose ip has bit 63 set (CULEAK_PYFRAME_TAG)
@@ -97,6 +99,7 @@ enum culeak_record {
     CULEAK_REC_ALLOC = 13, /* an EVENT of an allocation, in few bytes */
     CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
+    CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,
