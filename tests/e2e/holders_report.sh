@@ -47,6 +47,10 @@ assert by[int(sys.argv[2])] == [{"by": "global `grads` of holders_job.py (list),
 assert [h["by"] for h in by[int(sys.argv[3])]] == ["lru_cache of `table`, a cached result"], by
 PYEOF
 
+"$CULEAK" dump "$tmp/run.culeak" >"$tmp/dump"
+[ "$(grep -c '"type":"holder",.*"words":"global `grads` of holders_job.py (list), an item"' "$tmp/dump")" = 3 ] ||
+    { grep holder "$tmp/dump"; fail "culeak dump does not show the HOLDER records"; }
+
 CULEAK_HOLDERS=0 "$CULEAK" record -o "$tmp/off.culeak" -- "$PY" "$src" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
 "$CULEAK" report --at end "$tmp/off.culeak" >"$tmp/off"
 ! grep -q 'HELD BY' "$tmp/off" || { cat "$tmp/off"; fail "CULEAK_HOLDERS=0 still walks"; }
