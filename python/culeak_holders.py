@@ -101,15 +101,15 @@ def _subclasses(kinds):
 
 def _targets(ranges):
     """The objects whose data pointer lies in one of ranges (all of them: None), with
-    their pointers. An instance of a class refers to its class, so one scan of the heap
+    their pointers; then the tensors out of ranges with a grad_fn, with pointer 0. An instance of a class refers to its class, so one scan of the heap
     for the referrers of the framework types finds them all; every object is looked at
     only where none is found that way (an extension type that does not say so)."""
     kinds = _framework_types()
     if not kinds:
-        return [], []
+        return [], [], {}
     types_ = _subclasses(kinds)
     classes = tuple(t for t, _ in types_.values())
-    found, ptrs, instances = [], [], 0
+    found, ptrs, graphs, instances = [], [], [], 0
     for scan in ("referrers", "all"):
         objs = gc.get_referrers(*classes) if scan == "referrers" else gc.get_objects()
         for o in objs:
@@ -124,10 +124,12 @@ def _targets(ranges):
             if p and (ranges is None or _in(ranges, p)):
                 found.append(o)
                 ptrs.append(p)
+            elif _framework_attr(o, "grad_fn") is not None:
+                graphs.append(o)  # what its graph saved may be in ranges
         del objs
         if instances:
             break
-    return found, ptrs
+    return found + graphs, ptrs + [0] * len(graphs), types_
 
 
 def _where(code, line):
@@ -365,6 +367,68 @@ def _paths(nodes, held_by, root_at, ntargets):
     return out
 
 
+def _framework_attr(o, name):
+    """o.name as the framework's class defines it (a descriptor of the base class: the
+    framework's code), else o's own attribute; None when neither."""
+    t = type(o)
+    for k in _TYPE_MRO.__get__(t):
+        d = _TYPE_DICT.__get__(k).get(name)
+        if d is None:
+            continue
+        if hasattr(type(d), "__get__") and k.__module__.split(".")[0] in ("torch", "torch._C"):
+            try:
+                return d.__get__(o, t)
+            except Exception:
+                return None
+        break
+    own = _own_dict(o)
+    return own.get(name) if own is not None else None
+
+
+def _unheld(words):
+    return words in (ONLY_C, NO_ROOT) or words.startswith("not found")
+
+
+def _saved_in_graphs(targets, answers, types_, ranges, deadline, max_nodes=10000):
+    """The tensors autograd saved for backward: the grad_fn of a tensor found, and the
+    nodes its next_functions lead to, keep what their _saved_* attributes give back (a
+    new tensor object over the same memory each time, none held by Python): each is said
+    to be held by the first tensor whose graph saved it. {pointer: words}"""
+    out, said = {}, {p for p, words in answers if not _unheld(words)}
+    for t, (_, words) in zip(targets, answers):
+        if _unheld(words):
+            continue
+        node = _framework_attr(t, "grad_fn")
+        queue, seen = [(node, 0)] if node is not None else [], set()
+        for node, depth in queue:
+            if len(seen) >= max_nodes or time.monotonic() > deadline:
+                break
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            name = _tname(type(node))
+            for attr in (a for a in dir(node) if a.startswith("_saved_")):
+                try:
+                    v = getattr(node, attr)
+                except Exception:
+                    continue
+                read = types_.get(id(type(v)))
+                if read is None or read[0] is not type(v):
+                    continue
+                try:
+                    p = int(read[1](v))
+                except Exception:
+                    continue
+                if p and p not in said and (ranges is None or _in(ranges, p)):
+                    said.add(p)
+                    out[p] = "%s, %s %s saved `%s` for backward" % (
+                        words, "its grad_fn" if depth == 0 else "a node of its grad_fn's graph,", name, attr[7:])
+            for nxt in getattr(node, "next_functions", ()) or ():
+                if type(nxt) is tuple and nxt and nxt[0] is not None:
+                    queue.append((nxt[0], depth + 1))
+    return out
+
+
 def grouped(words):
     """words without the items of lists and tuples ("item 12" -> "an item"), so that the
     blocks a list holds read as one answer."""
@@ -378,7 +442,7 @@ def find_holders(ranges=None, max_links=MAX_LINKS, max_nodes=MAX_NODES, max_seco
     enabled = gc.isenabled()
     gc.disable()  # no collection moves the objects under the walk
     try:
-        targets, ptrs = _targets(ranges)
+        targets, ptrs, types_ = _targets(ranges)
         if not targets:
             return []
         roots, keep = _roots()
@@ -395,7 +459,9 @@ def find_holders(ranges=None, max_links=MAX_LINKS, max_nodes=MAX_NODES, max_seco
             else:
                 words = NO_ROOT
             out.append((ptrs[t], words))
-        return out
+        saved = _saved_in_graphs(targets, out, types_, ranges, deadline)
+        out = [(p, saved.pop(p, words) if _unheld(words) else words) for p, words in out if p]
+        return out + sorted(saved.items())
     finally:
         targets = roots = keep = nodes = held_by = None
         if enabled:

@@ -85,6 +85,12 @@ def saved_for_backward():
     del x
     got = culeak_holders.find_holders([(p, p + 1)])
     say("saved", got[0][1])
+    x = torch.empty(4096)
+    losses.append(torch.mul(torch.mul(torch.empty(4096), x), torch.empty(4096)))
+    p = x.data_ptr()
+    del x
+    got = culeak_holders.find_holders([(p, p + 1)])
+    say("saved_deep", got[0][1])
 
 
 class Node:
