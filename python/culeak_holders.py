@@ -67,12 +67,18 @@ def _framework_types():
     torch = sys.modules.get("torch")
     for name in ("Tensor", "UntypedStorage"):
         t = getattr(torch, name, None) if torch is not None else None
-        if isinstance(t, type) and "data_ptr" in _TYPE_DICT.__get__(t):
-            out.append((t, _TYPE_DICT.__get__(t)["data_ptr"]))
+        if not isinstance(t, type):
+            continue
+        for k in _TYPE_MRO.__get__(t):  # torch.Tensor's data_ptr is its C base's (TensorBase)
+            read = _TYPE_DICT.__get__(k).get("data_ptr")
+            if read is not None:
+                out.append((t, read))
+                break
     cupy = sys.modules.get("cupy")
     t = getattr(cupy, "ndarray", None) if cupy is not None else None
-    if isinstance(t, type):
-        out.append((t, lambda o: o.data.ptr))
+    data = _TYPE_DICT.__get__(t).get("data") if isinstance(t, type) else None
+    if data is not None and hasattr(type(data), "__get__"):
+        out.append((t, lambda o: data.__get__(o, t).ptr))  # ndarray's own, a subclass's never
     for mod in ("numba.cuda.cudadrv.devicearray", "jax"):
         m = sys.modules.get(mod)
         t = getattr(m, "DeviceNDArray", None) or getattr(m, "Array", None) if m is not None else None
