@@ -3,7 +3,8 @@
 # kind: a list global, a dict in a class attribute, a closure, an lru_cache, a local of a
 # running frame, a tensor saved for backward by the grad_fn of a held one (held from C, as
 # torch's SavedVariable holds it) or by a node further down its graph, a reference cycle
-# with and without a root, a tensor held only by C; and an object whose __eq__, __hash__,
+# with and without a root, a tensor held only by C, chains of 16 links (found) and 17 (not
+# found within the limits); and an object whose __eq__, __hash__,
 # __dict__ and __getattr__ raise is walked past without running any of them.
 set -euo pipefail
 NAME=holders_walk
@@ -24,6 +25,8 @@ want saved 'global `losses` of holders_cases.py (list), item 0, its grad_fn MulB
 want saved_deep "global \`losses\` of holders_cases.py (list), item 1, a node of its grad_fn's graph, MulBackward0 saved \`other\` for backward"
 want cycle_rooted 'global `ring` of holders_cases.py (Node), attribute `next` (Node), attribute `t`'
 want cycle_unrooted 'held only by objects no root reaches (a reference cycle the garbage collector will free)'
+want deep_ok 'global `deep_ok` of holders_cases.py (list)'"$(printf ', item 0 (list)%.0s' $(seq 14)), item 0"
+want deep_cut 'not found within the limits (16 links, 200000 objects, 1.0 s)'
 want only_c 'held only by C (no Python object refers to it)'
 want hostile "global \`hostile\` of holders_cases.py (dict), key 'h' (Hostile), via Hostile"
 ! grep -q ' ran' "$tmp/out" "$tmp/err" || fail "user code ran"

@@ -163,6 +163,28 @@ def user_code():
     say("hostile", got[0][1])
 
 
-for case in (list_global, class_dict, closure, lru, running_frame, saved_for_backward, cycle, only_c,
+def nested(n):
+    inner = [torch.empty(4096)]
+    for _ in range(n - 1):
+        inner = [inner]
+    return inner
+
+
+deep_ok = nested(15)  # 16 links from the module's dict: 15 lists and the tensor
+deep_cut = nested(16)
+
+
+def innermost(t):
+    while type(t) is list:
+        t = t[0]
+    return t.data_ptr()
+
+
+def deep():
+    say("deep_ok", holders(innermost(deep_ok)))
+    say("deep_cut", holders(innermost(deep_cut)))
+
+
+for case in (deep, list_global, class_dict, closure, lru, running_frame, saved_for_backward, cycle, only_c,
              user_code):
     case()
