@@ -77,3 +77,10 @@ bench-report: $(REPORT_BENCH_BIN) $(GEN_RECORDING_BIN) $(BUILD)/culeak
 	$(REPORT_BENCH_BIN) $(BUILD)/culeak $(GEN_RECORDING_BIN) $(BUILD)/bench/scale $(REPORT_BENCH_ARGS)
 
 bench: bench-report
+# make bench also runs bench/holders_bench.py: the holders walk's seconds in a process of
+# about 1M Python objects (the bound is 1 s).
+.PHONY: bench-holders
+bench-holders: fakecuda
+	LD_LIBRARY_PATH=$(BUILD)/fakecuda FAKE_C10=$(BUILD)/fakecuda/torch/lib/libc10_cuda.so python3 bench/holders_bench.py
+
+bench: bench-holders

@@ -7,6 +7,7 @@ in another thread than the one that made it). When the job imports torch,
 torch.autograd.backward and torch.autograd.grad (Tensor.backward calls the first) tell
 the shim when a backward pass starts and ends, so that what autograd's own threads (which
 have no Python frames) allocate meanwhile is charged to the line that called backward().
+At exit, who holds each tensor still alive is found and sent (culeak_holders.py).
 Then the sitecustomize this one hides (the distribution's, a virtual environment's) runs
 as usual. Without the culeak shim loaded nothing is installed."""
 import ctypes
@@ -82,6 +83,22 @@ def _install_backward_hooks(autograd):
     autograd.grad = wrap(autograd.grad)
 
 
+def _report_holders():
+    """At exit, before the interpreter tears its modules down: who holds each tensor still
+    alive (python/culeak_holders.py), sent to the shim for the leak report. The item of a
+    list is left out of the words, so that the blocks of one list make one answer."""
+    try:
+        import culeak_holders
+
+        report = ctypes.CDLL(None).culeak_report_holder
+        report.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
+        report.restype = None
+        for ptr, words in culeak_holders.find_holders(None):
+            report(ptr, culeak_holders.grouped(words).encode("utf-8", "replace"))
+    except Exception as e:  # never the job's problem
+        sys.stderr.write("culeak: who holds the leaked tensors not found: %s\n" % e)
+
+
 class _After(importlib.abc.MetaPathFinder):
     """Finds nothing itself; when the module `name` is found, wraps its loader so that
     install(module) runs once that module has run."""
@@ -121,6 +138,10 @@ def _shim_has(name):
 if _shim_has("culeak_report_pool_block") and not os.environ.get("CULEAK_NO_POOL"):
     sys.meta_path.insert(0, _After("cupy.cuda.memory_hook", lambda m: _install_cupy_hook(),
                                    "cupy pool blocks not tracked"))
+if _shim_has("culeak_report_holder") and os.environ.get("CULEAK_HOLDERS", "1") != "0":
+    import atexit
+
+    atexit.register(_report_holders)  # the first registered runs last: after the job's own
 if _shim_has("culeak_backward_enter"):
     sys.meta_path.insert(0, _After("torch.autograd", _install_backward_hooks,
                                    "backward memory not charged to its backward() line"))

@@ -165,6 +165,15 @@ static int dump_note(void *ctx, struct culeak_str s)
     return 0;
 }
 
+static int dump_holder(void *ctx, uint64_t addr, struct culeak_str words)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"holder\",\"addr\":\"0x%" PRIx64 "\",\"words\":", addr);
+    json_write_str(f, words.p, words.n);
+    fputs("}\n", f);
+    return 0;
+}
+
 const struct cli_command cli_dump = {
     .name = "dump",
     .summary = "print a recording as JSON Lines",
@@ -187,7 +196,7 @@ int cmd_dump(int argc, char **argv)
         struct culeak_sink sink = {
             .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
             .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
-            .pyframe = dump_pyframe, .lost = dump_lost,
+            .pyframe = dump_pyframe, .lost = dump_lost, .holder = dump_holder,
         };
         char err[512];
         int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);

@@ -320,6 +320,13 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
             return fail(d, at, "truncated NOTE record");
         return d->sink.note ? d->sink.note(d->sink.ctx, s) : 0;
     }
+    case CULEAK_REC_HOLDER: {
+        uint64_t addr = culeak_get_u(&c);
+        struct culeak_str s = get_str(&c);
+        if (c.bad)
+            return fail(d, at, "truncated HOLDER record");
+        return d->sink.holder ? d->sink.holder(d->sink.ctx, addr, s) : 0;
+    }
     case CULEAK_REC_PYFRAME: {
         struct culeak_pyframe f;
         f.id = culeak_get_u(&c);

@@ -78,6 +78,8 @@ struct culeak_sink {
     int (*command)(void *ctx, uint8_t type, const uint8_t *payload, size_t len);
     /* events the process dropped while its reader was stopped (a gap in the stream) */
     int (*lost)(void *ctx, uint64_t count, uint64_t first_seq, uint64_t last_seq);
+    /* who holds the live block that contains addr (HOLDER) */
+    int (*holder)(void *ctx, uint64_t addr, struct culeak_str words);
 };
 
 struct culeak_decoder {

@@ -18,6 +18,7 @@
  *   MARK         a mark or an NVTX range (device memory)       -
  *   EXIT         how the process ended                         -
  *   NOTE         a message from the shim for the user          -
+ *   HOLDER       who holds a live block: Python references     -
  *   PYFRAME      a Python frame a FRAME's tagged ip names      -
  *   LOST         events dropped while the reader was stopped   -
  *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
@@ -52,6 +53,7 @@ enum culeak_record {
     CULEAK_REC_ALLOC = 13, /* an EVENT of an allocation, in few bytes */
     CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
+    CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

@@ -80,6 +80,7 @@ void model_free(struct model *m)
     for (size_t i = 0; i < m->nfailures; i++)
         state_free(&m->failures[i].state);
     free(m->failures);
+    free(m->holdings);
     free(m->failures_pub);
     live_table_free(&m->live);
     free(m->sites);

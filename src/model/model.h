@@ -454,6 +454,15 @@ size_t model_find_stacks(struct model *m, int proc, const char *pattern, int any
  * to supp, other suppressions are asked about, or the process's module map changes. */
 int model_stack_suppression(struct model *m, const struct suppressions *supp, int proc, uint64_t stack,
                             unsigned kind);
+/* Who holds a row's live blocks (HOLDER records, from culeak's Python side): each distinct
+ * chain of references, with the blocks and bytes it holds, most bytes first; at most max of them
+ * (the first max met), returns how many were written. g MODEL_GROUP_COUNT: of every block. */
+struct model_holders {
+    const char *words;
+    uint64_t blocks, bytes;
+};
+size_t model_row_holders(struct model *m, enum model_group g, uint32_t id, struct model_holders *out,
+                         size_t max);
 /* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
 uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
 

@@ -193,6 +193,8 @@ struct model {
     struct snapshot *snaps;
     int nsnaps;
     int seq_triggers;              /* armed snapshots waiting for a seq */
+    struct holding *holdings;  /* holders.c: HOLDER records, by the block's stack */
+    size_t nholdings, holdings_cap;
     struct failure_rec *failures;
     size_t nfailures, failures_cap;
     struct model_failure *failures_pub;
@@ -267,6 +269,8 @@ static inline const struct sym_frame *site_frame(const struct site *s)
 int apply_frame(struct model *m, struct process *p, uint64_t id, uint64_t parent, uint64_t ip);
 void apply_event(struct model *m, struct process *p, const struct culeak_event *e);
 void apply_mark(struct model *m, struct process *p, const struct culeak_mark *mk);
+/* holders.c: a HOLDER record: words for the live block of p that contains addr. */
+void holders_add(struct model *m, struct process *p, uint64_t addr, const char *words, size_t n);
 struct unit *unit_get(struct model *m, struct process *p, uint64_t stack, unsigned kind);
 /* The unit of a kind's allocations made before culeak attached (no stack; their own site,
  * "(before attach)"): before_attach.c. */

@@ -217,6 +217,16 @@ static int on_note(void *ctx, struct culeak_str text)
     return 0;
 }
 
+static int on_holder(void *ctx, uint64_t addr, struct culeak_str words)
+{
+    struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
+    model_changed(s->m);
+    holders_add(s->m, s->p, addr, words.p ? words.p : "", words.n);
+    return 0;
+}
+
 static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
 {
     struct model_stream *s = ctx;
@@ -240,7 +250,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
         .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
-        .lost = on_lost,
+        .lost = on_lost, .holder = on_holder,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;

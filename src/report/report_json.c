@@ -77,6 +77,22 @@ static void json_site(FILE *f, const struct model_row *r)
     putc('}', f);
 }
 
+/* ,"holders":[{"by","blocks","bytes"}]: who keeps the row's blocks alive; absent if unknown. */
+static void json_holders(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r)
+{
+    struct model_holders h[8];
+    size_t n = model_row_holders(m, o->group, r->id, h, 8);
+    if (!n)
+        return;
+    fputs(",\"holders\":[", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{\"by\":" : "{\"by\":", f);
+        json_write_cstr(f, h[i].words);
+        fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", h[i].blocks, h[i].bytes);
+    }
+    putc(']', f);
+}
+
 static void json_row(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r)
 {
     fprintf(f, "{\"id\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",", r->id, r->live_bytes,
@@ -95,6 +111,7 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
         fprintf(f, "\"thread\":{\"tid\":%" PRIu64 ",\"main\":%s,\"several\":%s},", r->tid,
                 r->main_thread ? "true" : "false", r->threads > 1 ? "true" : "false");
     report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
+    json_holders(f, m, o, r);
     putc('}', f);
 }
 

@@ -133,6 +133,20 @@ void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int 
         fputs("    (no stack recorded)\n", f);
 }
 
+/* "HELD BY": the chains of Python references that keep the row's blocks alive. */
+static void print_holders(FILE *f, struct model *m, enum model_group g, const struct model_row *r)
+{
+    struct model_holders h[8];
+    size_t n = model_row_holders(m, g, r->id, h, 8);
+    for (size_t i = 0; i < n; i++) {
+        char bytes[64];
+        report_format_bytes(bytes, sizeof bytes, h[i].bytes);
+        fputs("    HELD BY ", f);
+        text_write_escaped(f, h[i].words);
+        fprintf(f, ": %" PRIu64 " block%s, %s\n", h[i].blocks, h[i].blocks == 1 ? "" : "s", bytes);
+    }
+}
+
 static void print_row(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r,
                       const char *verb)
 {
@@ -142,6 +156,8 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     if (r->pool) { /* the segments its blocks (other rows) lie in: no site of their own */
         fprintf(f, "\n%s %s in %" PRIu64 " segment%s (%s): %s\n", verb, bytes, r->live_count,
                 r->live_count == 1 ? "" : "s", kinds, r->text);
+        if (o->what == REPORT_LEAKS) /* its blocks are no leaks: who kept them to the end is */
+            print_holders(f, m, MODEL_GROUP_COUNT, r);
         return;
     }
     fprintf(f, "\n%s %s in %" PRIu64 " allocation%s (%s) from ", verb, bytes, r->live_count,
@@ -168,6 +184,7 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
     if (r->nstacks > 1)
         fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
     report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
+    print_holders(f, m, o->group, r);
 }
 
 /* "+2.0 MiB (2097152 bytes)" */

@@ -27,6 +27,17 @@ CULEAK_EXPORT void culeak_attach_note(const char *text)
     culeak_stream_note(text, strnlen(text, 512));
 }
 
+/* Who holds the live block at addr (python/culeak_holders.py's words), for the reports. */
+CULEAK_EXPORT void culeak_report_holder(uint64_t addr, const char *words)
+{
+    if (!words)
+        return;
+    uint8_t rec[CULEAK_REC_HEADROOM + 2 * CULEAK_UVARINT_MAX + 1024];
+    size_t k = culeak_put_u(rec + CULEAK_REC_HEADROOM, addr);
+    k += culeak_put_s(rec + CULEAK_REC_HEADROOM + k, words, strnlen(words, 1024));
+    culeak_stream_append(rec, culeak_rec_finish(rec, CULEAK_REC_HOLDER, k));
+}
+
 /* What PyTorch's caching allocator held when culeak attached: a block (is_block) or a
  * segment, sent as a before-attach allocation (size, device; no stack); a segment says
  * its pool (culeak-stream(5)). */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Who holds the memory of three jobs on a real GPU (tests/gpu/holders_jobs.py): each is
+# recorded with the wheel's culeak, and the report at its mark "end" must name the holder
+# of its growing site (HELD BY); prints the reports' HELD BY lines and the seconds each
+# job took with CULEAK_HOLDERS=0 and 1. Needs dist/culeak-*.whl (make wheel), torch, a GPU.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${OUT:-/tmp/culeak-gpu}
+mkdir -p "$OUT"
+W=$(mktemp -d)
+python3 -m venv --system-site-packages "$W/venv" >/dev/null 2>&1 || exit 1
+"$W/venv/bin/python" -m pip install -q --no-index --no-deps dist/culeak-*.whl || exit 1
+CULEAK=$W/venv/bin/culeak
+fails=0
+for job in "hook:global \`grads\` of holders_jobs.py (list), an item" \
+           "total:global \`total_loss\` of holders_jobs.py" \
+           "lru:lru_cache of \`table\`, a cached result"; do
+    mode=${job%%:*} want=${job#*:}
+    for h in 0 1; do
+        s=$(date +%s.%N)
+        CULEAK_HOLDERS=$h "$CULEAK" record -o "$W/$mode$h.culeak" -- "$W/venv/bin/python" tests/gpu/holders_jobs.py "$mode" >"$W/out" 2>&1 ||
+            { echo "$mode: record failed"; tail -5 "$W/out"; fails=$((fails + 1)); }
+        echo "$mode CULEAK_HOLDERS=$h: $(echo "$(date +%s.%N) - $s" | bc) s"
+    done
+    "$CULEAK" report --at end "$W/${mode}1.culeak" >"$OUT/holders_$mode.txt" 2>&1
+    "$CULEAK" report "$W/${mode}1.culeak" >"$OUT/holders_${mode}_leaks.txt" 2>&1
+    "$CULEAK" report --at end --format json "$W/${mode}1.culeak" >"$OUT/holders_$mode.json" 2>&1
+    grep 'HELD BY' "$OUT/holders_$mode.txt" | sed "s/^/$mode: /"
+    grep -qF "HELD BY $want" "$OUT/holders_$mode.txt" || { echo "$mode: no 'HELD BY $want'"; cat "$OUT/holders_$mode.txt"; fails=$((fails + 1)); }
+    grep -q 'HELD BY' "$OUT/holders_${mode}_leaks.txt" || { echo "$mode: the leak report names no holder"; fails=$((fails + 1)); }
+done
+echo "holders: $fails failed"
+exit $((fails > 0))
