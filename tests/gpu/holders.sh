@@ -18,16 +18,17 @@ for job in "hook:global \`grads\` of holders_jobs.py (list), an item" \
     mode=${job%%:*} want=${job#*:}
     for h in 0 1; do
         s=$(date +%s.%N)
-        CULEAK_HOLDERS=$h "$CULEAK" record -o "$W/$mode$h.culeak" -- "$W/venv/bin/python" tests/gpu/holders_jobs.py "$mode" >"$W/out" 2>&1 ||
+        CULEAK_HOLDERS=$h "$CULEAK" record -o "$W/$mode$h.culeak" -- python3 tests/gpu/holders_jobs.py "$mode" >"$W/out" 2>&1 ||
             { echo "$mode: record failed"; tail -5 "$W/out"; fails=$((fails + 1)); }
-        echo "$mode CULEAK_HOLDERS=$h: $(echo "$(date +%s.%N) - $s" | bc) s"
+        echo "$mode CULEAK_HOLDERS=$h: $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
     done
-    "$CULEAK" report --at end "$W/${mode}1.culeak" >"$OUT/holders_$mode.txt" 2>&1
-    "$CULEAK" report "$W/${mode}1.culeak" >"$OUT/holders_${mode}_leaks.txt" 2>&1
-    "$CULEAK" report --at end --format json "$W/${mode}1.culeak" >"$OUT/holders_$mode.json" 2>&1
-    grep 'HELD BY' "$OUT/holders_$mode.txt" | sed "s/^/$mode: /"
-    grep -qF "HELD BY $want" "$OUT/holders_$mode.txt" || { echo "$mode: no 'HELD BY $want'"; cat "$OUT/holders_$mode.txt"; fails=$((fails + 1)); }
-    grep -q 'HELD BY' "$OUT/holders_${mode}_leaks.txt" || { echo "$mode: the leak report names no holder"; fails=$((fails + 1)); }
+    "$CULEAK" report --at end "$W/${mode}1.culeak" >"$W/holders_$mode.txt" 2>&1
+    "$CULEAK" report "$W/${mode}1.culeak" >"$W/holders_${mode}_leaks.txt" 2>&1
+    "$CULEAK" report --at end --format json "$W/${mode}1.culeak" >"$W/holders_$mode.json" 2>&1
+    grep 'HELD BY' "$W/holders_$mode.txt" | sed "s/^/$mode: /"
+    grep -qF "HELD BY $want" "$W/holders_$mode.txt" || { echo "$mode: no 'HELD BY $want'"; cat "$W/holders_$mode.txt"; fails=$((fails + 1)); }
+    grep -q 'HELD BY' "$W/holders_${mode}_leaks.txt" || { echo "$mode: the leak report names no holder"; fails=$((fails + 1)); }
 done
+tar -C "$W" -czf "$OUT/holders.tar.gz" $(cd "$W" && ls holders_*)
 echo "holders: $fails failed"
 exit $((fails > 0))
