@@ -368,6 +368,9 @@ int console_main(const struct console_options *opt)
     for (size_t i = 0; i < c->nreaders; i++)
         ring_reader_close(c->readers[i]);
     free(c->readers);
+    for (size_t i = 0; i < c->nrefused && i < c->caprefused; i++)
+        free(c->refused[i]);
+    free(c->refused);
     free(c->by_proc);
     free(c->pending);
     free(c->cmds_text);

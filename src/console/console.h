@@ -69,6 +69,10 @@ struct console {
     char detach_to[1100];    /* `detach FILE`: where the job's further output goes */
     char start_err[512];     /* why the job could not start: said once the screen closed */
     struct metrics_server *metrics; /* set metrics HOST:PORT: the scrape endpoint; NULL: off */
+    /* processes the hub could not take ("pid N: not traced: why"), said again in the exit
+     * report: the output pane's scrollback may have lost them by then */
+    char **refused;
+    size_t nrefused, caprefused;
 };
 
 /* set metrics (metrics_set.c): serve the model on HOST:PORT, or "off"; the loop answers
@@ -129,6 +133,8 @@ void console_update_watches(struct console *c);
 /* The leak report at the job's end, into the output pane and --log-file (exit_report.c);
  * the options of the console's reports (its stacks 8 deep, its suppressions). */
 void console_leak_report(struct console *c);
+/* Keeps a process the hub could not take ("pid N: not traced: why") for the exit report. */
+void console_note_refusal(struct console *c, const char *text);
 struct report_options;
 void console_report_options(const struct console *c, struct report_options *o);
 /* Takes a snapshot of the model now (name NULL or taken: the next "sN"); it becomes the

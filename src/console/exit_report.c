@@ -87,6 +87,46 @@ void console_report_options(const struct console *c, struct report_options *o)
     o->supp = c->opt.supp;
 }
 
+/* The most refusals the exit report lists one by one; the rest are counted. */
+#define REFUSALS_LISTED 64
+
+void console_note_refusal(struct console *c, const char *text)
+{
+    if (c->nrefused < REFUSALS_LISTED) {
+        if (c->nrefused == c->caprefused) {
+            size_t cap = c->caprefused ? c->caprefused * 2 : 8;
+            char **v = realloc(c->refused, cap * sizeof *v);
+            if (!v)
+                return;
+            c->refused = v;
+            c->caprefused = cap;
+        }
+        c->refused[c->nrefused] = strdup(text);
+        if (!c->refused[c->nrefused])
+            return;
+    }
+    c->nrefused++;
+}
+
+/* After the report: every process the job had is in it, or named here with why. */
+static void say_refusals_again(struct console *c)
+{
+    if (!c->nrefused)
+        return;
+    char line[400];
+    snprintf(line, sizeof line, "[culeak]   NOT TRACED: %zu process%s the report does not hold:", c->nrefused,
+             c->nrefused == 1 ? "" : "es");
+    outbuf_add_line(&c->u.out, line);
+    for (size_t i = 0; i < c->nrefused && i < REFUSALS_LISTED; i++) {
+        snprintf(line, sizeof line, "[culeak]     %s", c->refused[i]);
+        outbuf_add_line(&c->u.out, line);
+    }
+    if (c->nrefused > REFUSALS_LISTED) {
+        snprintf(line, sizeof line, "[culeak]     ... and %zu more", c->nrefused - REFUSALS_LISTED);
+        outbuf_add_line(&c->u.out, line);
+    }
+}
+
 void console_leak_report(struct console *c)
 {
     struct report_options o;
@@ -113,6 +153,7 @@ void console_leak_report(struct console *c)
             !sum.before_allocations && !sum.end_allocations)
             outbuf_add_line(&c->u.out, "[culeak]   no leaks: every allocation was freed");
         add_report_lines(c, text);
+        say_refusals_again(c);
         if (c->opt.log_file)
             write_log_file(c, text, len);
     }

@@ -147,6 +147,7 @@ static void say_refusals(struct console *c)
         snprintf(line, sizeof line, "[culeak] pid %ld: not traced: %s", pid, why);
         outbuf_add_line(&c->u.out, line);
         ui_message(&c->u, 1, "%s", line + 9);
+        console_note_refusal(c, line + 9);
         c->dirty = 1;
     }
 }
