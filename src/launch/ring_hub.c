@@ -18,7 +18,9 @@
 /* 1 MiB: small enough to stay in the writer's cache as it goes round (4 MiB cost it a
  * quarter more per event), large enough for a few milliseconds of events */
 #define DEFAULT_RING (1u << 20)
-#define HANDOVER_WAIT_MS 200 /* for the ring's descriptor, once a process connected */
+/* for the ring's descriptor, once a process connected: a process the scheduler keeps off
+ * its processor between its connect and its send (a loaded machine) is still taken */
+#define HANDOVER_WAIT_MS 2000
 #define MAX_PENDING (CULEAK_HUB_POLLFDS - 1) /* connections whose ring is awaited */
 #define MAX_RINGS 4096u /* mapped at once; a ring read to its end gives its slot back */
 #define MAX_REFUSALS 64  /* told by name; more are counted */
@@ -389,7 +391,10 @@ size_t culeak_hub_service(struct culeak_hub *h)
         accept_all(h);
     for (size_t i = 0; i < h->npend;) {
         struct pending *p = &h->pend[i];
-        if (take_handover(h, p) || ms_since(&p->since) > HANDOVER_WAIT_MS) {
+        int late = 0;
+        if (take_handover(h, p) || (late = ms_since(&p->since) > HANDOVER_WAIT_MS)) {
+            if (late)
+                refuse(h, p->pid, "its ring did not come within 2 s of its connection");
             close(p->fd);
             memmove(p, p + 1, (h->npend - i - 1) * sizeof *p); /* oldest first */
             h->npend--;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -37,6 +38,42 @@ static void hand_over(struct culeak_hub *h, const char *sock)
     close(fd);
     culeak_ring_unmap(&r);
     culeak_hub_service(h);
+}
+
+/* A process that connects and does not send its ring (kept off its processor on a loaded
+ * machine, or stopped) is named once its time is up, never dropped without a word; one
+ * that connects and closes at once (another culeak looking whether this hub lives) is
+ * no process of the job. */
+static void test_handover_late(void **state)
+{
+    (void)state;
+    char err[300];
+    struct culeak_hub *h = culeak_hub_new(0, err, sizeof err);
+    assert_non_null(h);
+    culeak_hub_started(h);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path, culeak_hub_socket(h), strlen(culeak_hub_socket(h)) + 1);
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(probe, (struct sockaddr *)&a, sizeof a), 0);
+    close(probe);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    culeak_hub_service(h);
+    long pid;
+    char why[160];
+    assert_int_equal(culeak_hub_refusal(h, &pid, why, sizeof why), 0);
+    for (int i = 0; i < 300 && culeak_hub_pending(h); i++) { /* its 2 s, and more */
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        culeak_hub_service(h);
+    }
+    assert_int_equal(culeak_hub_refusal(h, &pid, why, sizeof why), 1);
+    assert_int_equal(pid, (long)getpid());
+    assert_non_null(strstr(why, "did not come"));
+    assert_int_equal(culeak_hub_refusal(h, &pid, why, sizeof why), 0);
+    assert_int_equal(culeak_hub_refused(h), 1);
+    close(s);
+    culeak_hub_free(h);
 }
 
 static void test_slots(void **state)
@@ -94,6 +131,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots),
+        cmocka_unit_test(test_handover_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
