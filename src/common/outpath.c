@@ -60,19 +60,31 @@ int culeak_expand_path(const char *tmpl, long pid, const char *host, const char 
     return full ? -1 : has_pid;
 }
 
-int culeak_output_dir_writable(const char *path)
+/* The directory part of path into dir ("/" for a file in the root): its length, 0 for a
+ * path with no directory, or -1 with ENAMETOOLONG. */
+static long dir_of(const char *path, char *dir, size_t size)
 {
     const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash) /* the working directory */
-        return faccessat(AT_FDCWD, ".", W_OK | X_OK, AT_EACCESS);
+    if (!slash)
+        return 0;
     size_t n = slash == path ? 1 : (size_t)(slash - path);
-    if (n >= sizeof dir) {
+    if (n >= size) {
         errno = ENAMETOOLONG;
         return -1;
     }
     memcpy(dir, path, n);
     dir[n] = 0;
+    return (long)n;
+}
+
+int culeak_output_dir_writable(const char *path)
+{
+    char dir[4096];
+    long n = dir_of(path, dir, sizeof dir);
+    if (n == 0) /* the working directory */
+        return faccessat(AT_FDCWD, ".", W_OK | X_OK, AT_EACCESS);
+    if (n < 0)
+        return -1;
     struct stat st;
     if (stat(dir, &st) != 0)
         return -1;
@@ -116,17 +128,12 @@ static int enter_dir(int dirfd, const char *name)
 
 int culeak_make_parent_dirs(const char *path)
 {
-    const char *slash = strrchr(path, '/');
     char dir[4096];
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n == 0)
-        return 0; /* the working directory, or / */
-    if (n >= sizeof dir) {
-        errno = ENAMETOOLONG;
+    long n = dir_of(path, dir, sizeof dir);
+    if (n < 0)
         return -1;
-    }
-    memcpy(dir, path, n);
-    dir[n] = 0;
+    if (n == 0 || !strcmp(dir, "/"))
+        return 0; /* the working directory, or / */
     struct stat st;
     if (stat(dir, &st) == 0 || errno != ENOENT)
         return 0; /* there already: culeak_output_dir_writable and open say what is wrong */
