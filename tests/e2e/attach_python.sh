@@ -27,23 +27,7 @@ for mode in sleep busy; do
     python3 "$JOB" "$mode" "$D" >"$D/out" 2>"$D/err" &
     job=$!
     until grep -qs running "$D/out"; do sleep 0.05; done
-    : >"$D/timing"
-    for i in $(seq "$ATTACHES"); do
-        sleep "0.0$((RANDOM % 10))"
-        # a file of its own: the last one's words must not be taken for this one's
-        CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec$i.err" &
-        rec=$!
-        wait_attached "$D/rec$i.err" "$job"
-        sleep "0.0$((RANDOM % 5))"
-        kill -INT "$rec"
-        rc=0
-        wait "$rec" || rc=$?
-        [ "$rc" -eq 0 ] || fail "$mode, attach $i: record exited $rc: $(cat "$D/rec$i.err")"
-        attach_timing "$D/rec$i.err" "$D/timing"
-        job_alive || fail "$mode, attach $i: the job died: $(cat "$D/err")"
-        [ ! -s "$D/err" ] || fail "$mode, attach $i: the job complained: $(head -c 2000 "$D/err")"
-        rm -f "$D/rec.culeak"
-    done
+    attach_many "$mode" "$D" "$ATTACHES"
     end_job "$mode" "$D" "$T/$mode-plain/out"
     echo "$mode: $ATTACHES attaches; attach time $(cut -d' ' -f1 "$D/timing" | timing_stats);" \
         "stopped $(cut -d' ' -f2 "$D/timing" | timing_stats); $(cat "$D/turns") turns"

@@ -33,24 +33,7 @@ mkdir "$D"
 "$T/job" "$D" >"$D/out" 2>"$D/err" &
 job=$!
 RANDOM=7
-: >"$D/timing"
-for i in $(seq "$ATTACHES"); do
-    sleep "0.0$((RANDOM % 10))"
-    # a file of its own: the last one's words must not be taken for this one's
-    CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$D/rec$i.culeak" 2>"$D/rec$i.err" &
-    rec=$!
-    wait_attached "$D/rec$i.err" "$job"
-    sleep "0.0$((RANDOM % 5))"
-    kill -INT "$rec"
-    rc=0
-    wait "$rec" || rc=$?
-    [ "$rc" -eq 0 ] || fail "attach $i: record exited $rc: $(cat "$D/rec$i.err")"
-    grep -q "detached from pid $job: it runs on" "$D/rec$i.err" || fail "attach $i: $(cat "$D/rec$i.err")"
-    attach_timing "$D/rec$i.err" "$D/timing"
-    job_alive || fail "attach $i: the job died: $(cat "$D/err")"
-    [ ! -s "$D/err" ] || fail "attach $i: the job complained: $(head -c 2000 "$D/err")"
-    rm -f "$D/rec$i.culeak"
-done
+attach_many attach_state "$D" "$ATTACHES"
 end_job "attach_state" "$D" "$T/plain/out"
 [ "$(wc -l <"$D/timing")" -eq "$ATTACHES" ] || fail "not every attach said its timing: $(cat "$D/timing")"
 

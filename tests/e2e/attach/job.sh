@@ -17,6 +17,10 @@
 #   finish_job DIR             lets it leak (DIR/go), waits for DIR/leaked, lets it end
 #                              (DIR/end), waits for it: $job_rc is its exit status
 #   leak_line FILE             the line of FILE marked ATTACH_LEAK_LINE
+#   attach_many WHAT DIR N     attaches record --pid to the job ($job) and detaches it N times
+#                              at random moments (RANDOM seeds them); each must end 0 with
+#                              its detach said, the job alive and silent; DIR/timing gets
+#                              each attach's figures
 #   wait_inventory RECORDING   waits until the shim has sent what was live before the
 #                              attach (its NOTE is in the recording); fails at once if
 #                              the job ($job) died
@@ -137,4 +141,25 @@ end_job() {
     [ "$rc" -eq 0 ] || fail "$what: the job exited $rc after $ATTACHES attaches: $(cat "$dir/out" "$dir/err")"
     [ ! -s "$dir/err" ] || fail "$what: the job's stderr got: $(cat "$dir/err")"
     diff "$plain" "$dir/out" >"$dir/out.diff" || fail "$what: the output differs from an untraced run's: $(cat "$dir/out.diff")"
+}
+attach_many() {
+    local what=$1 dir=$2 n=$3 i rc rec
+    : >"$dir/timing"
+    for i in $(seq "$n"); do
+        sleep "0.0$((RANDOM % 10))"
+        # a file of its own: the last one's words must not be taken for this one's
+        CULEAK_ATTACH_TIMING=1 "$B/culeak" record --pid "$job" -o "$dir/rec$i.culeak" 2>"$dir/rec$i.err" &
+        rec=$!
+        wait_attached "$dir/rec$i.err" "$job"
+        sleep "0.0$((RANDOM % 5))"
+        kill -INT "$rec"
+        rc=0
+        wait "$rec" || rc=$?
+        [ "$rc" -eq 0 ] || fail "$what, attach $i: record exited $rc: $(cat "$dir/rec$i.err")"
+        grep -q "detached from pid $job: it runs on" "$dir/rec$i.err" || fail "$what, attach $i: $(cat "$dir/rec$i.err")"
+        attach_timing "$dir/rec$i.err" "$dir/timing"
+        job_alive || fail "$what, attach $i: the job died: $(cat "$dir/err")"
+        [ ! -s "$dir/err" ] || fail "$what, attach $i: the job complained: $(head -c 2000 "$dir/err")"
+        rm -f "$dir/rec$i.culeak"
+    done
 }
