@@ -20,16 +20,23 @@ set -u
 attach_test_setup
 export XDG_RUNTIME_DIR=$T # a killed culeak leaves its socket's directory there
 
+
+# record_refused WHAT PATTERN [VAR=VALUE...]: record --pid on the job ($job), with those
+# variables, exits 1 and says PATTERN (a grep pattern; none when empty) on stderr
+record_refused() {
+    local what=$1 pattern=$2 rc=0
+    shift 2
+    env "$@" timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
+    [ "$rc" -eq 1 ] || fail "$what: record exited $rc: $(cat "$D/rec.err")"
+    [ -z "$pattern" ] || grep -q "$pattern" "$D/rec.err" || fail "$what: $(cat "$D/rec.err")"
+}
 # the shim cannot be loaded: dlopen's words, and nothing called in the job
 D=$T/no-shim
 mkdir "$D"
 start_job client_static "$D"
 printf 'not a library\n' >"$D/libculeak.so"
-rc=0
-CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "no shim: record exited $rc: $(cat "$D/rec.err")"
-grep -q "culeak could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*" "$D/rec.err" ||
-    fail "no shim: $(cat "$D/rec.err")"
+record_refused "no shim" "culeak could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*" \
+    "CULEAK_LIB=$D/libculeak.so"
 not_stopped "no shim"
 finish_job "$D"
 check_job_output client_static "$D"
@@ -40,11 +47,8 @@ mkdir "$D"
 printf '__attribute__((constructor)) static void boom(void) { *(volatile int *)8 = 1; }\n' >"$D/boom.c"
 cc -shared -fPIC -o "$D/libculeak.so" "$D/boom.c" || fail "cannot build the crashing library"
 start_job client_static "$D"
-rc=0
-CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "a crashing library: record exited $rc: $(cat "$D/rec.err")"
-grep -q "dlopen failed in pid $job: Segmentation fault at address 0x[0-9a-f]* (the thread was given back its state)" \
-    "$D/rec.err" || fail "a crashing library: $(cat "$D/rec.err")"
+record_refused "a crashing library" "dlopen failed in pid $job: Segmentation fault at address 0x[0-9a-f]* (the thread was given back its state)" \
+    "CULEAK_LIB=$D/libculeak.so"
 not_stopped "a crashing library"
 finish_job "$D"
 check_job_output client_static "$D"
@@ -55,10 +59,8 @@ mkdir "$D"
 printf '#include <unistd.h>\n__attribute__((constructor)) static void bye(void) { _exit(3); }\n' >"$D/bye.c"
 cc -shared -fPIC -o "$D/libculeak.so" "$D/bye.c" || fail "cannot build the exiting library"
 start_job client_static "$D"
-rc=0
-CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "an exiting library: record exited $rc: $(cat "$D/rec.err")"
-grep -q "pid $job exited during the attach" "$D/rec.err" || fail "an exiting library: $(cat "$D/rec.err")"
+record_refused "an exiting library" "pid $job exited during the attach" \
+    "CULEAK_LIB=$D/libculeak.so"
 job_rc=0
 wait "$job" || job_rc=$?
 job=
@@ -69,11 +71,7 @@ D=$T/stopped-job
 mkdir "$D"
 start_job client_static "$D"
 kill -STOP "$job"
-rc=0
-timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "a stopped job: record exited $rc: $(cat "$D/rec.err")"
-grep -q "culeak record: pid $job is stopped (state T): .* resume it (kill -CONT $job), then attach" "$D/rec.err" ||
-    fail "a stopped job: $(cat "$D/rec.err")"
+record_refused "a stopped job" "culeak record: pid $job is stopped (state T): .* resume it (kill -CONT $job), then attach"
 [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$job/stat")" = T ] || fail "a stopped job was made to run"
 kill -CONT "$job"
 finish_job "$D"
@@ -83,11 +81,8 @@ check_job_output client_static "$D"
 D=$T/no-gdb
 mkdir "$D"
 start_job client_static "$D"
-rc=0
-CULEAK_GDB=culeak-no-such-gdb timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "CULEAK_GDB unknown: record exited $rc: $(cat "$D/rec.err")"
-grep -q "CULEAK_GDB names culeak-no-such-gdb, which cannot be run: .*unset CULEAK_GDB to use culeak's own injector" \
-    "$D/rec.err" || fail "CULEAK_GDB unknown: $(cat "$D/rec.err")"
+record_refused "CULEAK_GDB unknown" "CULEAK_GDB names culeak-no-such-gdb, which cannot be run: .*unset CULEAK_GDB to use culeak's own injector" \
+    "CULEAK_GDB=culeak-no-such-gdb"
 finish_job "$D"
 check_job_output client_static "$D"
 
@@ -101,10 +96,8 @@ fi
 D=$T/stopped
 mkdir "$D"
 start_job client_static "$D"
-rc=0
-CULEAK_GDB=$STEP_GDB STOP_AT=dlopen timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
-    2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "left stopped: record exited $rc: $(cat "$D/rec.err")"
+record_refused "left stopped" "" \
+    "CULEAK_GDB=$STEP_GDB" "STOP_AT=dlopen"
 not_stopped "the injector dead with the job stopped"
 finish_job "$D"
 check_job_output client_static "$D"
@@ -113,12 +106,8 @@ check_job_output client_static "$D"
 D=$T/no-attach
 mkdir "$D"
 start_job client_static "$D"
-rc=0
-CULEAK_GDB=$STEP_GDB ATTACH_ELSEWHERE=2147483000 timeout 120 "$B/culeak" record --pid "$job" \
-    -o "$D/rec.culeak" 2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "gdb attached elsewhere: record exited $rc: $(cat "$D/rec.err")"
-grep -q "could not attach to pid $job: ptrace: No such process" "$D/rec.err" ||
-    fail "gdb attached elsewhere: $(cat "$D/rec.err")"
+record_refused "gdb attached elsewhere" "could not attach to pid $job: ptrace: No such process" \
+    "CULEAK_GDB=$STEP_GDB" "ATTACH_ELSEWHERE=2147483000"
 finish_job "$D"
 check_job_output client_static "$D"
 
@@ -127,12 +116,8 @@ D=$T/gdb-no-shim
 mkdir "$D"
 start_job client_static "$D"
 printf 'not a library\n' >"$D/libculeak.so"
-rc=0
-CULEAK_GDB=$STEP_GDB CULEAK_LIB=$D/libculeak.so timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
-    2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "gdb, no shim: record exited $rc: $(cat "$D/rec.err")"
-grep -q "could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*(unset CULEAK_GDB to use culeak's own injector)" \
-    "$D/rec.err" || fail "gdb, no shim: $(cat "$D/rec.err")"
+record_refused "gdb, no shim" "could not load $D/libculeak.so into pid $job: $D/libculeak.so: .*(unset CULEAK_GDB to use culeak's own injector)" \
+    "CULEAK_GDB=$STEP_GDB" "CULEAK_LIB=$D/libculeak.so"
 not_stopped "gdb, no shim"
 finish_job "$D"
 check_job_output client_static "$D"
@@ -142,10 +127,8 @@ check_job_output client_static "$D"
 D=$T/first-error
 mkdir "$D"
 start_job client_static "$D"
-rc=0
-CULEAK_GDB=$STEP_GDB BREAK_DLOPEN=1 timeout 120 "$B/culeak" record --pid "$job" -o "$D/rec.culeak" \
-    2>"$D/rec.err" || rc=$?
-[ "$rc" -eq 1 ] || fail "gdb's call failing: record exited $rc: $(cat "$D/rec.err")"
+record_refused "gdb's call failing" "" \
+    "CULEAK_GDB=$STEP_GDB" "BREAK_DLOPEN=1"
 grep -q "could not load .* into pid $job: No symbol \"culeak_no_such_function\" in current context. (unset CULEAK_GDB to use culeak's own injector)" \
     "$D/rec.err" || fail "gdb's call failing: not its first error: $(cat "$D/rec.err")"
 not_stopped "gdb's call failing"
