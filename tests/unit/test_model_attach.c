@@ -26,17 +26,39 @@ static void before(struct sb *b, uint64_t seq, uint64_t addr, uint64_t size)
                                .kind = CULEAK_KIND_DEVICE, .size = size, .addr = addr, .device = 0});
 }
 
-/* Before the attach: 0x1000 (4096) and 0x3000 (8192); after it, at one call site:
- * 0x9000 (1000), which the inventory reports again; then 0x3000 is freed. */
-static struct model *attached_model(void)
+/* The pool's own account of a before-attach segment (a caching allocator's snapshot). */
+static void claimed(struct sb *b, uint64_t seq, uint64_t addr, uint64_t size)
 {
-    struct model_options o = {0};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
+    sb_event(b, (struct sb_ev){.seq = seq, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
+                               .kind = CULEAK_KIND_DEVICE, .size = size, .addr = addr, .aux = CULEAK_POOL_TORCH});
+}
+
+/* /usr/bin/app's stream: its module and one call site (FRAME 1). */
+static struct sb *app_stream(void)
+{
     struct sb *b = sb_new();
     sb_hello(b, 100, "/usr/bin/app", NULL);
     sb_module(b, "/usr/bin/app", 0x400000, 0, 0x10000);
     sb_frame(b, 1, 0, 0x401000);
+    return b;
+}
+
+/* Snapshots at "iteration 0" ... "iteration n-1", as report --diff arms them. */
+static void arm_iterations(struct model *m, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "iteration %d", i);
+        assert_int_equal(model_snapshot_at_mark(m, label, label), 0);
+    }
+}
+
+/* Before the attach: 0x1000 (4096) and 0x3000 (8192); after it, at one call site:
+ * 0x9000 (1000), which the inventory reports again; then 0x3000 is freed. */
+static struct model *attached_model(void)
+{
+    struct model *m = new_model();
+    struct sb *b = app_stream();
     sb_alloc(b, 1, 1, 0x9000, 1000);
     before(b, 2, 0x1000, 4096);
     before(b, 3, 0x3000, 8192);
@@ -89,17 +111,13 @@ static void test_before_attach_is_one_row(void **state)
 static void test_before_attach_pool_account(void **state)
 {
     (void)state;
-    struct model_options o = {0};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
+    struct model *m = new_model();
     struct sb *b = sb_new();
     sb_hello(b, 100, "/usr/bin/python3", NULL);
     before(b, 1, 0x200000, 2 << 20);  /* the inventory: the allocator's segment */
     before(b, 2, 0x900000, 8192);     /* and memory of no pool */
-    sb_event(b, (struct sb_ev){.seq = 3, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
-                               .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
-    sb_event(b, (struct sb_ev){.seq = 4, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
-                               .kind = CULEAK_KIND_DEVICE, .size = 4 << 20, .addr = 0x800000000, .aux = CULEAK_POOL_TORCH});
+    claimed(b, 3, 0x200000, 2 << 20);
+    claimed(b, 4, 0x800000000, 4 << 20);
     for (int i = 0; i < 3; i++)
         sb_event(b, (struct sb_ev){.seq = 5 + (uint64_t)i, .dt = 1000, .op = CULEAK_OP_ALLOC,
                                    .api = CULEAK_API_BEFORE_ATTACH, .kind = CULEAK_KIND_BLOCK, .size = 65536,
@@ -125,17 +143,11 @@ static void test_before_attach_pool_account(void **state)
 static void test_before_attach_not_a_leak(void **state)
 {
     (void)state;
-    struct model_options mo = {0};
-    struct model *m = model_new(&mo);
-    assert_non_null(m);
-    struct sb *b = sb_new();
-    sb_hello(b, 100, "/usr/bin/app", NULL);
-    sb_module(b, "/usr/bin/app", 0x400000, 0, 0x10000);
-    sb_frame(b, 1, 0, 0x401000);
+    struct model *m = new_model();
+    struct sb *b = app_stream();
     before(b, 1, 0x1000, 4096);
     before(b, 2, 0x3000, 8192);
-    sb_event(b, (struct sb_ev){.seq = 3, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
-                               .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
+    claimed(b, 3, 0x200000, 2 << 20);
     sb_alloc(b, 4, 1, 0x9000, 1000);
     sb_exit(b, 5);
     feed_all(m, b);
@@ -189,13 +201,8 @@ static void test_before_attach_not_a_leak(void **state)
 static void test_before_attach_live_at_earlier_marks(void **state)
 {
     (void)state;
-    struct model_options o = {0};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
-    struct sb *b = sb_new();
-    sb_hello(b, 100, "/usr/bin/app", NULL);
-    sb_module(b, "/usr/bin/app", 0x400000, 0, 0x10000);
-    sb_frame(b, 1, 0, 0x401000);
+    struct model *m = new_model();
+    struct sb *b = app_stream();
     sb_mark(b, 1, "iteration 0");
     sb_alloc(b, 2, 1, 0x9000, 1000);
     sb_mark(b, 3, "iteration 1");
@@ -203,9 +210,7 @@ static void test_before_attach_live_at_earlier_marks(void **state)
     before(b, 5, 0x3000, 8192);
     sb_alloc(b, 6, 1, 0xa000, 1000);
     sb_mark(b, 7, "iteration 2");
-    static const char *const marks[] = {"iteration 0", "iteration 1", "iteration 2"};
-    for (int i = 0; i < 3; i++) /* as report --diff arms them */
-        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    arm_iterations(m, 3);
     feed_all(m, b);
     struct model_query q;
     model_query_init(&q);
@@ -232,20 +237,15 @@ static void test_before_attach_live_at_earlier_marks(void **state)
 static void test_before_attach_claimed_at_earlier_marks(void **state)
 {
     (void)state;
-    struct model_options o = {0};
-    struct model *m = model_new(&o);
-    assert_non_null(m);
+    struct model *m = new_model();
     struct sb *b = sb_new();
     sb_hello(b, 100, "/usr/bin/python3", NULL);
     sb_mark(b, 1, "iteration 0");
     before(b, 2, 0x200000, 2 << 20);
     before(b, 3, 0x900000, 8192);
-    sb_event(b, (struct sb_ev){.seq = 4, .dt = 1000, .op = CULEAK_OP_ALLOC, .api = CULEAK_API_BEFORE_ATTACH,
-                               .kind = CULEAK_KIND_DEVICE, .size = 2 << 20, .addr = 0x200000, .aux = CULEAK_POOL_TORCH});
+    claimed(b, 4, 0x200000, 2 << 20);
     sb_mark(b, 5, "iteration 1");
-    static const char *const marks[] = {"iteration 0", "iteration 1"};
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(model_snapshot_at_mark(m, marks[i], marks[i]), 0);
+    arm_iterations(m, 2);
     feed_all(m, b);
     struct model_query q;
     model_query_init(&q);
