@@ -3,28 +3,23 @@
 # waits for DIR/goN, keeps one 3 MiB tensor per step for four steps marked "round N
 # iteration I" (culeak.mark finds the attached shim), and writes DIR/doneN. Writes
 # DIR/leaked, waits for DIR/end. tests/e2e/attach_again.sh looks for SITE-KEEP.
-import ctypes
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 import culeak  # noqa: E402
 import tensorlib  # noqa: E402
-import torch  # noqa: E402,F401 (culeak's Python side acts where torch is imported)
+import torch  # noqa: E402
+from attach_job import start, wait_for as wait_in  # noqa: E402
 
-c10 = ctypes.CDLL(os.environ["FAKE_C10"])
-cudart = ctypes.CDLL("libcudart.so.13")
 d = sys.argv[1]
 
 
 def wait_for(name):
-    while not os.path.exists(os.path.join(d, name)):
-        time.sleep(0.01)
+    wait_in(d, name)
 
 
-cudart.cudaFree(None)  # the context, as torch makes it first
-c10.fake_c10_init(1)
+start()
 kept = [tensorlib.forward(1 << 20)]
 open(os.path.join(d, "ready"), "w").close()
 for r in (1, 2):
