@@ -59,6 +59,14 @@ static void mark_at(struct sb *b, uint64_t seq, uint64_t dt_ns, const char *labe
     sb_end(b, CULEAK_REC_MARK);
 }
 
+/* The mark "iteration I" (mark_at's other arguments as there). */
+static void mark_iteration(struct sb *b, uint64_t seq, uint64_t dt_ns, int i, uint64_t mem_free, uint64_t mem_total)
+{
+    char label[32];
+    snprintf(label, sizeof label, "iteration %d", i);
+    mark_at(b, seq, dt_ns, label, mem_free, mem_total);
+}
+
 /* Iteration i: GROW keeps 4 KiB; CHURN allocates 1 MiB and frees it; UPDOWN goes up and
  * down in a sawtooth: 0, 32 KiB, 64 KiB, 0, ... at the marks, which rises at 7 of the
  * last 10 intervals and ends higher than 10 marks ago. Then the mark "iteration i". */
@@ -80,9 +88,7 @@ static void iteration(struct sb *b, struct job *j, int i, uint64_t mark_dt, uint
     } else {
         sb_alloc(b, ++j->seq, UPDOWN, j->updown[j->nupdown++] = j->addr += 0x10000, 32768);
     }
-    char label[32];
-    snprintf(label, sizeof label, "iteration %d", i);
-    mark_at(b, ++j->seq, mark_dt, label, mem_free, mem_total);
+    mark_iteration(b, ++j->seq, mark_dt, i, mem_free, mem_total);
 }
 
 static struct sb *job_stream(uint64_t pid, int iterations, uint64_t mem_free, uint64_t mem_total)
@@ -191,9 +197,7 @@ static void test_fewer_marks_than_window(void **state)
         for (int i = 0; i < 6; i++) {
             if (i == 0 || i > flats)
                 sb_alloc(b, ++j.seq, GROW, j.addr += 0x10000, 4096);
-            char label[32];
-            snprintf(label, sizeof label, "iteration %d", i);
-            mark_at(b, ++j.seq, 1000000, label, 0, 0);
+            mark_iteration(b, ++j.seq, 1000000, i, 0, 0);
         }
         assert_int_equal(load(m, b), 0);
         assert_int_equal(model_suspects(m, MODEL_ALL, 0, &s), 0);
@@ -352,10 +356,7 @@ static void test_forecast_edges(void **state)
             sb_alloc(b, ++seq, UPDOWN, up[nup++] = addr += 0x10000, 4096);
         while (i == 11 && nup > 0)
             sb_free_dev(b, ++seq, UPDOWN, up[--nup]);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, i == 5 ? 1000000000ull : 300000000ull, label, i < 11 ? 2ull << 30 : (1ull << 30) + 1,
-                80ull << 30);
+        mark_iteration(b, ++seq, i == 5 ? 1000000000ull : 300000000ull, i, i < 11 ? 2ull << 30 : (1ull << 30) + 1, 80ull << 30);
     }
     assert_int_equal(load(m, b), 0);
     struct model_suspects s;
@@ -403,9 +404,7 @@ static void test_back_where_the_window_began(void **state)
             sb_alloc(b, ++seq, UPDOWN, up[nup++] = addr += 0x10000, 1024);
         while (i == 13 && nup > 0)
             sb_free_dev(b, ++seq, UPDOWN, up[--nup]);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, 300000000ull, label, 0, 0);
+        mark_iteration(b, ++seq, 300000000ull, i, 0, 0);
     }
     assert_int_equal(load(m, b), 0);
     struct model_suspects s;
@@ -459,9 +458,7 @@ static void test_share_of_rises_rounds_up(void **state)
                 sb_alloc(b, ++seq, GROW, addr += 0x10000, 4096);
             else if (i > rises && nsmall > 0)
                 sb_free_dev(b, ++seq, GROW, small[--nsmall]);
-            char label[32];
-            snprintf(label, sizeof label, "iteration %d", i);
-            mark_at(b, ++seq, 300000000ull, label, 0, 0);
+            mark_iteration(b, ++seq, 300000000ull, i, 0, 0);
         }
         assert_int_equal(load(m, b), 0);
         struct model_suspects s;
@@ -487,9 +484,7 @@ static void test_processes_kept_apart(void **state)
         sb_alloc(b, ++seq, GROW, addr += 0x10000, 4096);
         sb_free_dev(b, ++seq, GROW, addr);
         sb_alloc(b, ++seq, UPDOWN, addr += 0x10000, 8192);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, 1000000, label, 0, 0);
+        mark_iteration(b, ++seq, 1000000, i, 0, 0);
     }
     assert_int_equal(load(m, a), 0);
     assert_int_equal(load(m, b), 0);
@@ -528,9 +523,7 @@ static void test_soonest_to_fill_first(void **state)
         uint64_t seq = 0, addr = 0x7000000000ull;
         for (int i = 0; i < 12; i++) {
             sb_alloc(b[k], ++seq, UPDOWN, addr += 0x10000, k ? 16384 : 8192);
-            char label[32];
-            snprintf(label, sizeof label, "iteration %d", i);
-            mark_at(b[k], ++seq, 300000000ull, label, k ? 0 : 1ull << 40, k ? 0 : 2ull << 40);
+            mark_iteration(b[k], ++seq, 300000000ull, i, k ? 0 : 1ull << 40, k ? 0 : 2ull << 40);
         }
     }
     assert_int_equal(load(m, a), 0);
@@ -569,9 +562,7 @@ static void test_other_marks_and_pops_left_out(void **state)
         sb_s(b, "");
         sb_u(b, CULEAK_MARK_POP);
         sb_end(b, CULEAK_REC_MARK);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, 1000000, label, 0, 0);
+        mark_iteration(b, ++seq, 1000000, i, 0, 0);
     }
     assert_int_equal(load(m, b), 0);
     struct model_suspects s;
@@ -604,9 +595,7 @@ static void test_growth_in_steps(void **state)
             sb_alloc(b, ++seq, UPDOWN, held[nheld++] = addr += 0x1000000, 4096);
         if (i == 54)
             sb_free_dev(b, ++seq, UPDOWN, held[--nheld]);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, 1000000, label, 0, 0);
+        mark_iteration(b, ++seq, 1000000, i, 0, 0);
     }
     assert_int_equal(load(m, b), 0);
     struct model_suspects s;
@@ -672,9 +661,7 @@ static void test_steps_at_the_threshold(void **state)
             for (int r = 0; r < steps[k]; r++)
                 if (i == 2 + r * 9 / steps[k])
                     sb_alloc(b, ++seq, stack[k], addr += 0x1000000, 65536);
-        char label[32];
-        snprintf(label, sizeof label, "iteration %d", i);
-        mark_at(b, ++seq, 1000000, label, 0, 0);
+        mark_iteration(b, ++seq, 1000000, i, 0, 0);
     }
     assert_int_equal(load(m, b), 0);
     struct model_suspects s;
