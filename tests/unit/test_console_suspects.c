@@ -95,17 +95,25 @@ static int row_of(const struct grid *g, const char *text)
     return -1;
 }
 
+/* A console whose job runs, and the stream of its process 4242 begun (its prologue). */
+static struct sb *running_job(struct ui *u, struct model_stream **s)
+{
+    assert_int_equal(ui_init(u), 0);
+    u->state = JOB_RUNNING;
+    *s = model_stream_open(u->m);
+    struct sb *b = sb_new();
+    prologue(b, 4242);
+    return b;
+}
+
 /* A suspect's row is marked '*' after its id and its site drawn as a suspect's, once it is
  * one; a row that only churns is not; growth is drawn as growth. */
 static void test_suspect_rows_highlighted(void **state)
 {
     (void)state;
     struct ui u;
-    assert_int_equal(ui_init(&u), 0);
-    u.state = JOB_RUNNING;
-    struct model_stream *s = model_stream_open(u.m);
-    struct sb *b = sb_new();
-    prologue(b, 4242);
+    struct model_stream *s;
+    struct sb *b = running_job(&u, &s);
     for (int i = 0; i < 4; i++)
         iteration(b, i, 1ull << 30);
     feed(s, b);
@@ -145,11 +153,8 @@ static void test_header_line_and_list(void **state)
 {
     (void)state;
     struct ui u;
-    assert_int_equal(ui_init(&u), 0);
-    u.state = JOB_RUNNING;
-    struct model_stream *s = model_stream_open(u.m);
-    struct sb *b = sb_new();
-    prologue(b, 4242);
+    struct model_stream *s;
+    struct sb *b = running_job(&u, &s);
     for (int i = 0; i < 4; i++)
         iteration(b, i, 1ull << 30);
     feed(s, b);
@@ -258,11 +263,8 @@ static void test_header_growth_in_all(void **state)
 {
     (void)state;
     struct ui u;
-    assert_int_equal(ui_init(&u), 0);
-    u.state = JOB_RUNNING;
-    struct model_stream *s = model_stream_open(u.m);
-    struct sb *b = sb_new();
-    prologue(b, 4242);
+    struct model_stream *s;
+    struct sb *b = running_job(&u, &s);
     for (int i = 0; i < 6; i++) {
         sb_alloc(b, ++seq, CHURN, addr += 0x10000, 1024);
         iteration_of(b, i, 1 << 20, 1ull << 30);
