@@ -2,11 +2,12 @@
  * that leaks 600 blocks of 100 bytes (60000 bytes), and device memory that leaks 100 KiB
  * at every one of 600 iterations (60000 KiB), each marked: a fast run, a few ticks of the
  * coarse clock long. */
+#include "driver_calls.h"
+
 #include <culeak.h>
 #include <dlfcn.h>
 #include <stdio.h>
 
-typedef int (*fn)();
 static char arena[1 << 16];
 
 int main(void)
@@ -14,13 +15,9 @@ int main(void)
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
     if (!cuda)
         return 1;
-    fn init = (fn)dlsym(cuda, "cuInit"), get = (fn)dlsym(cuda, "cuDeviceGet"),
-       retain = (fn)dlsym(cuda, "cuDevicePrimaryCtxRetain"), current = (fn)dlsym(cuda, "cuCtxSetCurrent"),
-       alloc = (fn)dlsym(cuda, "cuMemAlloc_v2");
-    int dev;
-    void *ctx;
+    driver_fn alloc = driver_start(cuda);
     unsigned long long d;
-    if (init(0) || get(&dev, 0) || retain(&ctx, dev) || current(ctx))
+    if (!alloc)
         return 1;
     for (int i = 0; i < 600; i++) {
         char label[32];

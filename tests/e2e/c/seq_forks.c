@@ -5,22 +5,18 @@
  *                      block of SIZE bytes and exits 0. Exits 0 once all have, else 1.
  * Forks, not a shell loop of programs: the same hand-over of a ring per process at a
  * fraction of an exec's cost, so thousands run in seconds. */
+#include "driver_calls.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef int (*fn)();
-
 static int leak_one(void *cuda, size_t size)
 {
-    fn init = (fn)dlsym(cuda, "cuInit"), get = (fn)dlsym(cuda, "cuDeviceGet"),
-       retain = (fn)dlsym(cuda, "cuDevicePrimaryCtxRetain"), current = (fn)dlsym(cuda, "cuCtxSetCurrent"),
-       alloc = (fn)dlsym(cuda, "cuMemAlloc_v2");
-    int dev;
-    void *ctx;
+    driver_fn alloc = driver_start(cuda);
     unsigned long long d;
-    return init(0) || get(&dev, 0) || retain(&ctx, dev) || current(ctx) || alloc(&d, size);
+    return !alloc || alloc(&d, size);
 }
 
 int main(int argc, char **argv)
