@@ -4,6 +4,7 @@
  * and runtime code. */
 #include "model_internal.h"
 #include "pyframes.h"
+#include "common/wire.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -369,8 +370,20 @@ uint32_t modules_site_of_stack(struct model *m, struct process *p, uint64_t stac
             continue;
         return site_intern(m, r->module, p->ip[id] - r->bias, frame);
     }
-    /* every frame is looked through: the first one outside allocator and runtime code,
-     * else the outermost one recorded (the nearest to whatever asked for the memory) */
+    /* every frame is looked through. A Python thread running only the frameworks' and
+     * the standard library's code (a DataLoader's pin-memory thread): its innermost line
+     * says more than the framework's native frame under it. */
+    id = stack;
+    for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {
+        uint64_t ip = p->ip[id];
+        if ((ip & CULEAK_PYFRAME_TAG) && !pyframes_marker(m, ip) && pyframes_lookup(m, ip & ~CULEAK_PYFRAME_TAG)) {
+            const struct range *r = modules_find(p, ip);
+            if (r)
+                return site_intern(m, r->module, ip - r->bias, 0);
+        }
+    }
+    /* else the first one outside allocator and runtime code, else the outermost one
+     * recorded (the nearest to whatever asked for the memory) */
     uint64_t outer_ip = leaf_ip;
     id = stack;
     for (int n = 0; id != 0 && n < MODEL_MAX_STACK_WALK; n++, id = p->parent[id]) {

@@ -321,6 +321,14 @@ if want blocks; then
     diff_names cupy-blocks 'iteration 3' 'iteration 9' tests/gpu/cupy_blocks.py
     diff_names numba 'iteration 3' 'iteration 9' tests/gpu/numba_keep.py
     diff_names loader 'iteration 3' 'iteration 9' tests/gpu/loader_keep.py 12
+    # the pin-memory thread's pinned blocks: at its Python line, never the host allocator's frame
+    "$CULEAK" report "$W/loader.culeak" >"$W/loader-report.txt" 2>&1
+    pin_row=$(grep -m1 -E '^CACHED .*\(pinned\) from ' "$W/loader-report.txt")
+    case $pin_row in
+    *"pin_memory.py:"*) say "loader-pinned: ok: $pin_row" ;;
+    *) say "loader-pinned: FAIL: the pinned row is not at the pin-memory thread's line: ${pin_row:-none}"
+       fails=$((fails + 1)) ;;
+    esac
     # for information (not a check): the leak check of the torch loop; blocks live at exit are
     # the pool's, its segments are reported as cache
     "$CULEAK" check -- python3 tests/gpu/keep_tensor.py 5 >/dev/null 2>"$W/torch-blocks-check.txt"

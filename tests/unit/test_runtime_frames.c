@@ -31,6 +31,8 @@
 #define PYLIB "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0"
 #define TRAIN "/home/me/train.py"
 #define TORCH_PY "/opt/venv/lib/python3.12/site-packages/torch/_tensor.py"
+#define PIN_PY "/opt/venv/lib/python3.12/site-packages/torch/utils/data/_utils/pin_memory.py"
+#define THREADING_PY "/usr/lib/python3.12/threading.py"
 
 enum { B_CUDART = 0x10000000, B_C10 = 0x20000000, B_NCCL = 0x30000000, B_LIBC = 0x40000000,
        B_CUPY = 0x50000000, B_NUMPY = 0x60000000, B_PYLIB = 0x70000000, B_TORCH = 0x7f000000 };
@@ -97,6 +99,9 @@ static struct model *load(const struct model_options *o, const struct stk *stack
     sb_pyframe(b, 1, TRAIN, "<module>", 7, 0);
     sb_pyframe(b, 2, TORCH_PY, "Tensor.backward", 581, 0);
     sb_pyframe(b, 3, "", "[autograd backward]", 0, 1);
+    sb_pyframe(b, 4, PIN_PY, "pin_memory", 57, 0);
+    sb_pyframe(b, 5, PIN_PY, "_pin_memory_loop", 52, 0);
+    sb_pyframe(b, 6, THREADING_PY, "Thread.run", 1010, 0);
     uint64_t id = 1;
     for (size_t s = 0; s < nstacks; s++) {
         uint64_t parent = 0;
@@ -177,6 +182,23 @@ static void test_threads_without_program_code(void **state)
     model_free(m);
 }
 
+/* A Python thread running only the framework's and the standard library's code (a
+ * DataLoader's pin-memory thread): its innermost Python line is the site, not the
+ * framework's native frame under it. */
+static void test_python_thread_without_program_code(void **state)
+{
+    (void)state;
+    const struct stk stacks[] = {
+        /* the pinned-host allocator's cudaHostAlloc, the operation, the interpreter, the
+         * pin-memory loop's frames, threading's, the thread's start */
+        {7, {B_CUDART + 0x100, apply, B_PYLIB + 0x300, PY(4), PY(5), PY(6), B_LIBC + 0x300}},
+    };
+    uint64_t leaf[1];
+    struct model *m = load(NULL, stacks, 1, leaf);
+    assert_site_text(m, leaf[0], "pin_memory at " PIN_PY ":57");
+    model_free(m);
+}
+
 static void test_numpy_on_cupys_path_is_looked_through(void **state)
 {
     (void)state;
@@ -253,6 +275,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_without_program_code),
+        cmocka_unit_test(test_python_thread_without_program_code),
         cmocka_unit_test(test_numpy_on_cupys_path_is_looked_through),
         cmocka_unit_test(test_backward_memory_at_the_backward_line),
     };
