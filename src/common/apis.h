@@ -105,7 +105,9 @@ enum culeak_kind {
     X(TORCH_BLOCK_FREE, "torch.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)          \
     X(CUPY_BLOCK_ALLOC, "cupy.alloc", CULEAK_OP_ALLOC, CULEAK_KIND_BLOCK)         \
     X(CUPY_BLOCK_FREE, "cupy.free", CULEAK_OP_FREE, CULEAK_KIND_BLOCK)           \
-    X(BEFORE_ATTACH, "before-attach", CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE)
+    X(BEFORE_ATTACH, "before-attach", CULEAK_OP_ALLOC, CULEAK_KIND_DEVICE)      \
+    X(CUDA_MALLOC_MIPMAPPED_ARRAY, "cudaMallocMipmappedArray", CULEAK_OP_ALLOC, CULEAK_KIND_ARRAY) \
+    X(CUDA_FREE_MIPMAPPED_ARRAY, "cudaFreeMipmappedArray", CULEAK_OP_FREE, CULEAK_KIND_ARRAY)
 
 enum culeak_api {
 #define CULEAK_API_ENUM(id, name, op, kind) CULEAK_API_##id,

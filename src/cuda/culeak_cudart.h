@@ -57,6 +57,7 @@ typedef enum cudaError cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 typedef struct cudaArray *cudaArray_t;
+typedef struct cudaMipmappedArray *cudaMipmappedArray_t;
 
 cudaError_t cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudaFree(void *devPtr);
@@ -76,6 +77,9 @@ cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDe
 cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                               struct cudaExtent extent, unsigned int flags);
 cudaError_t cudaFreeArray(cudaArray_t array);
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc,
+                                     struct cudaExtent extent, unsigned int numLevels, unsigned int flags);
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray);
 cudaError_t cudaDeviceReset(void);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGetDeviceCount(int *count);

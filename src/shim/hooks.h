@@ -38,7 +38,7 @@
     X(cudaFreeHost) X(cudaMallocPitch) X(cudaMalloc3D) X(cudaMallocAsync)               \
     X(cudaMallocFromPoolAsync) X(cudaFreeAsync) X(cudaHostRegister)                     \
     X(cudaHostUnregister) X(cudaMallocArray) X(cudaMalloc3DArray) X(cudaFreeArray)      \
-    X(cudaDeviceReset)
+    X(cudaMallocMipmappedArray) X(cudaFreeMipmappedArray) X(cudaDeviceReset)
 
 enum culeak_row_id {
 #define CULEAK_ROW_ENUM(fn) CULEAK_ROW_##fn,

@@ -217,6 +217,33 @@ CULEAK_EXPORT cudaError_t cudaFreeArray(cudaArray_t arr)
     return free_end(&e, real(arr));
 }
 
+/* Each level halves every dimension (never below 1), as the driver's mipmapped arrays. */
+CULEAK_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *arr, const struct cudaChannelFormatDesc *d,
+                                                   struct cudaExtent ext, unsigned int levels, unsigned int flags)
+{
+    TRACE_OR_PASS(cudaMallocMipmappedArray, arr, d, ext, levels, flags);
+    cudaError_t r = real(arr, d, ext, levels, flags);
+    struct culeak_ev e = EV(CUDA_MALLOC_MIPMAPPED_ARRAY);
+    uint64_t w = dim(ext.width), h = dim(ext.height), z = dim(ext.depth);
+    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+        e.size += w * h * z * channel_bytes(d);
+        w = w > 1 ? w / 2 : 1;
+        h = h > 1 ? h / 2 : 1;
+        z = z > 1 ? z / 2 : 1;
+    }
+    e.addr = arr ? U(*arr) : 0;
+    return after(&e, r);
+}
+
+CULEAK_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t arr)
+{
+    TRACE_OR_PASS(cudaFreeMipmappedArray, arr);
+    struct culeak_ev e = EV(CUDA_FREE_MIPMAPPED_ARRAY);
+    e.addr = U(arr);
+    free_begin(&e);
+    return free_end(&e, real(arr));
+}
+
 /* Every allocation of the current device ends (ctx 0: whatever context held it). */
 CULEAK_EXPORT cudaError_t cudaDeviceReset(void)
 {

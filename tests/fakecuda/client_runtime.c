@@ -41,7 +41,7 @@ static int finish(const char *scenario, int expect_live_zero)
     return 0;
 }
 
-/* 5 allocations and 5 frees, then cudaDeviceReset; cudaFree(0) adds nothing. */
+/* 6 allocations and 6 frees, then cudaDeviceReset; cudaFree(0) adds nothing. */
 static int families(void)
 {
     void *d, *h;
@@ -59,6 +59,10 @@ static int families(void)
     CK(cudaMallocAsync(&d, SZ_ASYNC, s));
     CK(cudaFreeAsync(d, s));
     CK(cudaStreamDestroy(s));
+    cudaMipmappedArray_t mip;
+    struct cudaChannelFormatDesc f32 = {32, 0, 0, 0, cudaChannelFormatKindFloat};
+    CK(cudaMallocMipmappedArray(&mip, &f32, (struct cudaExtent){32, 32, 0}, 3, 0));
+    CK(cudaFreeMipmappedArray(mip));
     CK(cudaDeviceReset());
     return finish("families", 1);
 }

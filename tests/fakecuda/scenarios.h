@@ -19,6 +19,7 @@
 #define SZ_ARRAY 8192           /* 64 x 32 float, 1 channel */
 #define SZ_ARRAY3D 16384        /* 16 x 16 x 16 uint8, 4 channels */
 #define SZ_MIPMAP 4096          /* 32 x 32 float, 1 level */
+#define SZ_RT_MIPMAP 5376       /* 32 x 32 float, 3 levels: 4096 + 1024 + 256 */
 #define SZ_IPC 9000
 #define SZ_EXTERNAL 65536
 #define SZ_GRAPH 7000

@@ -62,6 +62,11 @@ int main() {
     LEDGER_ALLOC("cudaMallocArray", 256 * 64 * 4, arr);
     CHECK_RT(cudaFreeArray(arr));
     LEDGER_FREE(arr);
+    cudaMipmappedArray_t mip;  // 3 levels: 64x64, 32x32, 16x16 floats
+    CHECK_RT(cudaMallocMipmappedArray(&mip, &desc, make_cudaExtent(64, 64, 0), 3));
+    LEDGER_ALLOC("cudaMallocMipmappedArray", (64 * 64 + 32 * 32 + 16 * 16) * 4, mip);
+    CHECK_RT(cudaFreeMipmappedArray(mip));
+    LEDGER_FREE(mip);
     void *huge;
     size_t too_big = (size_t)1 << 50;
     if (cudaMalloc(&huge, too_big) == cudaErrorMemoryAllocation)

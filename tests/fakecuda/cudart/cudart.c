@@ -28,7 +28,10 @@ typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAd
     X(mem_alloc_async, CUresult (*)(CUdeviceptr *, size_t, CUstream), cuMemAllocAsync, 11020, 0) \
     X(mem_free_async, CUresult (*)(CUdeviceptr, CUstream), cuMemFreeAsync, 11020, 0)          \
     X(stream_create, CUresult (*)(CUstream *, unsigned), cuStreamCreate, 2000, 0)             \
-    X(stream_destroy, CUresult (*)(CUstream), cuStreamDestroy, 4000, 0)
+    X(stream_destroy, CUresult (*)(CUstream), cuStreamDestroy, 4000, 0)                       \
+    X(mipmap_create, CUresult (*)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned), \
+      cuMipmappedArrayCreate, 5000, 0)                                                        \
+    X(mipmap_destroy, CUresult (*)(CUmipmappedArray), cuMipmappedArrayDestroy, 5000, 0)
 
 static struct {
 #define RT_FIELD(field, type, base, ver, flags) __typeof__(type) field;
@@ -168,6 +171,36 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
     RT_INIT();
     return ret(to_rt(drv.mem_free_async((CUdeviceptr)devPtr, (CUstream)hStream)));
+}
+
+/* A channel description as the driver's array format: channels of the first one's size. */
+static CUDA_ARRAY3D_DESCRIPTOR array_descriptor(const struct cudaChannelFormatDesc *d, struct cudaExtent ext)
+{
+    static const enum CUarray_format_enum sized[3][3] = {
+        {CU_AD_FORMAT_SIGNED_INT8, CU_AD_FORMAT_SIGNED_INT16, CU_AD_FORMAT_SIGNED_INT32},
+        {CU_AD_FORMAT_UNSIGNED_INT8, CU_AD_FORMAT_UNSIGNED_INT16, CU_AD_FORMAT_UNSIGNED_INT32},
+        {CU_AD_FORMAT_HALF, CU_AD_FORMAT_HALF, CU_AD_FORMAT_FLOAT},
+    };
+    int size = d->x >= 32 ? 2 : d->x >= 16 ? 1 : 0, kind = d->f <= cudaChannelFormatKindFloat ? (int)d->f : 1;
+    unsigned channels = (d->x > 0) + (d->y > 0) + (d->z > 0) + (d->w > 0);
+    return (CUDA_ARRAY3D_DESCRIPTOR){ext.width, ext.height, ext.depth, sized[kind][size], channels ? channels : 1, 0};
+}
+
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc,
+                                     struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
+{
+    RT_INIT();
+    if (!mipmappedArray || !desc)
+        return ret(cudaErrorInvalidValue);
+    (void)flags;
+    CUDA_ARRAY3D_DESCRIPTOR d = array_descriptor(desc, extent);
+    return ret(to_rt(drv.mipmap_create((CUmipmappedArray *)mipmappedArray, &d, numLevels)));
+}
+
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
+{
+    RT_INIT();
+    return ret(to_rt(drv.mipmap_destroy((CUmipmappedArray)mipmappedArray)));
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *pStream)
