@@ -121,6 +121,15 @@ wait_for "train_leak.py:$LEAK_LINE"
 wait_for "iteration 8"
 type_expect 'diff "iteration 5"' "diff iteration 5 -> now"
 screen >"$OUT/console-train-diff.txt"
+# a recording saved mid-run: how long `save` takes, and its report does not judge what is
+# live at the save as leaked
+t0=$(date +%s.%N)
+type_expect "save $TMUX_TMPDIR/mid.culeak" "saved the recording to $TMUX_TMPDIR/mid.culeak"
+echo "console: save mid-run took $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s (as seen on the screen), $(stat -c %s "$TMUX_TMPDIR/mid.culeak") bytes"
+"$CULEAK" report "$TMUX_TMPDIR/mid.culeak" >"$OUT/console-train-saved-report.txt" 2>&1
+grep -q "live when the recording ends" "$OUT/console-train-saved-report.txt" &&
+    ! grep -q "^LEAKED" "$OUT/console-train-saved-report.txt" ||
+    fail "the report of the recording saved mid-run judges its live memory (console-train-saved-report.txt)"
 # the job allocates there at once: the PAUSED banner may replace the answer before a look
 type_line "break train_leak.py:$LEAK_LINE"
 wait_for "- breakpoint 1 (hit 1)"
