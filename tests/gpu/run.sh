@@ -7,7 +7,7 @@
 # fresh venv that sees the machine's packages (torch, cupy, jax); nothing of a build tree
 # is used, and nothing is added to LD_LIBRARY_PATH.
 # SECTIONs (all when none is named): ledgers leaks cost ddp train blocks clean kill console jobs attach
-# attach_busy e2e_attach (the e2e attach tests: carry build/fakecuda)
+# attach_busy e2e_attach (the e2e attach tests: carry build/fakecuda) holders torch_snapshot ranks
 # tensor (TENSOR_REPS repetitions of bench/tensor_block.py, default 15; TENSOR_CPUS=2,3
 # keeps its processes on those processors, TENSOR_FIXED=1 gives them one memory layout)
 # Writes summaries to $OUT (default /tmp/culeak-gpu) and prints them; exit 0 when every
@@ -617,8 +617,19 @@ if want tensor; then
         fails=$((fails + 1))
     fi
 fi
+# the checks with a script of their own, each installing the wheel as a user does:
+# holders (who holds a leaked tensor), torch_snapshot (PyTorch's memory snapshots both
+# ways), ranks (a torchrun job's ranks)
+for part in holders torch_snapshot ranks; do
+    want "$part" || continue
+    say "== $part (tests/gpu/$part.sh)"
+    OUT=$W bash "tests/gpu/$part.sh" >"$W/$part.txt" 2>&1
+    part_rc=$?
+    tee -a "$SUMMARY" <"$W/$part.txt" >&3
+    [ $part_rc -eq 0 ] || { say "$part: exit $part_rc"; fails=$((fails + 1)); }
+done
 # the details travel as one archive beside summary.txt: the device tool brings back only
 # a few files
-tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json *.log *.screen busy-timing 2>/dev/null)
+tar -C "$W" -czf "$OUT/details.tar.gz" $(cd "$W" && ls *.jsonl *.txt *.err *.out *.json *.log *.screen *.tar.gz busy-timing 2>/dev/null)
 say "== $fails failures"
 [ $fails -eq 0 ]
