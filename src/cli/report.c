@@ -41,7 +41,8 @@ static const struct cli_option report_options[] = {
                                      "torch-snapshot: PyTorch's memory snapshot (pytorch.org/memory_viz)"},
     {"from", OPT_FROM, "MARK", "torch-snapshot: the trace starts at MARK (default: the last 10\n"
                                "iterations, reaching back to the peak or a failed allocation)"},
-    {"to", OPT_TO, "MARK", "torch-snapshot: the trace and the segments end at MARK (default: the end)"},
+    {"to", OPT_TO, "MARK", "torch-snapshot: the trace and the segments end at MARK (default:\n"
+                           "the end, or the last allocation of a process that exited)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
                                        "another --format"},
@@ -80,6 +81,9 @@ const struct cli_command cli_report = {
              "--baseline FILE compares the run of FILE with the run of the other recordings, call\n"
              "site by call site matched by function and file:line (never by address), with each\n"
              "run's totals and growth suspects; --format html then draws both timelines.\n"
+             "A FILE may be a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot()): it is\n"
+             "read as a recording, by a reader that runs nothing in it; --format torch-snapshot\n"
+             "writes one for pytorch.org/memory_viz (see culeak(1), PYTORCH SNAPSHOTS).\n"
              "Exit status: N (--error-exitcode) when leaks were found (with --baseline: when the run\n"
              "leaked more than --max-increase bytes more than the baseline), else 0, or 1 when a\n"
              "recording could not be read (whatever could be read is still reported).\n",
