@@ -212,7 +212,7 @@ static int by_addr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void block(struct writer *wr, uint64_t addr, uint64_t size, const struct live_entry *b)
+static void block(struct writer *wr, uint64_t addr, uint64_t size, const struct live_entry *b, int other)
 {
     pkw_dict(&wr->w);
     pkw_key(&wr->w, K_ADDRESS);
@@ -224,7 +224,7 @@ static void block(struct writer *wr, uint64_t addr, uint64_t size, const struct 
     pkw_key(&wr->w, K_STATE);
     pkw_key(&wr->w, b ? V_ACTIVE : V_INACTIVE);
     if (b)
-        frames(wr, b->unit, CULEAK_KIND_BLOCK, b->ctx, 0);
+        frames(wr, b->unit, b->space, b->ctx, other);
     else {
         pkw_key(&wr->w, K_FRAMES);
         pkw_list(&wr->w);
@@ -275,17 +275,17 @@ static void segment(struct writer *wr, const struct live_entry *seg, struct live
     pkw_str(&wr->w, "blocks");
     pkw_list(&wr->w);
     if (!seg || other) {
-        block(wr, s->addr, s->size, s);
+        block(wr, s->addr, s->size, s, other);
     } else {
         uint64_t at = seg->addr, end = seg->addr + seg->size;
         for (size_t i = 0; i < n; i++) {
             if (blocks[i]->addr > at)
-                block(wr, at, blocks[i]->addr - at, NULL);
-            block(wr, blocks[i]->addr, blocks[i]->size, blocks[i]);
+                block(wr, at, blocks[i]->addr - at, NULL, 0);
+            block(wr, blocks[i]->addr, blocks[i]->size, blocks[i], 0);
             at = blocks[i]->addr + blocks[i]->size;
         }
         if (at < end)
-            block(wr, at, end - at, NULL);
+            block(wr, at, end - at, NULL, 0);
     }
     pkw_list_end(&wr->w);
     pkw_dict_end(&wr->w);
