@@ -166,31 +166,6 @@ static void event(struct writer *wr, const struct torch_trace_event *e)
     }
 }
 
-/* The first event of the window: --from's mark, or the mark TORCH_TRACE_ITERATIONS
- * iterations before the last of the most frequent label pattern, reaching back to the
- * last time at the peak and to the first failed allocation. */
-static size_t window_start(struct torch_trace *t)
-{
-    if (t->from)
-        return t->from_at;
-    const struct torch_trace_pattern *best = NULL;
-    for (size_t i = 0; i < t->npat; i++)
-        if (!best || t->pat[i].count > best->count)
-            best = &t->pat[i];
-    size_t start = 0;
-    t->window_from = NULL;
-    if (best && best->count >= TORCH_TRACE_RING) { /* the oldest in the ring */
-        start = best->at[best->count % TORCH_TRACE_RING];
-        t->window_from = best->label[best->count % TORCH_TRACE_RING];
-    }
-    size_t back = t->peak_at < t->oom_at ? t->peak_at : t->oom_at;
-    if (back < start) {
-        start = back;
-        t->window_from = NULL;
-    }
-    return start;
-}
-
 /* The end of the window: --to's mark (the model stopped there), or, when the process
  * exited, its last allocation: the frees of its exit (a Python interpreter's teardown
  * frees every tensor) would leave nothing to see. */
@@ -399,7 +374,7 @@ int report_torch_snapshot(FILE *f, struct model *m, const struct report_options 
         return -1;
     u64map_init(&wr.frames);
     t->entries = t->segments = t->blocks = 0;
-    size_t end = window_end(t, wr.p), start = window_start(t);
+    size_t end = window_end(t, wr.p), start = torch_trace_window_start(t);
     if (start > end)
         start = end;
     pkw_begin(&wr.w, f);

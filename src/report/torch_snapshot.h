@@ -40,6 +40,10 @@ struct torch_trace {
     int proc;               /* the process written; -1 until one allocates */
     struct torch_trace_event *ev;
     size_t n, cap;
+    /* Events before the window are dropped when this many are kept (the default window's
+     * start as the marks say so far: a run of millions of events keeps about its window) */
+    size_t compact_at;
+    uint64_t dropped;
     int oom;                /* out of memory: events dropped past TORCH_TRACE_MAX */
     size_t from_at;         /* --from: the event index of its mark; SIZE_MAX: not seen */
     int to_seen;
@@ -64,6 +68,11 @@ struct torch_trace {
  * out of memory. */
 struct torch_trace *torch_trace_attach(struct model *m, const char *from, const char *to);
 void torch_trace_free(struct torch_trace *t);
+
+/* The index of the window's first event: --from's mark, or the mark TORCH_TRACE_ITERATIONS
+ * iterations before the last of the most frequent label pattern, reaching back to the
+ * last time at the peak and to the first failed allocation (sets window_from). */
+size_t torch_trace_window_start(struct torch_trace *t);
 
 /* The snapshot of t (o->torch_trace) as a pickle: 0, or -1 (nothing to write). */
 int report_torch_snapshot(FILE *f, struct model *m, const struct report_options *o);

@@ -4,6 +4,9 @@
 #include "torch_snapshot.h"
 #include "common/wire.h"
 
+/* The events kept before the ones outside the window are dropped (48 bytes each) */
+#define TORCH_TRACE_COMPACT (1u << 20)
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,51 @@ static int kept_kind(unsigned kind, unsigned api)
     return kind == CULEAK_KIND_DEVICE || kind == CULEAK_KIND_MANAGED || kind == CULEAK_KIND_VMM_MAPPED;
 }
 
+size_t torch_trace_window_start(struct torch_trace *t)
+{
+    if (t->from)
+        return t->from_at;
+    const struct torch_trace_pattern *best = NULL;
+    for (size_t i = 0; i < t->npat; i++)
+        if (!best || t->pat[i].count > best->count)
+            best = &t->pat[i];
+    size_t start = 0;
+    t->window_from = NULL;
+    if (best && best->count >= TORCH_TRACE_RING) { /* the oldest in the ring */
+        start = best->at[best->count % TORCH_TRACE_RING];
+        t->window_from = best->label[best->count % TORCH_TRACE_RING];
+    }
+    size_t back = t->peak_at < t->oom_at ? t->peak_at : t->oom_at;
+    if (back < start) {
+        start = back;
+        t->window_from = NULL;
+    }
+    return start;
+}
+
+/* Drops the events before the window as it stands: the indices kept shift down. */
+static void compact(struct torch_trace *t)
+{
+    size_t keep = torch_trace_window_start(t);
+    if (keep == 0 || keep > t->n)
+        return;
+    memmove(t->ev, t->ev + keep, (t->n - keep) * sizeof *t->ev);
+    t->n -= keep;
+    t->dropped += keep;
+    t->peak_at = t->peak_at >= keep ? t->peak_at - keep : 0;
+    if (t->oom_at != SIZE_MAX)
+        t->oom_at = t->oom_at >= keep ? t->oom_at - keep : 0;
+    if (t->from_at != SIZE_MAX)
+        t->from_at = t->from_at >= keep ? t->from_at - keep : 0;
+    for (size_t i = 0; i < t->npat; i++)
+        for (size_t k = 0; k < TORCH_TRACE_RING; k++)
+            t->pat[i].at[k] = t->pat[i].at[k] >= keep ? t->pat[i].at[k] - keep : 0;
+}
+
 static int add_event(struct torch_trace *t, const struct torch_trace_event *e)
 {
+    if (t->n >= t->compact_at)
+        compact(t);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 4096;
         struct torch_trace_event *ev = realloc(t->ev, cap * sizeof *ev);
@@ -111,7 +157,8 @@ static void on_event(void *ctx, int proc, const struct culeak_event *e)
     } else {
         track(t, e, &te);
     }
-    if (te.failed != 2)
+    /* before --from's mark only the memory live is kept */
+    if (te.failed != 2 && !(t->from && t->from_at == SIZE_MAX))
         add_event(t, &te);
 }
 
@@ -185,6 +232,7 @@ struct torch_trace *torch_trace_attach(struct model *m, const char *from, const 
     t->to = to;
     t->proc = -1;
     t->from_at = t->oom_at = SIZE_MAX;
+    t->compact_at = TORCH_TRACE_COMPACT;
     live_table_init(&t->live);
     struct model_observer obs = {.ctx = t, .event = on_event, .mark = on_mark};
     model_set_observer(m, &obs);
