@@ -33,6 +33,16 @@ cat "$tmp/check"
 grep -q "active 15 " "$tmp/check" || fail "expected the 14 kept blocks and the thread's live: $(cat "$tmp/check")"
 grep -q "alloc=23 " "$tmp/check" || fail "expected the 20 block allocations of 10 iterations and the thread's: $(cat "$tmp/check")"
 
+# a free is its allocation's: its size and frames (the churned line)
+"$PY" - "$tmp/snap.pickle" "blocks_train.py" "$L_CHURN" <<'PYEOF' || fail "the frees do not carry their allocation's frames"
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+frees = [e for e in d["device_traces"][0] if e["action"] == "free_completed"]
+assert frees and all(e["size"] == 65536 for e in frees), [e["size"] for e in frees]
+assert all(any(f["filename"].endswith(sys.argv[2]) and f["line"] == int(sys.argv[3]) for f in e["frames"])
+           for e in frees), [e["frames"] for e in frees]
+PYEOF
+
 "$CULEAK" report --format torch-snapshot --from 'iteration 12' --to 'iteration 13' -o "$tmp/w.pickle" "$tmp/run.culeak" 2>"$tmp/said" ||
     { cat "$tmp/said"; fail "--from/--to failed"; }
 $CHECK "$tmp/w.pickle" >"$tmp/check" || { cat "$tmp/check"; fail "the window's snapshot does not read"; }

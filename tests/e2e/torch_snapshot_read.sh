@@ -51,6 +51,31 @@ assert segs(a) == segs(b), (segs(a), segs(b))
 print("round trip: %d segments, %d blocks the same" % (len(segs(a)), len(blocks(a))))
 PYEOF
 
+# a block is PyTorch's until free_completed, which a stream's work may hold back after
+# free_requested: live at a mark between them; the block live before the trace (its
+# first entry a free) is there from the start
+"$PY" - "$T/held.pickle" <<'PYEOF'
+import pickle, sys
+fr = [{"name": "<module>", "filename": "/job/held.py", "line": 7}]
+seg = {"device": 0, "address": 1 << 20, "total_size": 2 << 20, "allocated_size": 0, "active_size": 0,
+       "requested_size": 0, "stream": 0, "segment_type": "small", "segment_pool_id": (0, 0),
+       "is_expandable": False, "frames": fr,
+       "blocks": [{"address": 1 << 20, "size": 2 << 20, "requested_size": 0, "state": "inactive", "frames": []}]}
+def e(action, addr, t, size=4096):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr}
+trace = [e("free_requested", (1 << 20) + 8192, 50), e("free_completed", (1 << 20) + 8192, 60),
+         e("alloc", 1 << 20, 100), e("free_requested", 1 << 20, 200), e("free_completed", 1 << 20, 400)]
+ann = [{"stage": "START", "name": "between", "device": 0, "time_us": 300},
+       {"stage": "START", "name": "early", "device": 0, "time_us": 55}]
+pickle.dump({"segments": [seg], "device_traces": [trace], "external_annotations": ann}, open(sys.argv[1], "wb"))
+PYEOF
+"$B/culeak" report --at 'between 1' "$T/held.pickle" >"$T/held" 2>&1 || fail "report --at on a made snapshot: $(cat "$T/held")"
+grep -q "^LIVE 4.0 KiB (4096 bytes) in 1 allocation (block) from <module> at /job/held.py:7" "$T/held" ||
+    fail "a block freed but not free_completed is not live: $(cat "$T/held")"
+"$B/culeak" report --at 'early 1' "$T/held.pickle" >"$T/held" 2>&1 || fail "report --at early: $(cat "$T/held")"
+grep -q "^LIVE SUMMARY (early 1): 4096 bytes in 1 allocations " "$T/held" ||
+    fail "the block live before the trace is not live at its start: $(cat "$T/held")"
+
 # hostile pickles: each would run `touch $T/ran`
 "$PY" - "$T" <<'PYEOF'
 import os, pickle, sys
