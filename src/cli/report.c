@@ -295,11 +295,20 @@ static void say_snapshot(const struct report_args *a, struct model *m)
     char size[64];
     report_format_bytes(size, sizeof size, t->bytes);
     const struct model_process *p = model_process(m, t->proc);
-    fprintf(stderr, "culeak: wrote %s: %s; %llu trace entries from %s%s%s to %s%s%s, %llu segments, %llu blocks "
-                    "(process %llu)\n", a->output ? a->output : "the snapshot", size, (unsigned long long)t->entries,
-            t->from ? "mark '" : t->window_from ? "mark '" : "the start", t->from ? t->from : t->window_from ? t->window_from : "",
-            t->from || t->window_from ? "'" : "", a->to ? "mark '" : t->exit_left_out ? "the last allocation" : "the end", a->to ? a->to : "",
-            a->to ? "'" : t->exit_left_out ? " (the frees of its exit left out)" : "",
+    const char *from = t->from ? t->from : t->window_from;
+    char start[600], end[600];
+    if (from)
+        snprintf(start, sizeof start, "mark '%.500s'", from);
+    else
+        snprintf(start, sizeof start, "the start");
+    if (a->to)
+        snprintf(end, sizeof end, "mark '%.500s'", a->to);
+    else
+        snprintf(end, sizeof end, "%s", t->exit_left_out ? "the last allocation (the frees of its exit left out)"
+                                                          : "the end");
+    fprintf(stderr,
+            "culeak: wrote %s: %s; %llu trace entries from %s to %s, %llu segments, %llu blocks (process %llu)\n",
+            a->output ? a->output : "the snapshot", size, (unsigned long long)t->entries, start, end,
             (unsigned long long)t->segments, (unsigned long long)t->blocks, (unsigned long long)(p ? p->pid : 0));
 }
 

@@ -184,7 +184,8 @@ static int extend(struct reader *r, enum pkv_type want)
         return fail(r, "no mark");
     size_t m = r->marks[--r->nmarks], k = r->sp - m;
     if (m <= floor_of(r) || r->stack[m - 1]->type != want)
-        return fail(r, want == PKV_DICT ? "SETITEMS on a value that is not a dict" : "APPENDS on a value that is not a list");
+        return fail(r, want == PKV_DICT ? "SETITEMS on a value that is not a dict"
+                                        : "APPENDS on a value that is not a list");
     if (want == PKV_DICT && k % 2)
         return fail(r, "odd number of dict items");
     if (k && add_items(r, r->stack[m - 1], r->stack + m, k))
@@ -204,7 +205,8 @@ static int last_into(struct reader *r, size_t k, enum pkv_type want, int make)
         if (!(c = node(r, want)))
             return fail(r, "out of memory");
     } else if ((c = r->stack[r->sp - k - 1])->type != want) {
-        return fail(r, want == PKV_DICT ? "SETITEM on a value that is not a dict" : "APPEND on a value that is not a list");
+        return fail(r, want == PKV_DICT ? "SETITEM on a value that is not a dict"
+                                        : "APPEND on a value that is not a list");
     }
     if (k && add_items(r, c, r->stack + r->sp - k, k))
         return -1;

@@ -38,7 +38,10 @@ struct conv {
     size_t errlen;
 };
 
-int culeak_is_pickle(const uint8_t *head, size_t n) { return n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5; }
+int culeak_is_pickle(const uint8_t *head, size_t n)
+{
+    return n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
+}
 
 static int flush(struct conv *c)
 {
@@ -342,7 +345,10 @@ static void before(struct conv *c, const struct pkv *root, const struct entry *v
         int freed = a == A_FREE || a == A_SEG_FREE || a == A_UNMAP;
         u64map_put(&first, key, freed ? 2 : 1);
         if (freed)
-            event(c, CULEAK_OP_ALLOC, a == A_FREE ? CULEAK_API_TORCH_BLOCK_ALLOC : a == A_UNMAP ? CULEAK_API_CU_MEM_MAP : CULEAK_API_CUDA_MALLOC,
+            event(c, CULEAK_OP_ALLOC,
+                  a == A_FREE    ? CULEAK_API_TORCH_BLOCK_ALLOC
+                  : a == A_UNMAP ? CULEAK_API_CU_MEM_MAP
+                                 : CULEAK_API_CUDA_MALLOC,
                   v[i].device, u_of(pkv_get(v[i].e, "addr")), u_of(pkv_get(v[i].e, "size")), 0, t0,
                   stack_of(c, pkv_get(v[i].e, "frames"), a != A_FREE));
     }
@@ -390,10 +396,12 @@ static void trace(struct conv *c, const struct entry *v, size_t n)
         const struct pkv *fr = pkv_get(e, "frames");
         switch (a) {
         case A_ALLOC:
-            event(c, CULEAK_OP_ALLOC, CULEAK_API_TORCH_BLOCK_ALLOC, v[i].device, addr, size, 0, v[i].t_ns, stack_of(c, fr, 0));
+            event(c, CULEAK_OP_ALLOC, CULEAK_API_TORCH_BLOCK_ALLOC, v[i].device, addr, size, 0, v[i].t_ns,
+                  stack_of(c, fr, 0));
             break;
         case A_FREE:
-            event(c, CULEAK_OP_FREE, CULEAK_API_TORCH_BLOCK_FREE, v[i].device, addr, size, 0, v[i].t_ns, stack_of(c, fr, 0));
+            event(c, CULEAK_OP_FREE, CULEAK_API_TORCH_BLOCK_FREE, v[i].device, addr, size, 0, v[i].t_ns,
+                  stack_of(c, fr, 0));
             break;
         case A_SEG_ALLOC:
         case A_MAP:
@@ -424,8 +432,10 @@ int culeak_torch_snapshot_stream(const uint8_t *buf, size_t n, const char *name,
         return -1;
     }
     const struct pkv *root = doc.root;
-    if (!(root->type == PKV_LIST || (root->type == PKV_DICT && (pkv_get(root, "segments") || pkv_get(root, "device_traces"))))) {
-        snprintf(err, errlen, "%s: a pickle, but not a PyTorch memory snapshot (a dict of segments and device_traces)", name);
+    if (!(root->type == PKV_LIST ||
+          (root->type == PKV_DICT && (pkv_get(root, "segments") || pkv_get(root, "device_traces"))))) {
+        snprintf(err, errlen, "%s: a pickle, but not a PyTorch memory snapshot (a dict of segments and device_traces)",
+                 name);
         pkr_free(&doc);
         return -1;
     }
