@@ -52,15 +52,20 @@ print("round trip: %d segments, %d blocks the same" % (len(segs(a)), len(blocks(
 PYEOF
 
 # a block is PyTorch's until free_completed, which a stream's work may hold back after
-# free_requested: live at a mark between them; the block live before the trace (its
-# first entry a free) is there from the start
+# free_requested: live at a mark between them; the blocks live before the trace (one
+# whose first entry is a free, one of the final state that no entry names) are there
+# from the start, the latter with the size it asked for
 "$PY" - "$T/held.pickle" <<'PYEOF'
 import pickle, sys
 fr = [{"name": "<module>", "filename": "/job/held.py", "line": 7}]
 seg = {"device": 0, "address": 1 << 20, "total_size": 2 << 20, "allocated_size": 0, "active_size": 0,
        "requested_size": 0, "stream": 0, "segment_type": "small", "segment_pool_id": (0, 0),
        "is_expandable": False, "frames": fr,
-       "blocks": [{"address": 1 << 20, "size": 2 << 20, "requested_size": 0, "state": "inactive", "frames": []}]}
+       "blocks": [{"address": 1 << 20, "size": 16384, "requested_size": 0, "state": "inactive", "frames": []},
+                  {"address": (1 << 20) + 16384, "size": 512, "requested_size": 100, "state": "active_allocated",
+                   "frames": [{"name": "<module>", "filename": "/job/held.py", "line": 9}]},
+                  {"address": (1 << 20) + 16896, "size": (2 << 20) - 16896, "requested_size": 0,
+                   "state": "inactive", "frames": []}]}
 def e(action, addr, t, size=4096):
     return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": fr}
 trace = [e("free_requested", (1 << 20) + 8192, 50), e("free_completed", (1 << 20) + 8192, 60),
@@ -73,8 +78,8 @@ PYEOF
 grep -q "^LIVE 4.0 KiB (4096 bytes) in 1 allocation (block) from <module> at /job/held.py:7" "$T/held" ||
     fail "a block freed but not free_completed is not live: $(cat "$T/held")"
 "$B/culeak" report --at 'early 1' "$T/held.pickle" >"$T/held" 2>&1 || fail "report --at early: $(cat "$T/held")"
-grep -q "^LIVE SUMMARY (early 1): 4096 bytes in 1 allocations " "$T/held" ||
-    fail "the block live before the trace is not live at its start: $(cat "$T/held")"
+grep -q "^LIVE SUMMARY (early 1): 4196 bytes in 2 allocations " "$T/held" ||
+    fail "the blocks live before the trace are not live at its start: $(cat "$T/held")"
 
 # hostile pickles: each would run `touch $T/ran`
 "$PY" - "$T" <<'PYEOF'
