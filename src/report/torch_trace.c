@@ -41,11 +41,13 @@ size_t torch_trace_window_start(struct torch_trace *t)
     return start;
 }
 
-/* Drops the events before the window as it stands: the indices kept shift down. */
+/* Drops the events before the window as it stands: the indices kept shift down. Only
+ * when that is a quarter of them at least (else the array grows): each move of the
+ * window is paid for by the events added since the last. */
 static void compact(struct torch_trace *t)
 {
     size_t keep = torch_trace_window_start(t);
-    if (keep == 0 || keep > t->n)
+    if (keep == 0 || keep > t->n || keep < t->n / 4)
         return;
     memmove(t->ev, t->ev + keep, (t->n - keep) * sizeof *t->ev);
     t->n -= keep;
