@@ -5,6 +5,7 @@
 #include "options.h"
 #include "recordings.h"
 #include "report/formats.h"
+#include "report/torch_snapshot.h"
 #include "report_io.h"
 #include "model/suppress.h"
 
@@ -19,7 +20,7 @@
 enum report_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_LEAKS = 256, OPT_PEAK, OPT_AT, OPT_DIFF, OPT_GROUP,
     OPT_MERGE, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_ERROR_EXITCODE,
-    OPT_SUSPECTS, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_BASELINE, OPT_MAX_INCREASE,
+    OPT_SUSPECTS, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_BASELINE, OPT_MAX_INCREASE, OPT_FROM, OPT_TO,
 };
 
 static const struct cli_option report_options[] = {
@@ -36,7 +37,12 @@ static const struct cli_option report_options[] = {
                                      "10 marks of one label pattern, with a forecast (see culeak(1))"},
     {"format", OPT_FORMAT, "FORMAT", "text (default), json, folded (flamegraph.pl), suppressions,\n"
                                      "html: one self-contained page (timeline, flame graph, sites), or\n"
-                                     "pprof: gzipped profile.proto (go tool pprof, Pyroscope, Parca)"},
+                                     "pprof: gzipped profile.proto (go tool pprof, Pyroscope, Parca), or\n"
+                                     "torch-snapshot: PyTorch's memory snapshot (pytorch.org/memory_viz)"},
+    {"from", OPT_FROM, "MARK", "torch-snapshot: the trace starts at MARK (default: the last 10\n"
+                               "iterations, reaching back to the peak or a failed allocation)"},
+    {"to", OPT_TO, "MARK", "torch-snapshot: the trace and the segments end at MARK (default:\n"
+                           "the end, or the last allocation of a process that exited)"},
     {"output", OPT_OUTPUT, "FILE", "write the report to FILE instead of stdout (%p, %h, %r expand)"},
     {"log-file", OPT_LOG_FILE, "FILE", "write the text report to FILE (%p, %h, %r expand), also with\n"
                                        "another --format"},
@@ -75,6 +81,9 @@ const struct cli_command cli_report = {
              "--baseline FILE compares the run of FILE with the run of the other recordings, call\n"
              "site by call site matched by function and file:line (never by address), with each\n"
              "run's totals and growth suspects; --format html then draws both timelines.\n"
+             "A FILE may be a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot()): it is\n"
+             "read as a recording, by a reader that runs nothing in it; --format torch-snapshot\n"
+             "writes one for pytorch.org/memory_viz (see culeak(1), PYTORCH SNAPSHOTS).\n"
              "Exit status: N (--error-exitcode) when leaks were found (with --baseline: when the run\n"
              "leaked more than --max-increase bytes more than the baseline), else 0, or 1 when a\n"
              "recording could not be read (whatever could be read is still reported).\n",
@@ -93,6 +102,7 @@ struct report_args {
     struct cli_call_sites sites;
     struct suppressions *supp;
     int no_default_suppressions;
+    const char *from, *to;   /* torch-snapshot's window */
     const char **baseline;   /* --baseline FILEs */
     int nbaseline;
     uint64_t max_increase;
@@ -161,6 +171,12 @@ static int on_option(void *ctx, int key, const char *arg)
         a->baseline[a->nbaseline++] = arg;
         return 0;
     }
+    case OPT_FROM:
+        a->from = arg;
+        return 0;
+    case OPT_TO:
+        a->to = arg;
+        return 0;
     case OPT_MAX_INCREASE:
         if (parse_size(arg, &a->max_increase) != 0)
             return cli_error(&cli_report, "--max-increase takes bytes (4096, 64MiB, 1.5GiB), not '%s'", arg);
@@ -201,6 +217,8 @@ static int check_args(const struct report_args *a)
                          report_format_list(FORMAT_BASELINE, list, sizeof list));
     if ((use & FORMAT_BINARY) && !a->output && isatty(STDOUT_FILENO))
         return cli_error(&cli_report, "--format %s writes binary data: give -o FILE (or a pipe)", a->format->name);
+    if ((a->from || a->to) && strcmp(a->format->name, "torch-snapshot"))
+        return cli_error(&cli_report, "--from and --to go with --format torch-snapshot");
     if (a->max_increase && !a->nbaseline)
         return cli_error(&cli_report, "--max-increase goes with --baseline");
     if (a->max_increase && a->error_exit < 0) /* its threshold: alone it would be ignored */
@@ -270,6 +288,30 @@ static int snapshot_taken(struct model *m, const char *name)
     return 0;
 }
 
+/* What a torch-snapshot holds, and its size: a page must open in a browser. */
+static void say_snapshot(const struct report_args *a, struct model *m)
+{
+    const struct torch_trace *t = a->ro.torch_trace;
+    char size[64];
+    report_format_bytes(size, sizeof size, t->bytes);
+    const struct model_process *p = model_process(m, t->proc);
+    const char *from = t->from ? t->from : t->window_from;
+    char start[600], end[600];
+    if (from)
+        snprintf(start, sizeof start, "mark '%.500s'", from);
+    else
+        snprintf(start, sizeof start, "the start");
+    if (a->to)
+        snprintf(end, sizeof end, "mark '%.500s'", a->to);
+    else
+        snprintf(end, sizeof end, "%s", t->exit_left_out ? "the last allocation (the frees of its exit left out)"
+                                                          : "the end");
+    fprintf(stderr,
+            "culeak: wrote %s: %s; %llu trace entries from %s to %s, %llu segments, %llu blocks (process %llu)\n",
+            a->output ? a->output : "the snapshot", size, (unsigned long long)t->entries, start, end,
+            (unsigned long long)t->segments, (unsigned long long)t->blocks, (unsigned long long)(p ? p->pid : 0));
+}
+
 /* The report in the --format to --output (or stdout), the text to --log-file. */
 static int write_reports(struct report_args *a, struct model *m)
 {
@@ -291,6 +333,8 @@ static int write_reports(struct report_args *a, struct model *m)
     int bad = cli_sink_close(&out) | cli_sink_close(&log);
     if (r != 0)
         cli_fail(&cli_report, "the report could not be made");
+    else if (a->ro.torch_trace)
+        say_snapshot(a, m);
     return r != 0 || bad ? 1 : 0;
 }
 
@@ -484,6 +528,15 @@ int cmd_report(int argc, char **argv)
         if (!html)
             model_stop_at_mark(m, a.ro.diff_b);
     }
+    if (a.format == report_format_find("torch-snapshot")) {
+        if (!(a.ro.torch_trace = torch_trace_attach(m, a.from, a.to))) {
+            model_free(m);
+            suppressions_free(a.supp);
+            return 1;
+        }
+        if (a.to)
+            model_stop_at_mark(m, a.to);
+    }
     a.ro.snapshot = a.at;
     status = load_files(m, files, nfiles);
     note_siblings(files, nfiles);
@@ -495,6 +548,13 @@ int cmd_report(int argc, char **argv)
         int rb = report_baseline(&a, m, files, nfiles);
         if (rb) /* a recording of the baseline unread, or the exit status asked for */
             status = rb;
+    } else if (a.ro.torch_trace && a.from && a.ro.torch_trace->from_at == SIZE_MAX) {
+        status = no_mark(&a, files, nfiles, a.from);
+    } else if (a.ro.torch_trace && a.to && !a.ro.torch_trace->to_seen) {
+        status = no_mark(&a, files, nfiles, a.to);
+    } else if (a.ro.torch_trace && a.ro.torch_trace->proc < 0) {
+        cli_fail(&cli_report, "nothing to write: no device memory was allocated");
+        status = 1;
     } else if (a.at && !snapshot_taken(m, a.at)) {
         status = no_mark(&a, files, nfiles, a.at);
     } else if (a.ro.what == REPORT_DIFF && !snapshot_taken(m, a.ro.diff_a)) {
@@ -513,6 +573,7 @@ int cmd_report(int argc, char **argv)
             status = (int)a.error_exit;
     }
     model_free(m);
+    torch_trace_free(a.ro.torch_trace);
     suppressions_free(a.supp);
     free(a.baseline);
     return status;

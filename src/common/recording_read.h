@@ -1,5 +1,7 @@
 /* The one loop that reads a recording file: its bytes, in large chunks, handed to a
- * function (the stream decoder's, or the model's stream) until the end or a stop. */
+ * function (the stream decoder's, or the model's stream) until the end or a stop. A
+ * PyTorch memory snapshot (a pickle) is read as the stream it amounts to
+ * (torch_snapshot.h). */
 #ifndef CULEAK_RECORDING_READ_H
 #define CULEAK_RECORDING_READ_H
 

@@ -1,5 +1,6 @@
 /* The table of report formats (formats.h). */
 #include "formats.h"
+#include "torch_snapshot.h"
 
 #include <string.h>
 
@@ -37,6 +38,13 @@ static int write_pprof(FILE *f, struct model *m, const struct report_options *o,
     return report_pprof(f, m, o);
 }
 
+static int write_torch_snapshot(FILE *f, struct model *m, const struct report_options *o,
+                                struct report_summary *s)
+{
+    (void)s;
+    return report_torch_snapshot(f, m, o);
+}
+
 static int baseline_text(FILE *f, struct model *m, const struct report_options *o, struct model *base,
                          const struct compare *c, const char *const names[2])
 {
@@ -72,6 +80,8 @@ static const struct report_format formats[] = {
      FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BASELINE | FORMAT_EXPORT, write_html, NULL, baseline_html},
     {"pprof", "gzipped profile.proto: go tool pprof, Pyroscope, Parca, speedscope, Perfetto",
      FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BINARY, write_pprof, NULL, NULL},
+    {"torch-snapshot", "PyTorch's memory snapshot pickle: pytorch.org/memory_viz, torch.cuda._memory_viz",
+     FORMAT_BINARY, write_torch_snapshot, NULL, NULL},
 };
 
 const struct report_format *report_format_find(const char *name)

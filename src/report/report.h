@@ -31,6 +31,8 @@ struct report_options {
     /* Leak reports: what these suppress is left out, and counted apart (what default
      * suppressions match as memory held by a library until exit). NULL: none. */
     const struct suppressions *supp;
+    /* torch-snapshot: the events collected while the recordings were read (torch_snapshot.h) */
+    struct torch_trace *torch_trace;
 };
 void report_options_init(struct report_options *o); /* leaks, by site, all processes */
 

@@ -1,6 +1,8 @@
 /* libFuzzer target: arbitrary bytes through the stream decoder into the model, fed in
  * two pieces (so records are split across feeds), then every query and report the
- * commands make. Nothing may crash, leak or grow without bound. */
+ * commands make; bytes that begin as a pickle does go through the PyTorch snapshot reader
+ * instead (common/torch_snapshot.h). Nothing may crash, leak or grow without bound. */
+#include "common/torch_snapshot.h"
 #include "model/model.h"
 #include "report/report.h"
 
@@ -58,6 +60,11 @@ static void query_everything(struct model *m)
     }
 }
 
+static int feed(void *ctx, const uint8_t *bytes, size_t n)
+{
+    return model_stream_feed(ctx, bytes, n) != MODEL_FEED_OK;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!devnull && !(devnull = fopen("/dev/null", "w")))
@@ -69,12 +76,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     model_snapshot_at_mark(m, "a", "a");
     model_snapshot_at_mark(m, "3", "three");
     struct model_stream *s = model_stream_open(m);
-    size_t cut = size ? (size_t)data[size - 1] * size / 256 : 0;
-    int rc = model_stream_feed(s, data, cut);
-    if (rc == MODEL_FEED_OK)
-        rc = model_stream_feed(s, data + cut, size - cut);
-    if (rc == MODEL_FEED_OK)
-        model_stream_finish(s);
+    if (culeak_is_pickle(data, size)) { /* a PyTorch memory snapshot: its stream */
+        char err[512];
+        if (culeak_torch_snapshot_stream(data, size, "fuzz", feed, s, err, sizeof err) == 0)
+            model_stream_finish(s);
+    } else {
+        size_t cut = size ? (size_t)data[size - 1] * size / 256 : 0;
+        int rc = model_stream_feed(s, data, cut);
+        if (rc == MODEL_FEED_OK)
+            rc = model_stream_feed(s, data + cut, size - cut);
+        if (rc == MODEL_FEED_OK)
+            model_stream_finish(s);
+    }
     model_stream_close(s);
     model_snapshot_take(m, "b");
     query_everything(m);

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static const char *const names[] = {"text", "json", "folded", "suppressions", "html", "pprof"};
+static const char *const names[] = {"text", "json", "folded", "suppressions", "html", "pprof", "torch-snapshot"};
 
 static void test_each_found_by_name(void **state)
 {
@@ -33,7 +33,8 @@ static void test_lists_in_words(void **state)
 {
     (void)state;
     char buf[128];
-    assert_string_equal(report_format_list(0, buf, sizeof buf), "text, json, folded, suppressions, html or pprof");
+    assert_string_equal(report_format_list(0, buf, sizeof buf),
+                        "text, json, folded, suppressions, html, pprof or torch-snapshot");
     assert_string_equal(report_format_list(FORMAT_DIFF, buf, sizeof buf), "text, json, html or pprof");
     assert_string_equal(report_format_list(FORMAT_SUSPECTS, buf, sizeof buf), "text or json");
     assert_string_equal(report_format_list(FORMAT_BASELINE, buf, sizeof buf), "text, json or html");
@@ -69,7 +70,7 @@ static void test_each_use_has_its_writer(void **state)
     assert_false(report_format_find("folded")->use & FORMAT_DIFF);
     assert_false(report_format_find("html")->use & FORMAT_CHECK);
     char buf[64]; /* bytes for a program: report refuses to write them to a terminal */
-    assert_string_equal(report_format_list(FORMAT_BINARY, buf, sizeof buf), "pprof");
+    assert_string_equal(report_format_list(FORMAT_BINARY, buf, sizeof buf), "pprof or torch-snapshot");
 }
 
 static void test_export_by_extension(void **state)
