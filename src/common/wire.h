@@ -133,8 +133,15 @@ struct culeak_cursor {
     int bad;  /* set once a read ran past the end or a varint was overlong */
 };
 
-uint64_t culeak_get_u(struct culeak_cursor *c);
-int64_t culeak_get_z(struct culeak_cursor *c);
+/* Most varints of a stream are one byte: that case is inline, the rest out of line. */
+uint64_t culeak_get_u_long(struct culeak_cursor *c);
+static inline uint64_t culeak_get_u(struct culeak_cursor *c)
+{
+    if (c->p < c->end && *c->p < 0x80)
+        return *c->p++;
+    return culeak_get_u_long(c);
+}
+static inline int64_t culeak_get_z(struct culeak_cursor *c) { return culeak_unzigzag(culeak_get_u(c)); }
 /* Points into the payload; *len gets the length. Returns NULL (and sets bad) on error. */
 const char *culeak_get_s(struct culeak_cursor *c, size_t *len);
 static inline int culeak_cursor_more(const struct culeak_cursor *c) { return !c->bad && c->p < c->end; }

@@ -74,6 +74,8 @@ struct process {
     struct unit *units;
     size_t nunits, units_cap;
     struct u64map unit_index;  /* stack << 5 | kind -> unit */
+    uint64_t unit_last_key;    /* unit_get's last key and its unit + 1 (0: none): a repeated */
+    uint32_t unit_last;        /* allocation asks the map nothing */
     /* module map */
     struct range *ranges;
     size_t nranges, ranges_cap;
@@ -86,6 +88,8 @@ struct process {
     struct u64map ctx_index;   /* ctx -> small index */
     struct u64map live_count;  /* live entries per (device, context) and per device */
     int live_count_lost;       /* a count could not be kept: FREE_ALL always walks */
+    uint64_t count_key;        /* live_count's change not yet in the map (count_delta), */
+    int64_t count_delta;       /* kept while events stay in one (device, context) */
     uint32_t nctx;
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
