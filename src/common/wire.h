@@ -21,6 +21,7 @@
  *   HOLDER       who holds a live block: Python references     -
  *   PYFRAME      a Python frame a FRAME's tagged ip names      -
  *   LOST         events dropped while the reader was stopped   -
+ *   ROLL         where a rolled recording's part ends or starts  -
  *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
  */
 #ifndef CULEAK_WIRE_H
@@ -54,6 +55,7 @@ enum culeak_record {
     CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
     CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
+    CULEAK_REC_ROLL = 24,        /* a rolled recording's part: the next part's name, or the previous's */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,
@@ -67,6 +69,9 @@ enum culeak_record {
 #define CULEAK_HELLO_ATTACHED 4u   /* culeak attached to the running process (culeak attach) */
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_PYFRAME_BACKWARD 1u /* PYFRAME flags: the autograd backward marker */
+/* ROLL's which: the record ends its part (the stream goes on in the next), or starts it */
+#define CULEAK_ROLL_NEXT 0u
+#define CULEAK_ROLL_PREVIOUS 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
 /* EXIT reasons: how the process ended */

@@ -73,6 +73,7 @@ void model_free(struct model *m)
 {
     if (!m)
         return;
+    streams_parked_free(m);
     for (int i = 0; i < m->nprocs; i++)
         process_free(m->procs[i]);
     free(m->procs);

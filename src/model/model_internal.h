@@ -181,6 +181,8 @@ struct model {
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
     struct u64map proc_starts;     /* stream.c: a process's (pid, start) hashed -> its index */
+    struct model_stream **parked;  /* stream.c: rolled recordings read up to a part whose next is to come */
+    size_t nparked;
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
     size_t nbare;                  /* sites with bare set */
     struct strpool group_keys[MODEL_GROUP_COUNT];
@@ -397,5 +399,8 @@ uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group
 uint32_t stack_row_id(struct model *m, uint64_t key);
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u);
 /* Symbolized frames of the site of a stack (inline chain of its site address). */
+
+/* stream.c: the streams of rolled recordings whose next part never came, closed. */
+void streams_parked_free(struct model *m);
 
 #endif
