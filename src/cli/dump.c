@@ -18,6 +18,7 @@ struct dump_state {
     struct culeak_decoder dec;
     size_t skip;               /* a later part's header, not fed: its stream goes on after it */
     int rolled;                /* the file read ended in a ROLL: its stream goes on in the next */
+    int failed;                /* a file of it could not be read (said): no more on its end */
     uint64_t roll_part, roll_offset;
     uint64_t *parent, *ip; /* trace tree by node id, to print events' stacks */
     size_t nframes, cap;
@@ -218,16 +219,18 @@ static int goes_on(struct dump_state *st, const char *after, const char *path)
     return -1;
 }
 
-/* Ends the stream read so far: 0, 1 cut off, 3 ended before its process. */
+/* Ends the stream read so far: 0; 1 unreadable; 3 cut off, or ended before its process. */
 static int end_stream(struct dump_state *st, const char *path)
 {
     int rc = 0;
-    if (st->rolled) {
+    if (st->failed) {
+        rc = 1;
+    } else if (st->rolled) {
         fprintf(stderr, "culeak: %s goes on in a part not given\n", path);
         rc = 3;
     } else if (culeak_decoder_finish(&st->dec) != 0) {
         cli_fail(&cli_dump, "cannot read %s: %s", path, st->dec.error);
-        rc = 1;
+        rc = 3;
     } else if (st->hello && !st->exited) { /* cut between two records, or its process killed */
         fprintf(stderr, "culeak: %s ends before its process did (no exit record: the process was killed, "
                         "or the recording could not be written on)\n", path);
@@ -283,12 +286,11 @@ int cmd_dump(int argc, char **argv)
         char err[512];
         int r = culeak_read_recording(argv[i], feed, &st, err, sizeof err);
         fflush(stdout);
-        if (r != 0) {
-            cli_fail(&cli_dump, "cannot read %s", r < 0 ? err : st.dec.error);
-            status = 1;
-            st.rolled = 0;
-            st.hello = 0; /* said: no word more on how it ends */
-        }
+        if (r < 0)
+            cli_fail(&cli_dump, "cannot read %s", err);
+        else if (r)
+            cli_fail(&cli_dump, "cannot read %s: %s", argv[i], st.dec.error);
+        st.failed |= r != 0;
         prev = argv[i];
     }
     if (prev) {
