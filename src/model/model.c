@@ -109,6 +109,7 @@ void model_free(struct model *m)
     strpool_free(&m->strings);
     free(m->stop_label);
     free(m->supp_frames);
+    u64map_free(&m->supp_shared);
     u64map_free(&m->frame_skips);
     free(m);
 }

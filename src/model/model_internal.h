@@ -212,6 +212,7 @@ struct model {
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
     uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
+    struct u64map supp_shared;     /* ... and the verdict + 1 of a stack by its frames' modules and offsets */
     struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
     int growth_walk_all;           /* suspects.c, for tests: every mark sums every site again */
     uint64_t generation;           /* model_generation() */
