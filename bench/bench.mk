@@ -58,8 +58,9 @@ bench: bench-suspects
 
 # make bench also runs bench/report_bench.c: `culeak report` at scale, on recordings that
 # bench/gen_recording.c writes with the wire format's encoders: 100M events of one
-# process, and 10,000 processes of 100 events (wall, CPU, peak RSS: median and range of
-# 3 runs). REPORT_BENCH_ARGS="EVENTS PROCESSES RUNS" changes the sizes (0 skips one).
+# process, and 10,000 processes of 100 events, running code of their own and one code
+# (wall, CPU, peak RSS: median and range of 3 runs). REPORT_BENCH_ARGS="EVENTS PROCESSES
+# RUNS" changes the sizes (0 skips one).
 GEN_RECORDING_BIN := $(BUILD)/bench/gen_recording
 REPORT_BENCH_BIN := $(BUILD)/bench/report_bench
 REPORT_BENCH_ARGS ?= 100000000 10000 3

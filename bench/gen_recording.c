@@ -3,10 +3,12 @@
  * HELLO, MODULES (this executable, so call sites symbolize), a trace tree of FRAMEs,
  * then ALLOCs and FREEs (the repeats as ALLOC_AGAIN/FREE_AGAIN), a MARK now and then,
  * EXIT.
- *     gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] -o FILE
+ *     gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] -o FILE
  * EVENTS per process (default 1M) over STACKS stacks (1000) of depth 12, at most LIVE
  * allocations live at once (10000: the rest freed, the last LIVE left as leaks);
- * PROCESSES > 1 writes FILE and FILE.PID for the others, as `culeak record -o FILE`. */
+ * PROCESSES > 1 writes FILE and FILE.PID for the others, as `culeak record -o FILE`; each
+ * runs code of its own (other frames), or with -c the same code, as a job's workers do
+ * (the same frames and events, at the same addresses). */
 #include "common/wire.h"
 
 #include <errno.h>
@@ -25,7 +27,8 @@ struct out {
     size_t plen;
 };
 
-static uint64_t rng = 88172645463325252ull;
+#define SEED 88172645463325252ull
+static uint64_t rng = SEED;
 static uint64_t next(void)
 {
     rng ^= rng << 13;
@@ -170,22 +173,26 @@ int main(int argc, char **argv)
 {
     unsigned long long events = 1000000, stacks = 1000, live = 10000, procs = 1;
     const char *file = NULL;
-    int c;
-    while ((c = getopt(argc, argv, "e:s:l:p:o:")) != -1) {
+    int c, same_code = 0;
+    while ((c = getopt(argc, argv, "e:s:l:p:o:c")) != -1) {
         if (c == 'o')
             file = optarg;
+        else if (c == 'c')
+            same_code = 1;
         else if (c == 'e' || c == 's' || c == 'l' || c == 'p')
             *(c == 'e' ? &events : c == 's' ? &stacks : c == 'l' ? &live : &procs) = strtoull(optarg, NULL, 10);
         else
             return 2;
     }
     if (!file || !stacks || !procs) {
-        fprintf(stderr, "usage: gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] -o FILE\n");
+        fprintf(stderr, "usage: gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] -o FILE\n");
         return 2;
     }
     for (unsigned long long p = 0; p < procs; p++) {
         char name[4200];
         snprintf(name, sizeof name, p ? "%s.%llu" : "%s", file, 100000 + p);
+        if (same_code)
+            rng = SEED;
         if (one(name, 100000 + p, events, stacks, live))
             return 1;
     }

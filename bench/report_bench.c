@@ -1,7 +1,8 @@
 /* Reading at scale (not a test): `culeak report` of synthetic recordings made by
  * bench/gen_recording.c, its wall time, CPU time and peak RSS as the median and range
- * of several runs. Two shapes: one process of many events (100M by default), and a job
- * of many processes (10,000 recordings of 100 events each).
+ * of several runs. Three shapes: one process of many events (100M by default), and a job
+ * of many processes (10,000 recordings of 100 events each), whose processes run code of
+ * their own (no stack of one is another's), or the same code (a job's workers).
  *     report_bench CULEAK GEN_RECORDING DIR [EVENTS [PROCESSES [RUNS]]]
  * DIR is made, filled and emptied again; EVENTS 0 or PROCESSES 0 skips that shape. */
 #include "bench_time.h"
@@ -70,13 +71,14 @@ static int measure(const char *title, char **argv, int runs)
     return 0;
 }
 
-static int generate(const char *gen, const char *file, unsigned long long events, unsigned long long procs)
+static int generate(const char *gen, const char *file, unsigned long long events, unsigned long long procs,
+                    int same_code)
 {
     char e[32], p[32];
     snprintf(e, sizeof e, "%llu", events);
     snprintf(p, sizeof p, "%llu", procs);
     char *argv[] = {(char *)gen, "-e", e, "-p", p, "-s", procs > 1 ? "20" : "1000", "-l", procs > 1 ? "2" : "10000",
-                    "-o", (char *)file, NULL};
+                    "-o", (char *)file, same_code ? "-c" : NULL, NULL};
     double w, c, r;
     return run(argv, &w, &c, &r);
 }
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
     int rc = 0;
     if (events) {
         struct stat st;
-        if (generate(gen, file, events, 1) != 0 || stat(file, &st) != 0)
+        if (generate(gen, file, events, 1, 0) != 0 || stat(file, &st) != 0)
             return 1;
         snprintf(title, sizeof title, "%llu events of one process (%.2f GB, 10000 live at most)", events,
                  (double)st.st_size / 1e9);
@@ -124,8 +126,8 @@ int main(int argc, char **argv)
         rc |= measure(title, rep, runs);
         empty_dir(dir);
     }
-    if (procs) {
-        if (generate(gen, file, 100, procs) != 0)
+    for (int same = 0; procs && same < 2; same++) {
+        if (generate(gen, file, 100, procs, same) != 0)
             return 1;
         char **rep = calloc(procs + 3, sizeof *rep);
         rep[0] = (char *)culeak;
@@ -136,8 +138,12 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%s.%llu", file, 100000 + p);
             rep[2 + p] = strdup(name);
         }
-        snprintf(title, sizeof title, "%llu processes (a recording each, 100 events, 2 leaks)", procs);
+        snprintf(title, sizeof title, "%llu processes (a recording each, 100 events, 2 leaks; %s)", procs,
+                 same ? "the same code" : "code of their own");
         rc |= measure(title, rep, runs);
+        for (unsigned long long p = 1; p < procs; p++)
+            free(rep[2 + p]);
+        free(rep);
         empty_dir(dir);
     }
     rmdir(dir);

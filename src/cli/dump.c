@@ -3,6 +3,8 @@
 #include "commands.h"
 #include "common/decode.h"
 #include "common/json.h"
+#include "common/recording_part.h"
+#include "common/recording_read.h"
 #include "options.h"
 #include "common/wire.h"
 
@@ -13,6 +15,11 @@
 
 struct dump_state {
     FILE *out;
+    struct culeak_decoder dec;
+    size_t skip;               /* a later part's header, not fed: its stream goes on after it */
+    int rolled;                /* the file read ended in a ROLL: its stream goes on in the next */
+    int failed;                /* a file of it could not be read (said): no more on its end */
+    uint64_t roll_part, roll_offset;
     uint64_t *parent, *ip; /* trace tree by node id, to print events' stacks */
     size_t nframes, cap;
     int hello, exited; /* records seen: a recording without EXIT ends before its process */
@@ -174,12 +181,74 @@ static int dump_holder(void *ctx, uint64_t addr, struct culeak_str words)
     return 0;
 }
 
+static int dump_roll(void *ctx, const struct culeak_roll *r)
+{
+    struct dump_state *st = ctx;
+    fprintf(st->out, "{\"type\":\"roll\",\"which\":\"%s\",\"part\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"name\":",
+            r->which == CULEAK_ROLL_NEXT ? "next" : "previous", r->part, r->offset);
+    json_write_str(st->out, r->name.p, r->name.n);
+    fputs("}\n", st->out);
+    if (r->which == CULEAK_ROLL_NEXT) {
+        st->rolled = 1;
+        st->roll_part = r->part;
+        st->roll_offset = r->offset;
+    }
+    return 0;
+}
+
+static int feed(void *ctx, const uint8_t *bytes, size_t n)
+{
+    struct dump_state *st = ctx;
+    size_t k = st->skip < n ? st->skip : n;
+    st->skip -= k;
+    return k < n && culeak_decoder_feed(&st->dec, bytes + k, n - k) != 0;
+}
+
+/* Does the stream read so far (none: after NULL) go on in path, a rolled recording's next
+ * part? 1 yes, 0 path starts a stream, -1 path is a later part of another. */
+static int goes_on(struct dump_state *st, const char *after, const char *path)
+{
+    struct culeak_part_head h;
+    if (culeak_part_head(path, &h) != 1)
+        return 0;
+    if (after && st->rolled && st->roll_part + 1 == h.part && st->roll_offset == h.offset) {
+        st->skip = h.header_len;
+        st->rolled = 0;
+        return 1;
+    }
+    return -1;
+}
+
+/* Ends the stream read so far: 0; 1 unreadable; 3 cut off, or ended before its process. */
+static int end_stream(struct dump_state *st, const char *path)
+{
+    int rc = 0;
+    if (st->failed) {
+        rc = 1;
+    } else if (st->rolled) {
+        fprintf(stderr, "culeak: %s goes on in a part not given\n", path);
+        rc = 3;
+    } else if (culeak_decoder_finish(&st->dec) != 0) {
+        cli_fail(&cli_dump, "cannot read %s: %s", path, st->dec.error);
+        rc = 3;
+    } else if (st->hello && !st->exited) { /* cut between two records, or its process killed */
+        fprintf(stderr, "culeak: %s ends before its process did (no exit record: the process was killed, "
+                        "or the recording could not be written on)\n", path);
+        rc = 3;
+    }
+    culeak_decoder_free(&st->dec);
+    free(st->parent);
+    free(st->ip);
+    return rc;
+}
+
 const struct cli_command cli_dump = {
     .name = "dump",
     .summary = "print a recording as JSON Lines",
     .synopsis = "FILE...",
     .about = "Prints every record of culeak recordings as JSON Lines. Stacks list frame ips,\n"
-             "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n",
+             "innermost first; an ip with bit 63 set is the Python frame of that pyframe record.\n"
+             "The parts of a rolled recording (record --roll), given in order, print as one stream.\n",
     .options = cli_help_only,
     .run = cmd_dump,
 };
@@ -191,26 +260,42 @@ int cmd_dump(int argc, char **argv)
     if (first < 0)
         return status;
     status = 0;
+    struct dump_state st = {.out = stdout};
+    struct culeak_sink sink = {
+        .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
+        .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
+        .pyframe = dump_pyframe, .lost = dump_lost, .holder = dump_holder, .roll = dump_roll,
+    };
+    const char *prev = NULL;
     for (int i = first; i < argc; i++) {
-        struct dump_state st = {.out = stdout};
-        struct culeak_sink sink = {
-            .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
-            .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
-            .pyframe = dump_pyframe, .lost = dump_lost, .holder = dump_holder,
-        };
-        char err[512];
-        int rc = culeak_decode_file(argv[i], &sink, err, sizeof err);
-        fflush(stdout);
-        if (rc != 0) {
-            cli_fail(&cli_dump, "cannot read %s", err);
-            status = rc < 0 ? 1 : (status ? status : 3);
-        } else if (st.hello && !st.exited) { /* cut between two records, or its process killed */
-            fprintf(stderr, "culeak: %s ends before its process did (no exit record: the process was killed, "
-                            "or the recording could not be written on)\n", argv[i]);
-            status = status ? status : 3;
+        int on = goes_on(&st, prev ? argv[i] : NULL, argv[i]);
+        if (on < 0) {
+            cli_fail(&cli_dump, "cannot read %s: a later part of a rolled recording, given without the part before "
+                                "it (give the parts in order)", argv[i]);
+            status = 1;
+            continue;
         }
-        free(st.parent);
-        free(st.ip);
+        if (!on) {
+            if (prev) {
+                int rc = end_stream(&st, prev);
+                status = status ? status : rc;
+            }
+            st = (struct dump_state){.out = stdout};
+            culeak_decoder_init(&st.dec, &sink, 1);
+        }
+        char err[512];
+        int r = culeak_read_recording(argv[i], feed, &st, err, sizeof err);
+        fflush(stdout);
+        if (r < 0)
+            cli_fail(&cli_dump, "cannot read %s", err);
+        else if (r)
+            cli_fail(&cli_dump, "cannot read %s: %s", argv[i], st.dec.error);
+        st.failed |= r != 0;
+        prev = argv[i];
+    }
+    if (prev) {
+        int rc = end_stream(&st, prev);
+        status = status ? status : rc;
     }
     return status;
 }

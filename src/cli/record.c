@@ -1,7 +1,9 @@
 /* `culeak record -o FILE [OPTIONS] -- PROGRAM [ARGS]`: run a program under the shim,
  * writing a recording; exits with the program's own status. */
 #include "commands.h"
+#include "console/fmt.h"
 #include "launch/launch.h"
+#include "launch/roll.h"
 #include "options.h"
 #include "common/outpath.h"
 #include "recordings.h"
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
-                  OPT_METRICS };
+                  OPT_METRICS, OPT_ROLL };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -31,6 +33,9 @@ static const struct cli_option record_options[] = {
     {"metrics", OPT_METRICS, "HOST:PORT", "serve the job's live numbers on http://HOST:PORT/metrics\n"
                                           "(OpenMetrics, for Prometheus) while it runs; :PORT: every\n"
                                           "address, port 0: a free one (said on stderr)"},
+    {"roll", OPT_ROLL, "TIME|SIZE", "start a new part of each recording every TIME (30min, 1h,\n"
+                                    "1d) or once a part holds SIZE (512M, 2G); FILE names\n"
+                                    "the parts with %t (the part's start, UTC) or %n (0001...)"},
     CLI_NO_POOL(OPT_NO_POOL),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
@@ -54,7 +59,33 @@ const struct cli_command cli_record = {
 struct record_args {
     const char *out, *metrics;
     long depth, pid, timeout;
+    struct culeak_roll_opts roll;
+    int rolling;
 };
+
+/* --roll's TIME (s, min, h, d) or SIZE (K, M, G, T: powers of 1024). 0, or -1. */
+static int parse_roll(const char *arg, struct culeak_roll_opts *o)
+{
+    static const struct {
+        const char *unit;
+        uint64_t seconds;
+    } times[] = {{"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}};
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (errno || end == arg || !v || *arg == '-')
+        return -1;
+    for (size_t i = 0; i < sizeof times / sizeof *times; i++)
+        if (!strcmp(end, times[i].unit)) {
+            *o = (struct culeak_roll_opts){.seconds = v * times[i].seconds};
+            return v > UINT64_MAX / times[i].seconds ? -1 : 0;
+        }
+    uint64_t bytes;
+    if (!*end || parse_size(arg, &bytes) != 0 || bytes < 4096) /* a bare number says neither */
+        return -1;
+    *o = (struct culeak_roll_opts){.bytes = bytes};
+    return 0;
+}
 
 static int on_option(void *ctx, int key, const char *arg)
 {
@@ -71,6 +102,12 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_int(&cli_record, key, arg, 1, 3600, &a->timeout);
     case OPT_METRICS:
         a->metrics = arg;
+        return 0;
+    case OPT_ROLL:
+        a->rolling = 1;
+        if (parse_roll(arg, &a->roll) != 0)
+            return cli_error(&cli_record, "--roll takes a time (30s, 30min, 1h, 1d) or a size of 4K or more (512M, "
+                                          "2G), not '%s'", arg);
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
@@ -123,7 +160,10 @@ static void say_recordings(const char *given, const char *out, time_t started)
     }
     size_t abs_len = strlen(out);
     int plain = !strchr(out, '%'); /* FILE and FILE.PID: shown as -o was typed */
-    fprintf(stderr, "culeak record: %zu processes wrote recordings:", l.n);
+    if (strstr(out, "%t") || strstr(out, "%n")) /* rolled: a process may have written several */
+        fprintf(stderr, "culeak record: %zu recordings and parts were written:", l.n);
+    else
+        fprintf(stderr, "culeak record: %zu processes wrote recordings:", l.n);
     for (size_t k = 0; k < l.n && k < 8; k++)
         fprintf(stderr, " %s%s", plain ? given : "", l.paths[k] + (plain ? abs_len : 0));
     if (l.n > 8)
@@ -148,6 +188,10 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "--pid attaches to a running process: no program to run");
     if (a.pid && a.metrics)
         return cli_error(&cli_record, "--metrics serves a job culeak starts, not one --pid attaches to");
+    if (a.rolling && a.pid)
+        return cli_error(&cli_record, "--roll rolls the recordings of a job culeak starts, not of one --pid attaches to");
+    if (a.rolling && !strstr(a.out, "%t") && !strstr(a.out, "%n"))
+        return cli_error(&cli_record, "--roll needs %%t or %%n in -o FILE, to name each part (-o 'run.%%t.culeak')");
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)
@@ -185,7 +229,8 @@ int cmd_record(int argc, char **argv)
     }
     time_t started = time(NULL);
     struct culeak_run run;
-    int st = culeak_run_traced_tap(argv + i, a.out, (int)a.depth, &run, metrics ? record_metrics_tap(metrics) : NULL);
+    int st = culeak_run_traced_tap(argv + i, a.out, (int)a.depth, &run, metrics ? record_metrics_tap(metrics) : NULL,
+                                   a.rolling ? &a.roll : NULL);
     record_metrics_free(metrics);
     say_recordings(given, a.out, started);
     /* a process starts its recording at its first CUDA call: say so when none came, rather

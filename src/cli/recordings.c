@@ -65,14 +65,15 @@ int recordings_siblings(const char *file, struct recording_list *l)
     return 0;
 }
 
-/* tmpl with %p, %h and %r as * (and %% as %), the other glob characters escaped. */
+/* tmpl with %p, %h, %r and a rolled recording's %t and %n as * (and %% as %), the other
+ * glob characters escaped. */
 static int template_pattern(const char *tmpl, char *out, size_t cap)
 {
     size_t n = 0;
     for (const char *c = tmpl; *c; c++) {
         const char *put = NULL;
         char one[3] = {0};
-        if (c[0] == '%' && (c[1] == 'p' || c[1] == 'h' || c[1] == 'r')) {
+        if (c[0] == '%' && c[1] && strchr("phrtn", c[1])) {
             put = "*";
             c++;
         } else if (c[0] == '%' && c[1] == '%') {
@@ -96,10 +97,16 @@ static int template_pattern(const char *tmpl, char *out, size_t cap)
     return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int recordings_of_job(const char *tmpl, time_t since, struct recording_list *l)
 {
     memset(l, 0, sizeof *l);
-    if (!strstr(tmpl, "%p") && !strstr(tmpl, "%h") && !strstr(tmpl, "%r")) {
+    int parts = strstr(tmpl, "%t") || strstr(tmpl, "%n"); /* record --roll: the parts, and .PID's */
+    if (!strstr(tmpl, "%p") && !strstr(tmpl, "%h") && !strstr(tmpl, "%r") && !parts) {
         struct recording_list sib;
         if (recordings_siblings(tmpl, &sib) != 0)
             return -1;
@@ -115,6 +122,12 @@ int recordings_of_job(const char *tmpl, time_t since, struct recording_list *l)
     glob_t g;
     if (template_pattern(tmpl, pattern, sizeof pattern) != 0 || glob(pattern, 0, NULL, &g) != 0)
         return 0;
+    size_t pl = strlen(pattern);
+    if (parts && pl + 8 < sizeof pattern) { /* a part of a process after the first: NAME.PID */
+        memcpy(pattern + pl, ".[0-9]*", 8);
+        glob(pattern, GLOB_APPEND, NULL, &g);
+        qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, by_name);
+    }
     int rc = 0;
     for (size_t k = 0; k < g.gl_pathc && rc == 0; k++) {
         struct stat st;

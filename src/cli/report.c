@@ -395,6 +395,16 @@ static void note_siblings(const char **files, int nfiles)
     free(sorted);
 }
 
+/* Rolled recordings read up to a part whose next part was not given. */
+static void say_unread_parts(const struct model *m)
+{
+    long pid;
+    const char *next;
+    for (size_t i = 0; (next = model_unread_part(m, i, &pid)); i++)
+        cli_fail(&cli_report, "warning: the recording of process %ld goes on in %s, which was not read: what it "
+                              "holds is missing", pid, next);
+}
+
 /* Reads each file into m: 0, or 1 when one could not be read (said on stderr). */
 static int load_files(struct model *m, const char **files, int nfiles)
 {
@@ -409,6 +419,7 @@ static int load_files(struct model *m, const char **files, int nfiles)
             status = 1;
         }
     }
+    say_unread_parts(m);
     return status;
 }
 

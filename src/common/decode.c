@@ -345,6 +345,16 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
             return fail(d, at, "truncated LOST record");
         return d->sink.lost ? d->sink.lost(d->sink.ctx, count, first, last) : 0;
     }
+    case CULEAK_REC_ROLL: {
+        struct culeak_roll r;
+        r.which = culeak_get_u(&c);
+        r.part = culeak_get_u(&c);
+        r.offset = culeak_get_u(&c);
+        r.name = get_str(&c);
+        if (c.bad)
+            return fail(d, at, "truncated ROLL record");
+        return d->sink.roll ? d->sink.roll(d->sink.ctx, &r) : 0;
+    }
     default:
         if (type >= CULEAK_CMD_WATCH && d->sink.command)
             return d->sink.command(d->sink.ctx, type, p, n);

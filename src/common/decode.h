@@ -53,6 +53,13 @@ struct culeak_mark {
     uint64_t mem_free, mem_total;
 };
 
+/* A rolled recording's part boundary (ROLL): which is CULEAK_ROLL_NEXT at the end of a
+ * part, CULEAK_ROLL_PREVIOUS at the start of the next; both carry the same offset. */
+struct culeak_roll {
+    uint64_t which, part, offset;
+    struct culeak_str name;
+};
+
 struct culeak_exit {
     uint64_t seq, t_ns, reason;
 };
@@ -80,6 +87,8 @@ struct culeak_sink {
     int (*lost)(void *ctx, uint64_t count, uint64_t first_seq, uint64_t last_seq);
     /* who holds the live block that contains addr (HOLDER) */
     int (*holder)(void *ctx, uint64_t addr, struct culeak_str words);
+    /* a rolled recording's part ends here, or starts (ROLL) */
+    int (*roll)(void *ctx, const struct culeak_roll *r);
 };
 
 struct culeak_decoder {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The launcher's own variable before Slurm's: mpirun inside a Slurm allocation starts its
@@ -191,4 +192,40 @@ int culeak_create_recording(const char *path, int shared, long pid, char *made, 
         return fd;
     snprintf(made, cap, "%s.%ld", path, pid);
     return culeak_create_private(made, 1);
+}
+
+int culeak_expand_part(const char *tmpl, unsigned part, long long t, char *out, size_t cap)
+{
+    size_t n = 0;
+    int named = 0;
+    for (const char *s = tmpl; *s; s++) {
+        char piece[32] = {s[0], 0};
+        if (s[0] == '%' && (s[1] == 't' || s[1] == 'n')) {
+            time_t tt = (time_t)t;
+            struct tm tm;
+            if (s[1] == 'n')
+                snprintf(piece, sizeof piece, "%04u", part);
+            else if (!gmtime_r(&tt, &tm) || !strftime(piece, sizeof piece, "%Y%m%dT%H%M%SZ", &tm))
+                snprintf(piece, sizeof piece, "%lld", t);
+            named = 1;
+            s++;
+        } else if (s[0] == '%' && s[1] == '%') { /* kept for culeak_expand_path */
+            piece[1] = '%';
+            piece[2] = 0;
+            s++;
+        }
+        size_t k = strlen(piece);
+        if (n + k >= cap) {
+            if (cap)
+                out[n] = 0;
+            return -1;
+        }
+        memcpy(out + n, piece, k);
+        n += k;
+    }
+    if (cap)
+        out[n] = 0;
+    else
+        return -1;
+    return named;
 }

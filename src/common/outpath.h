@@ -20,6 +20,12 @@ const char *culeak_env_rank(void);
  * small (out then holds what fitted). */
 int culeak_expand_path(const char *tmpl, long pid, const char *host, const char *rank, char *out, size_t cap);
 
+/* A rolled recording's part name (record --roll): %t in tmpl becomes t in UTC as
+ * 20261206T080000Z, %n the part's number as 0001 (at least four digits, so that a shell's
+ * sorted glob lists the parts in order); everything else stays as it is. Returns 1 when
+ * tmpl names the part (%t or %n), 0 when not, -1 when out is too small. */
+int culeak_expand_part(const char *tmpl, unsigned part, long long t, char *out, size_t cap);
+
 /* Can a file be created at path: its directory exists, is one, and this process may
  * create files in it? 0, or -1 with errno (ENOENT, ENOTDIR, EACCES, EROFS). */
 int culeak_output_dir_writable(const char *path);

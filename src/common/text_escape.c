@@ -42,16 +42,20 @@ static size_t escape_one(const unsigned char *s, size_t avail, char *out, size_t
 void text_write_escaped(FILE *f, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
-    size_t len = strlen(str);
+    size_t len = strlen(str), run = 0; /* characters that stay as they are, written at once */
     for (size_t i = 0; i < len;) {
         char esc[8];
         size_t n, k = escape_one(s + i, len - i, esc, &n);
-        if (k)
+        if (k) {
+            fwrite(s + i - run, 1, run, f);
+            run = 0;
             fwrite(esc, 1, k, f);
-        else
-            fwrite(s + i, 1, n, f);
+        } else {
+            run += n;
+        }
         i += n;
     }
+    fwrite(s + len - run, 1, run, f);
 }
 
 char *text_escape(char *buf, size_t cap, const char *str)

@@ -22,7 +22,7 @@ size_t culeak_rec_finish(uint8_t *rec, uint8_t type, size_t payload_len)
     return hl + payload_len;
 }
 
-uint64_t culeak_get_u(struct culeak_cursor *c)
+uint64_t culeak_get_u_long(struct culeak_cursor *c)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -38,8 +38,6 @@ uint64_t culeak_get_u(struct culeak_cursor *c)
     c->bad = 1;
     return 0;
 }
-
-int64_t culeak_get_z(struct culeak_cursor *c) { return culeak_unzigzag(culeak_get_u(c)); }
 
 const char *culeak_get_s(struct culeak_cursor *c, size_t *len)
 {

@@ -21,6 +21,7 @@
  *   HOLDER       who holds a live block: Python references     -
  *   PYFRAME      a Python frame a FRAME's tagged ip names      -
  *   LOST         events dropped while the reader was stopped   -
+ *   ROLL         where a rolled recording's part ends or starts  -
  *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
  */
 #ifndef CULEAK_WIRE_H
@@ -54,6 +55,7 @@ enum culeak_record {
     CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
     CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
+    CULEAK_REC_ROLL = 24,        /* a rolled recording's part: the next part's name, or the previous's */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,
@@ -67,6 +69,9 @@ enum culeak_record {
 #define CULEAK_HELLO_ATTACHED 4u   /* culeak attached to the running process (culeak attach) */
 #define CULEAK_EVENT_HELD 1u
 #define CULEAK_PYFRAME_BACKWARD 1u /* PYFRAME flags: the autograd backward marker */
+/* ROLL's which: the record ends its part (the stream goes on in the next), or starts it */
+#define CULEAK_ROLL_NEXT 0u
+#define CULEAK_ROLL_PREVIOUS 1u
 #define CULEAK_MARK_PUSH 1u
 #define CULEAK_MARK_POP 2u
 /* EXIT reasons: how the process ended */
@@ -133,8 +138,15 @@ struct culeak_cursor {
     int bad;  /* set once a read ran past the end or a varint was overlong */
 };
 
-uint64_t culeak_get_u(struct culeak_cursor *c);
-int64_t culeak_get_z(struct culeak_cursor *c);
+/* Most varints of a stream are one byte: that case is inline, the rest out of line. */
+uint64_t culeak_get_u_long(struct culeak_cursor *c);
+static inline uint64_t culeak_get_u(struct culeak_cursor *c)
+{
+    if (c->p < c->end && *c->p < 0x80)
+        return *c->p++;
+    return culeak_get_u_long(c);
+}
+static inline int64_t culeak_get_z(struct culeak_cursor *c) { return culeak_unzigzag(culeak_get_u(c)); }
 /* Points into the payload; *len gets the length. Returns NULL (and sets bad) on error. */
 const char *culeak_get_s(struct culeak_cursor *c, size_t *len);
 static inline int culeak_cursor_more(const struct culeak_cursor *c) { return !c->bad && c->p < c->end; }

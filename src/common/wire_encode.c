@@ -177,6 +177,16 @@ size_t culeak_enc_lost(uint8_t *rec, uint64_t count, uint64_t first_seq, uint64_
     return culeak_rec_finish_short(rec, CULEAK_REC_LOST, k);
 }
 
+size_t culeak_enc_roll(uint8_t *rec, unsigned which, uint64_t part, uint64_t offset, const char *name, size_t len)
+{
+    uint8_t *p = rec + CULEAK_REC_HEADROOM;
+    size_t k = culeak_put_u(p, which);
+    k += culeak_put_u(p + k, part);
+    k += culeak_put_u(p + k, offset);
+    k += culeak_put_s(p + k, name, len);
+    return culeak_rec_finish(rec, CULEAK_REC_ROLL, k);
+}
+
 size_t culeak_enc_note(uint8_t *rec, const char *text, size_t len)
 {
     return culeak_rec_finish(rec, CULEAK_REC_NOTE, culeak_put_s(rec + CULEAK_REC_HEADROOM, text, len));

@@ -65,6 +65,10 @@ size_t culeak_enc_exit(struct culeak_enc *s, uint8_t *rec, uint64_t now, unsigne
 /* The records that step from nothing. */
 size_t culeak_enc_lost(uint8_t *rec, uint64_t count, uint64_t first_seq, uint64_t last_seq);
 size_t culeak_enc_note(uint8_t *rec, const char *text, size_t len);
+/* ROLL: which (CULEAK_ROLL_NEXT or _PREVIOUS), the number of the part it is in (from 1),
+ * the stream's bytes before the cut, the other part's file name (up to PATH_MAX bytes:
+ * rec needs CULEAK_REC_HEADROOM + 3 * CULEAK_UVARINT_MAX + 5 + len). */
+size_t culeak_enc_roll(uint8_t *rec, unsigned which, uint64_t part, uint64_t offset, const char *name, size_t len);
 /* A PYFRAME; flags 0 is left out (as a reader without flags expects). Room:
  * CULEAK_REC_HEADROOM + file_len + func_len + 6 * CULEAK_UVARINT_MAX. */
 size_t culeak_enc_pyframe(uint8_t *rec, uint64_t id, const char *file, size_t file_len, const char *func,

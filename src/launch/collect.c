@@ -6,6 +6,7 @@
 #include "common/path_match.h"
 #include "common/text_escape.h"
 #include "ring_hub.h"
+#include "roll.h"
 #include "common/wire.h"
 #include "common/wire_encode.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* An idle ring's writer is looked for in /proc at one poll in DEAD_LOOK (a system call
@@ -35,12 +37,15 @@ struct ring_out {
     int active; /* the hub's ring of this slot is read here */
     int out;    /* the recording; -1: not made yet */
     int failed; /* it could not be made: what the ring holds is dropped */
+    struct culeak_roller roll; /* its parts (one unless record --roll) */
+    int roll_said;             /* a part that could not be started was said */
 };
 
 struct culeak_collector {
     struct culeak_hub *hub;
     char *attach_out; /* attached: the recording of rings that name none */
     char *pattern;    /* launched: the output pattern the job was given (NULL: none) */
+    struct culeak_roll_opts roll; /* record --roll */
     struct ring_out *outs; /* one per slot of the hub, by its index */
     size_t n;
     long *pids; /* of every ring taken (culeak_collector_has) */
@@ -110,7 +115,7 @@ static int grow_outs(struct culeak_collector *c)
     if (!p)
         return -1;
     for (size_t i = c->n; i < n; i++)
-        p[i] = (struct ring_out){0, -1, 0};
+        p[i] = (struct ring_out){.out = -1};
     c->outs = p;
     c->n = n;
     return 0;
@@ -170,7 +175,7 @@ static void take_new(struct culeak_collector *c)
     c->unrecorded += culeak_hub_refused(c->hub) - c->refused_seen;
     c->refused_seen = culeak_hub_refused(c->hub);
     while (grow_outs(c) == 0 && (i = culeak_hub_take(c->hub)) >= 0) {
-        c->outs[i] = (struct ring_out){1, -1, 0};
+        c->outs[i] = (struct ring_out){.active = 1, .out = -1};
         remember_pid(c, culeak_hub_pid(c->hub, (size_t)i));
     }
 }
@@ -200,7 +205,8 @@ static void open_out(struct culeak_collector *c, size_t i)
     }
     if (path[0] != '/')
         return; /* no recording asked for */
-    o->out = culeak_create_recording(path, shared, pid, made, sizeof made);
+    /* the stream's MAGIC is no record (the ring starts at HELLO): the roller writes it */
+    o->out = culeak_roller_start(&o->roll, &c->roll, path, shared, pid, (long long)time(NULL), made, sizeof made);
     if (o->out < 0) {
         char why[160];
         snprintf(why, sizeof why, "its recording could not be created: %s", strerror(errno));
@@ -209,13 +215,21 @@ static void open_out(struct culeak_collector *c, size_t i)
     }
     o->failed = o->out < 0;
     c->unrecorded += o->failed;
-    /* the stream's MAGIC is no record: the ring starts at HELLO */
-    if (o->out >= 0 && write(o->out, CULEAK_MAGIC, CULEAK_MAGIC_LEN) != CULEAK_MAGIC_LEN) {
-        fprintf(stderr, "culeak: cannot write %s (%s): process %ld is not recorded\n", made, strerror(errno), pid);
-        close(o->out);
-        o->out = -1;
-        o->failed = 1;
-        c->unrecorded++;
+}
+
+void culeak_collector_roll(struct culeak_collector *c, const struct culeak_roll_opts *opt) { c->roll = *opt; }
+
+/* Ring i's recording goes on in a new part when its part is due to end. */
+static void roll_if_due(struct culeak_collector *c, size_t i)
+{
+    struct ring_out *o = &c->outs[i];
+    long long now = (long long)time(NULL);
+    if (o->out < 0 || !culeak_roller_due(&o->roll, now) || culeak_roller_next(&o->roll, &o->out, now) == 0)
+        return;
+    if (errno != EEXIST && !o->roll_said) { /* taken: a later try has another name */
+        fprintf(stderr, "culeak: cannot start the next part of the recording of process %ld (%s): it goes on in %s\n",
+                culeak_hub_pid(c->hub, i), strerror(errno), o->roll.name);
+        o->roll_said = 1;
     }
 }
 
@@ -240,6 +254,7 @@ static void write_full(struct culeak_collector *c, size_t i, const uint8_t *p, s
             o->out = -1;
             return;
         }
+        culeak_roller_wrote(&o->roll, p, (size_t)k);
         p += k;
         n -= (size_t)k;
     }
@@ -259,6 +274,7 @@ static size_t drain(struct culeak_collector *c, size_t i)
     for (int part = 0; part < 2 && (n = culeak_ring_peek(r, &p)) > 0; part++) {
         if (c->outs[i].out < 0 && !c->outs[i].failed)
             open_out(c, i);
+        roll_if_due(c, i);
         write_full(c, i, p, n);
         culeak_ring_consume(r, n);
         total += n;
@@ -277,9 +293,10 @@ static void finish(struct culeak_collector *c, size_t i)
     say_last_gap(c, i);
     if (c->outs[i].out >= 0)
         close(c->outs[i].out);
+    culeak_roller_free(&c->outs[i].roll);
     if (c->tap.ended)
         c->tap.ended(c->tap.ctx, i);
-    c->outs[i] = (struct ring_out){0, -1, 0};
+    c->outs[i] = (struct ring_out){.out = -1};
     culeak_hub_release(c->hub, i);
 }
 

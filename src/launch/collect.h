@@ -20,6 +20,9 @@ struct culeak_collector *culeak_collector_attach(const char *out);
  * (path_match.h); another is refused with a message (a same-user process cannot have
  * culeak write a file of its choice). 0, or -1 out of memory. */
 int culeak_collector_expect(struct culeak_collector *c, const char *pattern);
+/* record --roll: each recording goes on in a new part at the boundary (roll.h). */
+struct culeak_roll_opts;
+void culeak_collector_roll(struct culeak_collector *c, const struct culeak_roll_opts *opt);
 /* The hand-over socket (an attach's endpoint is "ring:" and it). */
 const char *culeak_collector_socket(const struct culeak_collector *c);
 /* 1 once process pid handed its ring over. */

@@ -408,11 +408,11 @@ int culeak_run_traced(char **argv, const char *output_file, int depth)
 
 int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run)
 {
-    return culeak_run_traced_tap(argv, output_file, depth, run, NULL);
+    return culeak_run_traced_tap(argv, output_file, depth, run, NULL, NULL);
 }
 
 int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struct culeak_run *run,
-                          const struct culeak_collect_tap *tap)
+                          const struct culeak_collect_tap *tap, const struct culeak_roll_opts *roll)
 {
     run->pid = -1;
     run->unrecorded = 0;
@@ -425,6 +425,8 @@ int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struc
     }
     if (c && tap)
         culeak_collector_tap(c, tap);
+    if (c && roll)
+        culeak_collector_roll(c, roll);
     /* posix_spawn: the job starts without a copy of this process's address space being
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);

@@ -44,10 +44,12 @@ struct culeak_run {
 /* The same, saying what *run holds. */
 int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run);
 
-/* The same, with tap (collect.h) reading the rings beside the recordings; NULL: none. */
+/* The same, with tap (collect.h) reading the rings beside the recordings (NULL: none), and
+ * each recording rolled into parts at roll's boundaries (roll.h; NULL: one file). */
 struct culeak_collect_tap;
+struct culeak_roll_opts;
 int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struct culeak_run *run,
-                          const struct culeak_collect_tap *tap);
+                          const struct culeak_collect_tap *tap, const struct culeak_roll_opts *roll);
 
 /* Whether prog can be run as execvp would find it (a name without '/' is searched in
  * PATH): 0, or the status a shell gives with a message as a shell prints it on stderr

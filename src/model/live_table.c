@@ -69,7 +69,7 @@ static size_t find_slot_of_index(const struct live_table *t, size_t idx, uint64_
     return j;
 }
 
-struct live_entry *live_table_find(const struct live_table *t, int proc, unsigned space, uint64_t addr)
+struct live_entry *live_table_find(struct live_table *t, int proc, unsigned space, uint64_t addr)
 {
     if (!t->n)
         return NULL;
@@ -83,8 +83,10 @@ struct live_entry *live_table_find(const struct live_table *t, int proc, unsigne
         if ((uint32_t)(s >> 32) != tag)
             continue;
         struct live_entry *e = &t->entries[slot_index(s) - 1];
-        if (same_key(e, proc, space, addr))
+        if (same_key(e, proc, space, addr)) {
+            t->found = j;
             return e;
+        }
     }
 }
 
@@ -116,7 +118,9 @@ struct live_entry *live_table_insert(struct live_table *t, const struct live_ent
 void live_table_remove(struct live_table *t, struct live_entry *e)
 {
     size_t idx = (size_t)(e - t->entries), mask = t->nslots - 1;
-    size_t hole = find_slot_of_index(t, idx, entry_hash(e));
+    size_t hole = t->found < t->nslots && slot_index(t->slots[t->found]) == idx + 1
+                      ? t->found
+                      : find_slot_of_index(t, idx, entry_hash(e));
     /* backward-shift deletion keeps every probe chain unbroken */
     for (size_t j = (hole + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
         size_t home = slot_home(t, t->slots[j]);

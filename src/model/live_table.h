@@ -29,12 +29,13 @@ struct live_table {
     size_t n, cap;
     uint64_t *slots;     /* hash's low 32 bits << 32 | entry index + 1; 0 empty */
     size_t nslots;       /* power of two */
+    size_t found;        /* the slot of find's last entry: a remove that follows probes no more */
 };
 
 void live_table_init(struct live_table *t);
 void live_table_free(struct live_table *t);
 /* The entry for (proc, space, addr), or NULL. */
-struct live_entry *live_table_find(const struct live_table *t, int proc, unsigned space, uint64_t addr);
+struct live_entry *live_table_find(struct live_table *t, int proc, unsigned space, uint64_t addr);
 /* Adds a new entry (the key must not be present); NULL when out of memory. */
 struct live_entry *live_table_insert(struct live_table *t, const struct live_entry *e);
 /* Removes the entry (a pointer from find or iteration); the last entry moves into its place. */

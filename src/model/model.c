@@ -73,6 +73,7 @@ void model_free(struct model *m)
 {
     if (!m)
         return;
+    streams_parked_free(m);
     for (int i = 0; i < m->nprocs; i++)
         process_free(m->procs[i]);
     free(m->procs);
@@ -108,6 +109,7 @@ void model_free(struct model *m)
     strpool_free(&m->strings);
     free(m->stop_label);
     free(m->supp_frames);
+    u64map_free(&m->supp_shared);
     u64map_free(&m->frame_skips);
     free(m);
 }

@@ -89,6 +89,12 @@ void model_stream_close(struct model_stream *s);
  * 2 stopped at a mark, -1 unreadable/corrupt/newer format (err says why; records before
  * a corruption stay in the model). */
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen);
+/* Rolled recordings (record --roll): a part that ends naming the next one leaves its
+ * stream open, and model_load_file of that next part goes on with it; the parts of a
+ * process are given in order (a shell's sorted glob). The i-th process whose recording
+ * goes on in a part not read (yet): its pid, and that part's file name; NULL past the
+ * last. */
+const char *model_unread_part(const struct model *m, size_t i, long *pid);
 
 /* Streams stop (MODEL_FEED_STOPPED) right after a mark with this label; NULL: never. */
 void model_stop_at_mark(struct model *m, const char *label);

@@ -74,6 +74,8 @@ struct process {
     struct unit *units;
     size_t nunits, units_cap;
     struct u64map unit_index;  /* stack << 5 | kind -> unit */
+    uint64_t unit_last_key;    /* unit_get's last key and its unit + 1 (0: none): a repeated */
+    uint32_t unit_last;        /* allocation asks the map nothing */
     /* module map */
     struct range *ranges;
     size_t nranges, ranges_cap;
@@ -86,6 +88,8 @@ struct process {
     struct u64map ctx_index;   /* ctx -> small index */
     struct u64map live_count;  /* live entries per (device, context) and per device */
     int live_count_lost;       /* a count could not be kept: FREE_ALL always walks */
+    uint64_t count_key;        /* live_count's change not yet in the map (count_delta), */
+    int64_t count_delta;       /* kept while events stay in one (device, context) */
     uint32_t nctx;
     struct u64map retains;     /* VMM handle -> extra references */
     struct model_mark *marks;
@@ -177,6 +181,8 @@ struct model {
     size_t name_cursor;            /* model_resolve_names: every site below is symbolized */
     struct u64map site_index;      /* module << 44 | offset -> site */
     struct u64map proc_starts;     /* stream.c: a process's (pid, start) hashed -> its index */
+    struct model_stream **parked;  /* stream.c: rolled recordings read up to a part whose next is to come */
+    size_t nparked;
     struct u64map site_index_abs;  /* addresses in no module (module 0) -> site */
     size_t nbare;                  /* sites with bare set */
     struct strpool group_keys[MODEL_GROUP_COUNT];
@@ -206,6 +212,7 @@ struct model {
     struct pyframes *py;           /* Python frames (pyframes.h); NULL until the first */
     uint64_t supp_stamp;           /* suppressed.c: suppressions_stamp() the verdicts are for */
     struct model_frame *supp_frames; /* ... and the frames of the stack being judged */
+    struct u64map supp_shared;     /* ... and the verdict + 1 of a stack by its frames' modules and offsets */
     struct u64map frame_skips;     /* sites.c: sym_frame address -> modules_skips_frame() */
     int growth_walk_all;           /* suspects.c, for tests: every mark sums every site again */
     uint64_t generation;           /* model_generation() */
@@ -393,5 +400,8 @@ uint32_t unit_row_id(struct model *m, int proc, struct unit *u, enum model_group
 uint32_t stack_row_id(struct model *m, uint64_t key);
 enum model_cache unit_cache(struct model *m, int proc, struct unit *u);
 /* Symbolized frames of the site of a stack (inline chain of its site address). */
+
+/* stream.c: the streams of rolled recordings whose next part never came, closed. */
+void streams_parked_free(struct model *m);
 
 #endif

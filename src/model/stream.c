@@ -3,7 +3,9 @@
 #include "common/outpath.h"
 #include "model_internal.h"
 #include "pyframes.h"
+#include "common/recording_part.h"
 #include "common/recording_read.h"
+#include "common/wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,9 @@ struct model_stream {
     struct culeak_decoder dec;
     char error[320];
     int duplicate;          /* its process is one the model has already: records ignored */
+    int rolled;             /* a ROLL ended the part read: the stream goes on in roll_next */
+    uint64_t roll_part, roll_offset;
+    char roll_next[256];
 };
 
 /* The rank from HELLO's environment, read as %r reads it (culeak_rank_vars). */
@@ -241,6 +246,20 @@ static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
     return 0;
 }
 
+static int on_roll(void *ctx, const struct culeak_roll *r)
+{
+    struct model_stream *s = ctx;
+    if (r->which != CULEAK_ROLL_NEXT || !s->p || s->duplicate)
+        return 0;
+    s->rolled = 1;
+    s->roll_part = r->part;
+    s->roll_offset = r->offset;
+    size_t n = r->name.n < sizeof s->roll_next - 1 ? r->name.n : sizeof s->roll_next - 1;
+    memcpy(s->roll_next, r->name.p, n);
+    s->roll_next[n] = 0;
+    return 0;
+}
+
 struct model_stream *model_stream_open(struct model *m)
 {
     struct model_stream *s = calloc(1, sizeof *s);
@@ -250,7 +269,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
         .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
-        .lost = on_lost, .holder = on_holder,
+        .lost = on_lost, .holder = on_holder, .roll = on_roll,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;
@@ -302,23 +321,100 @@ void model_stream_close(struct model_stream *s)
 
 struct load {
     struct model_stream *s;
-    int rc; /* model_stream_feed's, where it stopped the reading */
+    int rc;      /* model_stream_feed's, where it stopped the reading */
+    size_t skip; /* a later part's header, not fed: the stream goes on after it */
 };
 
 static int feed_model(void *ctx, const uint8_t *bytes, size_t n)
 {
     struct load *l = ctx;
-    return (l->rc = model_stream_feed(l->s, bytes, n)) != MODEL_FEED_OK;
+    size_t k = l->skip < n ? l->skip : n;
+    l->skip -= k;
+    if (k == n)
+        return 0;
+    return (l->rc = model_stream_feed(l->s, bytes + k, n - k)) != MODEL_FEED_OK;
+}
+
+static int same_process(const struct process *p, const struct culeak_part_head *h)
+{
+    return p->pub.pid == h->pid && p->pub.start_realtime_ns == h->realtime_ns &&
+           p->pub.start_monotonic_ns == h->monotonic_ns && !strcmp(p->pub.host, h->host);
+}
+
+/* The parked stream the part h continues, taken out of the parked ones (its process
+ * running again until its part is read); NULL with why in err. */
+static struct model_stream *unpark(struct model *m, const char *path, const struct culeak_part_head *h, char *err,
+                                   size_t errlen)
+{
+    for (size_t i = 0; i < m->nparked; i++) {
+        struct model_stream *s = m->parked[i];
+        if (!same_process(s->p, h))
+            continue;
+        if (s->roll_part + 1 == h->part && s->roll_offset == h->offset) {
+            m->parked[i] = m->parked[--m->nparked];
+            s->rolled = 0;
+            s->p->pub.ended = 0;
+            s->p->stream_ended = 0;
+            return s;
+        }
+        snprintf(err, errlen, "%s: %s, part %llu of the recording of process %llu, is missing: this part (%llu) and "
+                 "those after it are not read", path, s->roll_next, (unsigned long long)s->roll_part + 1,
+                 (unsigned long long)h->pid, (unsigned long long)h->part);
+        return NULL;
+    }
+    snprintf(err, errlen, "%s: part %llu of the recording of process %llu goes on from %s, which was not read to "
+             "its end before it (missing, cut off or given later): not read (culeak report run.*.culeak gives the "
+             "parts in order)",
+             path, (unsigned long long)h->part, (unsigned long long)h->pid, h->previous);
+    return NULL;
+}
+
+/* A part read to its ROLL: its stream waits for the next part (the process ended as far
+ * as read). 0, or -1 out of memory. */
+static int park(struct model *m, struct model_stream *s)
+{
+    struct model_stream **np = realloc(m->parked, (m->nparked + 1) * sizeof *np);
+    if (!np)
+        return -1;
+    m->parked = np;
+    m->parked[m->nparked++] = s;
+    s->p->pub.ended = 1;
+    s->p->stream_ended = 1;
+    return 0;
+}
+
+const char *model_unread_part(const struct model *m, size_t i, long *pid)
+{
+    if (i >= m->nparked)
+        return NULL;
+    *pid = (long)m->parked[i]->p->pub.pid;
+    return m->parked[i]->roll_next;
+}
+
+void streams_parked_free(struct model *m)
+{
+    for (size_t i = 0; i < m->nparked; i++)
+        model_stream_close(m->parked[i]);
+    free(m->parked);
+    m->parked = NULL;
+    m->nparked = 0;
 }
 
 int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
 {
-    struct load l = {.s = model_stream_open(m)};
-    if (!l.s) {
+    struct culeak_part_head h;
+    struct load l = {0};
+    if (culeak_part_head(path, &h) == 1) {
+        if (!(l.s = unpark(m, path, &h, err, errlen)))
+            return -1;
+        l.skip = h.header_len;
+    } else if (!(l.s = model_stream_open(m))) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
     int r = culeak_read_recording(path, feed_model, &l, err, errlen);
+    if (r == 0 && l.s->rolled && park(m, l.s) == 0)
+        return 0;
     int rc;
     if (r < 0) /* err says why */
         rc = -1;

@@ -2,7 +2,9 @@
  * have the same rows as tables whose keep() matches every stack afresh, at the first
  * build and the later ones; a verdict changes when blocks are added, when other
  * suppressions are asked about (even at the same address), and when the module map of
- * the process changes (an address that was in no module is in the suppressed one now). */
+ * the process changes (an address that was in no module is in the suppressed one now).
+ * A verdict made for one process serves another only where the stack's frames are the
+ * same modules and offsets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,12 +212,51 @@ static void test_module_map_change_is_seen(void **state)
     model_free(m);
 }
 
+/* Process pid whose stack 2 is main -> (offset 0x200 in libother), at other addresses
+ * than app_process's main -> (offset 0x200 in the app). */
+static struct model_stream *lib_process(struct model *m, uint64_t pid, uint64_t shift)
+{
+    struct model_stream *st = model_stream_open(m);
+    struct sb *b = sb_new();
+    sb_hello(b, pid, APP, NULL);
+    sb_module(b, APP, 0x400000 + shift, 0, 0x10000);
+    sb_module(b, LIB, LIB_BASE + shift, 0, 0x10000);
+    sb_frame(b, 1, 0, 0x400100 + shift);
+    sb_frame(b, 2, 1, LIB_BASE + shift + 0x200);
+    sb_alloc(b, 1, 2, 0x1000, 1000);
+    feed(st, b, 1);
+    return st;
+}
+
+static void test_processes_share_by_frames(void **state)
+{
+    (void)state;
+    struct model *m = model_new(NULL);
+    struct model_stream *a = app_process(m), *b = lib_process(m, 43, 0x100000), *c = lib_process(m, 44, 0x200000);
+    feed_lib(a);
+    struct suppressions *s = parse_ok(NULL, "{\n lib\n culeak:Leak\n obj:*/libother.so\n}\n");
+    assert_int_equal(same_as_fresh(m, s), 1120); /* the first process's verdicts made first */
+    assert_int_equal(model_stack_suppression(m, s, 0, 2, CULEAK_KIND_DEVICE), -1);
+    assert_int_equal(model_stack_suppression(m, s, 1, 2, CULEAK_KIND_DEVICE), 0);
+    assert_int_equal(model_stack_suppression(m, s, 2, 2, CULEAK_KIND_DEVICE), 0);
+    struct model_table t;
+    build(m, s, 0, MODEL_GROUP_SITE, 1, &t);
+    assert_int_equal(t.total_bytes, 1120); /* both lib processes' 1000 suppressed */
+    model_table_free(&t);
+    suppressions_free(s);
+    model_stream_close(a);
+    model_stream_close(b);
+    model_stream_close(c);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_rows_equal_fresh),
         cmocka_unit_test(test_new_blocks_are_seen),
         cmocka_unit_test(test_module_map_change_is_seen),
+        cmocka_unit_test(test_processes_share_by_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
