@@ -6,6 +6,7 @@
 #include "recordings.h"
 #include "report/formats.h"
 #include "report_io.h"
+#include "report_ranks.h"
 #include "model/suppress.h"
 
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
+/* Up to this many ranks, each process's own report follows the cross-rank view. */
+#define RANKS_DETAIL_MAX 8
 
 /* One line per option: --suspects and the like are a line here and a case below. */
 enum report_opt {
@@ -270,24 +273,29 @@ static int snapshot_taken(struct model *m, const char *name)
     return 0;
 }
 
-/* The report in the --format to --output (or stdout), the text to --log-file. */
-static int write_reports(struct report_args *a, struct model *m)
+/* The report in the --format to --output (or stdout), the text to --log-file; with rv,
+ * the cross-rank view first (m NULL: the view alone). */
+static int write_reports(struct report_args *a, struct model *m, const struct ranks_view *rv)
 {
-    const struct model_process *p = model_process(m, 0);
+    const struct model_process *p = m ? model_process(m, 0) : NULL;
+    long pid = p ? (long)p->pid : (long)rv->v[0].pid;
+    const char *host = p ? p->host : rv->v[0].host;
+    int prank = p ? p->rank : rv->v[0].rank;
     char rank[32];
-    snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
+    snprintf(rank, sizeof rank, "%d", prank < 0 ? 0 : prank);
     struct cli_sink out = {.f = stdout}, log = {.f = NULL};
-    if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0)
+    if (cli_sink_open(&cli_report, &out, a->output, pid, host, rank) != 0)
         return 1;
-    if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0) {
+    if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, pid, host, rank) != 0) {
         cli_sink_close(&out);
         return 1;
     }
     int text = a->format == report_format_find("text"), r = 0;
     if (!text || !log.f || a->output) /* text with --log-file alone goes to the log only */
-        r = a->suspects ? a->format->suspects(out.f, m, &a->ro) : a->format->write(out.f, m, &a->ro, NULL);
+        r = rv ? a->format->ranks(out.f, m, rv, &a->ro)
+               : a->suspects ? a->format->suspects(out.f, m, &a->ro) : a->format->write(out.f, m, &a->ro, NULL);
     if (r == 0 && log.f)
-        r = report_text(log.f, m, &a->ro, NULL);
+        r = rv ? ranks_report_text(log.f, m, rv, &a->ro) : report_text(log.f, m, &a->ro, NULL);
     int bad = cli_sink_close(&out) | cli_sink_close(&log);
     if (r != 0)
         cli_fail(&cli_report, "the report could not be made");
@@ -436,6 +444,49 @@ static int report_baseline(struct report_args *a, struct model *m, const char **
     return status;
 }
 
+/* The leak report of several recordings opens with the cross-rank view (report/ranks.h)
+ * in the formats that have one, unless another report was asked for. */
+static int ranks_wanted(const struct report_args *a, int nfiles)
+{
+    return nfiles >= 2 && (a->format->use & FORMAT_RANKS) && a->ro.what == REPORT_LEAKS && !a->nbaseline &&
+           !a->suspects && !a->ro.merge_processes && a->ro.group == MODEL_GROUP_SITE;
+}
+
+/* Ranks of a job: two recordings read or more, and ranks in them (the processes a
+ * program forks are not ranks: their report stays one section per process). */
+static int ranks_of_job(const struct ranks_view *rv)
+{
+    for (size_t i = 0; rv->ok >= 2 && i < rv->ok; i++)
+        if (rv->v[i].rank >= 0)
+            return 1;
+    return 0;
+}
+
+/* The view alone, of more than RANKS_DETAIL_MAX recordings: what could not be read said
+ * here (the summaries kept it), then the report. */
+static int report_ranks_alone(struct report_args *a, const struct ranks_view *rv)
+{
+    int status = 0;
+    for (size_t i = 0; i < rv->n; i++) {
+        if (rv->v[i].error) {
+            cli_fail(&cli_report, "cannot read %s", rv->v[i].error);
+            status = 1;
+        } else if (rv->v[i].truncated) {
+            cli_fail(&cli_report, "warning: %s: the recording is cut off or damaged: read up to there", rv->v[i].file);
+        }
+    }
+    if (rv->ok == 0) {
+        if (!status)
+            cli_fail(&cli_report, "nothing to report");
+        return 1;
+    }
+    if (write_reports(a, NULL, rv) != 0)
+        return 1;
+    if (a->error_exit >= 0 && rv->leaked_count)
+        return (int)a->error_exit;
+    return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args a;
@@ -463,11 +514,38 @@ int cmd_report(int argc, char **argv)
         return status;
     }
     a.ro.supp = a.supp;
-    const char **files = (const char **)argv + first;
-    int nfiles = argc - first;
+    char **expanded;
+    int nfiles;
+    if (report_files_expand((const char *const *)argv + first, argc - first, &expanded, &nfiles) != 0) {
+        suppressions_free(a.supp);
+        free(a.baseline);
+        return 1;
+    }
+    const char **files = (const char **)expanded;
     struct model_options mo = cli_call_sites_model_options(&a.sites);
+    struct ranks_view view, *rv = NULL;
+    if (ranks_wanted(&a, nfiles)) {
+        if (report_ranks_read(files, nfiles, 0, &mo, &a.ro, &view) != 0) {
+            cli_fail(&cli_report, "out of memory");
+            report_files_free(expanded, nfiles);
+            suppressions_free(a.supp);
+            return 1;
+        }
+        rv = ranks_of_job(&view) ? &view : (ranks_view_free(&view), NULL);
+    }
+    if (rv && nfiles > RANKS_DETAIL_MAX) { /* each process's report too: not of so many */
+        status = report_ranks_alone(&a, rv);
+        ranks_view_free(rv);
+        report_files_free(expanded, nfiles);
+        suppressions_free(a.supp);
+        free(a.baseline);
+        return status;
+    }
     struct model *m = model_new(&mo);
     if (!m) {
+        if (rv)
+            ranks_view_free(rv);
+        report_files_free(expanded, nfiles);
         suppressions_free(a.supp);
         return 1;
     }
@@ -506,13 +584,16 @@ int cmd_report(int argc, char **argv)
         if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
             !model_label_is_seq(a.ro.diff_b))
             a.ro.diff_b_is_now = 1;
-        if (write_reports(&a, m) != 0)
+        if (write_reports(&a, m, rv) != 0)
             status = 1;
         struct report_summary sum;
         if (a.error_exit >= 0 && report_summarize(m, &a.ro, &sum) == 0 && sum.allocations)
             status = (int)a.error_exit;
     }
     model_free(m);
+    if (rv)
+        ranks_view_free(rv);
+    report_files_free(expanded, nfiles);
     suppressions_free(a.supp);
     free(a.baseline);
     return status;
