@@ -43,6 +43,12 @@ static const char page_script[] =
     " el.querySelector('p').textContent='device memory live, 0 to '+size(m)+'; peak '+size(r.peak_bytes||0)+\n"
     "  ', live at the end '+size(r.live_bytes||0)+(r.fastest_suspect?', fastest suspect '+r.fastest_suspect:'');\n"
     " el.dataset.rank=i}\n"
+    "/* opens on #rank=N, else on the first rank that differs, else the first to fill its device */\n"
+    "const want=location.hash.match(/^#rank=(\\d+)$/),R=D.cross_rank.ranks;let open=0;\n"
+    "const fill=D.cross_rank.first_to_fill,dif=R.findIndex(r=>r.differs);\n"
+    "if(dif>=0)open=dif;else if(fill)open=Math.max(0,R.findIndex(r=>r.pid===fill.pid&&r.host===fill.host));\n"
+    "if(want){const k=R.findIndex(r=>r.rank===+want[1]);if(k>=0)open=k}\n"
+    "if(D.timelines.length)show(open);\n"
     "</script>\n</body></html>\n";
 
 /* s with what would end the script element ("</") written as "<\/" */
