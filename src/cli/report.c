@@ -524,7 +524,7 @@ int cmd_report(int argc, char **argv)
     const char **files = (const char **)expanded;
     struct model_options mo = cli_call_sites_model_options(&a.sites);
     struct ranks_view view, *rv = NULL;
-    if (ranks_wanted(&a, nfiles)) {
+    if (ranks_wanted(&a, nfiles) && report_files_ranked((const char *const *)files, nfiles)) {
         if (report_ranks_read(files, nfiles, 0, &mo, &a.ro, &view) != 0) {
             cli_fail(&cli_report, "out of memory");
             report_files_free(expanded, nfiles);

@@ -3,6 +3,7 @@
  * frees the model, so memory is a model per thread plus the summaries. */
 #include "report_ranks.h"
 #include "recordings.h"
+#include "common/decode.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -97,6 +98,37 @@ void report_files_free(char **files, int n)
     for (int i = 0; i < n; i++)
         free(files[i]);
     free(files);
+}
+
+static int take_rank(void *ctx, const struct culeak_hello *h)
+{
+    *(int *)ctx = model_hello_rank(h);
+    return 1; /* the rest is not needed */
+}
+
+/* The rank of a recording's process, from its first record; -1 without one (or unreadable). */
+static int recording_rank(const char *path)
+{
+    int rank = -1;
+    uint8_t buf[16384];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    struct culeak_sink sink = {.ctx = &rank, .hello = take_rank};
+    struct culeak_decoder d;
+    culeak_decoder_init(&d, &sink, 1);
+    culeak_decoder_feed(&d, buf, n);
+    culeak_decoder_free(&d);
+    return rank;
+}
+
+int report_files_ranked(const char *const *files, int nfiles)
+{
+    for (int i = 0; i < nfiles; i++)
+        if (recording_rank(files[i]) >= 0)
+            return 1;
+    return 0;
 }
 
 struct work {

@@ -13,6 +13,10 @@
 int report_files_expand(const char *const *args, int nargs, char ***out, int *nout);
 void report_files_free(char **files, int n);
 
+/* Does a recording of the files carry a rank (RANK and the like in its process's
+ * environment)? Reads the first record of each until one does. */
+int report_files_ranked(const char *const *files, int nfiles);
+
 /* The summaries of the files, read by up to `threads` threads (0: one per core); a
  * recording that cannot be read is a summary with its error. 0, or -1 out of memory. */
 int report_ranks_read(const char *const *files, int nfiles, int threads, const struct model_options *mo,
