@@ -9,7 +9,10 @@
  * |g - m|, a rank differs when |g - m| > 3 x 1.4826 x MAD and |g - m| >= 4 KiB. 1.4826 x
  * MAD estimates the standard deviation of normal data without letting a few outliers
  * widen it; the 4 KiB floor keeps a rank whose growth is a page of allocator rounding
- * from being named when all the others are exactly flat (MAD 0). */
+ * from being named when all the others are exactly flat (MAD 0). Both medians are lower
+ * medians (of an even count, the lower middle value): of two ranks, one flat and one
+ * growing, the growing one differs (a mean of the middle two would put both at the same
+ * distance). */
 #ifndef CULEAK_REPORT_RANKS_H
 #define CULEAK_REPORT_RANKS_H
 

@@ -133,7 +133,7 @@ static void verdict(FILE *f, const struct ranks_view *r, size_t ok)
     model_format_size(med, sizeof med, r->median);
     model_format_size(mad, sizeof mad, r->mad);
     fprintf(f, "  (a rank differs when its growth per iteration is more than %.0f x %.4f x MAD and 4 KiB away from "
-               "the median: median %s, MAD %s)\n", RANKS_MAD_TIMES, RANKS_MAD_SCALE, med, mad);
+               "the ranks' median: median %s, MAD %s)\n", RANKS_MAD_TIMES, RANKS_MAD_SCALE, med, mad);
     if (r->first_full != SIZE_MAX) {
         const struct rank_summary *s = &r->v[r->first_full];
         char when[48], its[48];

@@ -30,10 +30,12 @@ static int by_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The lower median: of an even count, the lower middle value, so that of two ranks, one
+ * flat and one growing, the flat one is the rest the other is judged against. */
 static double median_of(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, by_double);
-    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n == 0 ? 0 : v[(n - 1) / 2];
 }
 
 /* Median and MAD of the growths of the readable summaries, then which differ. */

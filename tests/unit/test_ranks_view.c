@@ -89,7 +89,7 @@ static void test_noise_and_outlier(void **state)
     struct ranks_view r;
     assert_int_equal(ranks_view_build(v, 9, &r), 0);
     assert_int_equal(r.ndiffer, 0);
-    assert_true(r.median == (1 << 20) + 65536);
+    assert_true(r.median == (1 << 20) + 65536); /* 9 values: the middle one */
     assert_true(r.mad == 65536);
     ranks_view_free(&r);
 
@@ -164,6 +164,28 @@ static void test_sites(void **state)
     assert_int_equal(r.sites[1].nranks, 1);
     assert_int_equal(r.sites[1].fastest, SIZE_MAX);
     assert_string_equal(r.sites[2].text, "h at x.py:1");
+    ranks_view_free(&r);
+}
+
+/* Two ranks, one flat and one growing: the growing one differs; of four, two growing
+ * alike, both do (the lower median is the flat half). */
+static void test_two_ranks(void **state)
+{
+    (void)state;
+    struct rank_summary *v = make(2);
+    v[0].growth = 1 << 20; /* rank 1 */
+    struct ranks_view r;
+    assert_int_equal(ranks_view_build(v, 2, &r), 0);
+    assert_true(r.median == 0);
+    assert_int_equal(r.ndiffer, 1);
+    assert_int_equal(r.differs[1], 1);
+    assert_int_equal(r.v[1].rank, 1);
+    ranks_view_free(&r);
+    v = make(4);
+    v[0].growth = v[1].growth = 1 << 20; /* ranks 3 and 2 */
+    assert_int_equal(ranks_view_build(v, 4, &r), 0);
+    assert_int_equal(r.ndiffer, 2);
+    assert_true(r.differs[2] && r.differs[3]);
     ranks_view_free(&r);
 }
 
@@ -242,7 +264,7 @@ static void test_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_of_many), cmocka_unit_test(test_noise_and_outlier), cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_one_of_many), cmocka_unit_test(test_noise_and_outlier), cmocka_unit_test(test_floor), cmocka_unit_test(test_two_ranks),
         cmocka_unit_test(test_sites),       cmocka_unit_test(test_first_full),        cmocka_unit_test(test_heat_map),
         cmocka_unit_test(test_text),
     };
