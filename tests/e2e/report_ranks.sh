@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cross-rank view: ten ranks of a job (fake driver, python3 by ctypes) on two "hosts",
 # each its own hostname (unshare --uts, as root; otherwise both here, said SKIP), recorded
-# with -o 'run/%h/%r.culeak'; rank 7 keeps 1 MiB an iteration in load_batch.
+# with -o 'run/%h/%r.culeak'; rank 7 keeps 1 MiB an iteration in load_batch and 64 KiB in
+# keep_stats (its growth is the faster one's).
 #   - `culeak report run/` (a directory) opens with the table of the ten ranks, marks rank 7
 #     and names it with its line, the other nine flat, and the site on 1 of 10 ranks; of
 #     ten recordings the view comes alone (no per-process sections), with the totals;
@@ -49,15 +50,15 @@ grep -qxF "rank 7 on $BH grows +1.00 MiB per iteration in load_batch at ranks_jo
 grep -qF "  load_batch at ranks_job.py:$LINE on 1 of 10 ranks (7): 12.0 MiB leaked in 12 allocations; grows +1.00 MiB per iteration on rank 7 on $BH" rep ||
     fail "the site across ranks: $(cat rep)"
 grep -q "^====" rep && fail "ten recordings: the view should come alone"
-grep -qxF "LEAK SUMMARY: 12582912 bytes leaked in 12 allocations across 10 recordings" rep || fail "no totals: $(tail -3 rep)"
+grep -qxF "LEAK SUMMARY: 13369344 bytes leaked in 24 allocations across 10 recordings" rep || fail "no totals: $(tail -3 rep)"
 
 # four recordings: each process's report follows
 "$B/culeak" report run/"$A"/0.culeak run/"$A"/1.culeak run/"$BH"/6.culeak run/"$BH"/7.culeak >rep4 2>&1 ||
     fail "report of four: $(cat rep4)"
 grep -qxF "rank 7 on $BH grows +1.00 MiB per iteration in load_batch at ranks_job.py:$LINE; the other 3 ranks are flat" rep4 ||
     fail "four ranks: rank 7 not named: $(cat rep4)"
-grep -q "^==== process [0-9]* (rank 7) on $BH: 12.0 MiB (12582912 bytes) leaked in 12 allocations$" rep4 ||
-    grep -q "^==== process [0-9]* (rank 7): 12.0 MiB (12582912 bytes) leaked in 12 allocations$" rep4 ||
+grep -q "^==== process [0-9]* (rank 7) on $BH: 12.7 MiB (13369344 bytes) leaked in 24 allocations$" rep4 ||
+    grep -q "^==== process [0-9]* (rank 7): 12.7 MiB (13369344 bytes) leaked in 24 allocations$" rep4 ||
     fail "four ranks: rank 7's own section does not follow: $(cat rep4)"
 
 "$B/culeak" report --format json run/ >rep.json 2>/dev/null || fail "json report"
@@ -71,7 +72,8 @@ assert [(r["rank"], r["host"]) for r in c["ranks"]] == [(i, a if i < 5 else b) f
 assert [(r["rank"], r["host"], r["growth_per_iteration"]) for r in c["differ"]] == [(7, b, 1 << 20)], c["differ"]
 assert c["differ"][0]["site"].endswith("ranks_job.py:%d" % line), c["differ"]
 r7 = c["ranks"][7]
-assert r7["differs"] and r7["live_bytes"] == 12 << 20 and r7["leaked_bytes"] == 12 << 20, r7
+assert r7["differs"] and r7["live_bytes"] == 12 * (1 << 20) + 12 * (1 << 16) == r7["leaked_bytes"], r7
+assert r7["fastest_suspect"].endswith("ranks_job.py:%d" % line) and r7["series"] == "iteration #", r7
 assert all(r["growth_per_iteration"] == 0 and not r["differs"] for r in c["ranks"] if r["rank"] != 7)
 assert c["rule"]["median_growth"] == 0 and c["rule"]["mad"] == 0, c["rule"]
 s = c["sites"][0]
@@ -80,10 +82,12 @@ assert (s["bytes"], s["allocations"], s["growing"]["rank"]) == (12 << 20, 12, 7)
 h = c["heatmap"]
 assert h["marks"][0] == "iteration 0" and h["marks"][-1] == "done" and len(h["marks"]) == 13, h["marks"]
 assert len(h["live_bytes"]) == 10 and all(len(row) == 13 for row in h["live_bytes"])
-assert h["live_bytes"][7][:3] == [4 << 20, 5 << 20, 6 << 20], h["live_bytes"][7]
+assert h["live_bytes"][7][:3] == [4 << 20, (5 << 20) + (1 << 16), (6 << 20) + (2 << 16)], h["live_bytes"][7]
 assert h["live_bytes"][0][:3] == [4 << 20] * 3, h["live_bytes"][0]
 assert sorted(p["rank"] for p in d["processes"]) == list(range(10))
-assert d["summary"]["bytes"] == 12 << 20
+assert d["summary"]["bytes"] == 12 * (1 << 20) + 12 * (1 << 16)
+slow = [x for x in c["sites"] if "keep_stats" in x["site"]][0]
+assert c["sites"][0] is s and slow["growth_per_iteration"] == 1 << 16 and slow["ranks"] == 1, c["sites"]
 PY
 
 "$B/culeak" report --format html -o page.html run/ || fail "report --format html"
@@ -102,7 +106,7 @@ python3 - page.dom <<'PY' || fail "rank 7's row lacks its marks"
 import re, sys
 row = re.search(r'<tr id="rank-7"[^>]*>(.*?)</tr>', open(sys.argv[1]).read()).group(1)
 cells = re.findall(r'<td title="([^"]*)"', row)
-assert len(cells) == 13 and cells[0].endswith("iteration 0: 4.0 MiB") and cells[-1].endswith("done: 16.0 MiB"), cells
+assert len(cells) == 13 and cells[0].endswith("iteration 0: 4.0 MiB") and cells[-1].endswith("done: 16.8 MiB"), cells
 PY
 grep -q "Timeline of rank 7 on $BH" page.dom || fail "the page does not open rank 7's timeline"
 grep -q '<polyline' page.dom || fail "no timeline drawn"
