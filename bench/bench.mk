@@ -85,3 +85,19 @@ bench-holders: fakecuda
 	LD_LIBRARY_PATH=$(BUILD)/fakecuda FAKE_C10=$(BUILD)/fakecuda/torch/lib/libc10_cuda.so python3 bench/holders_bench.py
 
 bench: bench-holders
+
+# make bench also runs bench/ranks_bench.c: the cross-rank view of 1,024 recordings of 1M
+# events each (8 ranks a host, one growing): `culeak report DIR`'s wall, CPU and peak RSS
+# (median and range of 3 runs). RANKS_BENCH_ARGS="RANKS EVENTS RUNS" changes the sizes.
+RANKS_BENCH_BIN := $(BUILD)/bench/ranks_bench
+RANKS_BENCH_ARGS ?= 1024 1000000 3
+
+$(RANKS_BENCH_BIN): bench/ranks_bench.c bench/bench_time.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+.PHONY: bench-ranks
+bench-ranks: $(RANKS_BENCH_BIN) $(GEN_RECORDING_BIN) $(BUILD)/culeak
+	$(RANKS_BENCH_BIN) $(BUILD)/culeak $(GEN_RECORDING_BIN) $(BUILD)/bench/ranks $(RANKS_BENCH_ARGS)
+
+bench: bench-ranks

@@ -3,12 +3,16 @@
  * HELLO, MODULES (this executable, so call sites symbolize), a trace tree of FRAMEs,
  * then ALLOCs and FREEs (the repeats as ALLOC_AGAIN/FREE_AGAIN), a MARK now and then,
  * EXIT.
- *     gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] -o FILE
+ *     gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] [-r RANK] [-H HOST]
+ *                   [-g BYTES] -o FILE
  * EVENTS per process (default 1M) over STACKS stacks (1000) of depth 12, at most LIVE
  * allocations live at once (10000: the rest freed, the last LIVE left as leaks);
  * PROCESSES > 1 writes FILE and FILE.PID for the others, as `culeak record -o FILE`; each
  * runs code of its own (other frames), or with -c the same code, as a job's workers do
- * (the same frames and events, at the same addresses). */
+ * (the same frames and events, at the same addresses).
+ * RANK: the process is that rank of a job (RANK=N in its environment), on HOST
+ * ("benchhost"); BYTES: at each mark it also keeps BYTES from a stack of its own (a leak
+ * growing BYTES an iteration). */
 #include "common/wire.h"
 
 #include <errno.h>
@@ -72,6 +76,10 @@ static void self_text(char *path, size_t len, uint64_t *base, uint64_t *lo, uint
         fclose(m);
 }
 
+static const char *host = "benchhost";
+static long rank = -1;
+static uint64_t grow;
+
 static int one(const char *file, uint64_t pid, uint64_t events, uint64_t stacks, uint64_t live_max)
 {
     struct out o = {.f = fopen(file, "wbx")};
@@ -86,16 +94,21 @@ static int one(const char *file, uint64_t pid, uint64_t events, uint64_t stacks,
     uint64_t base, lo, hi;
     self_text(exe, sizeof exe, &base, &lo, &hi);
     u(&o, CULEAK_FORMAT_VERSION), u(&o, pid), u(&o, 1), u(&o, 1700000000000000000ull), u(&o, 1000000);
-    s(&o, "benchhost"), s(&o, exe), u(&o, 1), s(&o, exe), u(&o, 0), u(&o, 64), u(&o, CULEAK_HELLO_FILE);
+    char env[32];
+    snprintf(env, sizeof env, "RANK=%ld", rank);
+    s(&o, host), s(&o, exe), u(&o, 1), s(&o, exe), u(&o, rank >= 0);
+    if (rank >= 0)
+        s(&o, env);
+    u(&o, 64), u(&o, CULEAK_HELLO_FILE);
     end(&o, CULEAK_REC_HELLO);
     u(&o, 1), u(&o, 1), s(&o, exe), u(&o, base), u(&o, 1), u(&o, lo - base), u(&o, hi - lo);
     end(&o, CULEAK_REC_MODULES);
     /* STACKS stacks sharing their outer frames, as a program's do */
-    uint64_t *leaf = malloc(stacks * sizeof *leaf), id = 0;
+    uint64_t *leaf = malloc((stacks + 1) * sizeof *leaf), id = 0;
     uint64_t ips[256];
     for (int i = 0; i < 256; i++)
         ips[i] = lo + next() % (hi - lo);
-    for (uint64_t st = 0; st < stacks; st++) {
+    for (uint64_t st = 0; st <= stacks; st++) { /* the last one: the growing leak's */
         uint64_t parent = 0;
         for (int d = 0; d < DEPTH; d++) {
             u(&o, ++id), u(&o, parent), u(&o, ips[(d < DEPTH / 2 ? (uint64_t)d * 7 : st * 31 + (uint64_t)d) % 256] + (uint64_t)d);
@@ -108,13 +121,24 @@ static int one(const char *file, uint64_t pid, uint64_t events, uint64_t stacks,
     uint64_t *slot = calloc(live_max ? live_max : 1, sizeof *slot), addr = 0, seq = 0, prev_stack = 0;
     uint64_t prev_size = 0, next_addr = 0x7f0000000000ull;
     int last_alloc = 0, last_free = 0;
-    for (uint64_t e = 0; e < events;) {
-        if (++seq % MARK_EVERY == 0) {
+    for (uint64_t e = 0, marks = 0; e < events;) {
+        if (++seq % MARK_EVERY == 0 || e >= (marks + 1) * MARK_EVERY) { /* frees move seq on too */
             char label[32];
-            snprintf(label, sizeof label, "step %llu", (unsigned long long)(seq / MARK_EVERY));
+            snprintf(label, sizeof label, "step %llu", (unsigned long long)++marks);
             u(&o, seq), u(&o, 1000), u(&o, 7), s(&o, label), u(&o, 0);
+            if (rank >= 0) /* the device's memory: 80 GiB, half of it free */
+                z(&o, 0), u(&o, 40ull << 30), u(&o, 80ull << 30);
             end(&o, CULEAK_REC_MARK);
             last_alloc = last_free = 0;
+            if (grow) { /* never freed */
+                uint64_t a = next_addr;
+                next_addr += grow + (1 << 20);
+                u(&o, ++seq), u(&o, 800), u(&o, 0), u(&o, 1), u(&o, 1), z(&o, 0), u(&o, 0), u(&o, grow);
+                z(&o, (int64_t)(a - addr)), u(&o, leaf[stacks]);
+                end(&o, CULEAK_REC_ALLOC);
+                addr = a;
+                e++;
+            }
             continue;
         }
         uint64_t k = seq % (live_max ? live_max : 1);
@@ -174,18 +198,25 @@ int main(int argc, char **argv)
     unsigned long long events = 1000000, stacks = 1000, live = 10000, procs = 1;
     const char *file = NULL;
     int c, same_code = 0;
-    while ((c = getopt(argc, argv, "e:s:l:p:o:c")) != -1) {
+    while ((c = getopt(argc, argv, "e:s:l:p:o:cr:H:g:")) != -1) {
         if (c == 'o')
             file = optarg;
         else if (c == 'c')
             same_code = 1;
+        else if (c == 'r')
+            rank = strtol(optarg, NULL, 10);
+        else if (c == 'H')
+            host = optarg;
+        else if (c == 'g')
+            grow = strtoull(optarg, NULL, 10);
         else if (c == 'e' || c == 's' || c == 'l' || c == 'p')
             *(c == 'e' ? &events : c == 's' ? &stacks : c == 'l' ? &live : &procs) = strtoull(optarg, NULL, 10);
         else
             return 2;
     }
     if (!file || !stacks || !procs) {
-        fprintf(stderr, "usage: gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] -o FILE\n");
+        fprintf(stderr, "usage: gen_recording [-e EVENTS] [-s STACKS] [-l LIVE] [-p PROCESSES] [-c] [-r RANK] "
+                        "[-H HOST] [-g BYTES] -o FILE\n");
         return 2;
     }
     for (unsigned long long p = 0; p < procs; p++) {
@@ -193,7 +224,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, p ? "%s.%llu" : "%s", file, 100000 + p);
         if (same_code)
             rng = SEED;
-        if (one(name, 100000 + p, events, stacks, live))
+        if (one(name, 100000 + p + (rank > 0 ? (unsigned long long)rank : 0), events, stacks, live))
             return 1;
     }
     return 0;

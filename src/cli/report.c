@@ -7,6 +7,7 @@
 #include "report/formats.h"
 #include "report/torch_snapshot.h"
 #include "report_io.h"
+#include "report_ranks.h"
 #include "model/suppress.h"
 
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #define HTML_MOMENTS 256 /* moments kept per process for the page (model_keep_moments) */
+/* Up to this many ranks, each process's own report follows the cross-rank view. */
+#define RANKS_DETAIL_MAX 8
 
 /* One line per option: --suspects and the like are a line here and a case below. */
 enum report_opt {
@@ -67,11 +70,18 @@ const struct cli_command cli_report = {
              "at a mark, or what changed between two marks. Several files (the ranks of one job) are\n"
              "read together and each process is reported apart: a section per process in text, rows\n"
              "with their process's pid and rank in JSON, a root frame per process in folded stacks;\n"
-             "--diff compares each process between its own marks A and B. $CULEAK_SKIP_MODULES and\n"
-             "$CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function; the CUDA runtime linked into a\n"
-             "program is looked through by default. In --output and --log-file, %p, %h and %r are the\n"
-             "pid, host and rank of the first process read. --format html writes one page that\n"
-             "opens from disk in a browser; with --diff it opens on the comparison of A and B.\n"
+             "--diff compares each process between its own marks A and B. A DIR given is searched\n"
+             "for recordings (run/ of -o 'run/%h/%r.culeak'). The leak report of two ranks or more\n"
+             "opens with the cross-rank view: a table of ranks (host, rank, device, peak, live at the\n"
+             "end, growth per iteration, time to fill the device, fastest suspect), the ranks whose\n"
+             "growth differs from the rest (beyond 3 x 1.4826 x MAD and 4 KiB from the median), and\n"
+             "the call sites across ranks with how many ranks show each; JSON \"cross_rank\"; html\n"
+             "a ranks x marks heat map. Over 8 recordings the view comes alone, read on every core.\n"
+             "$CULEAK_SKIP_MODULES and $CULEAK_SKIP_FUNCTIONS add to --skip and --skip-function;\n"
+             "the CUDA runtime linked into a program is looked through by default. In --output and\n"
+             "--log-file, %p, %h and %r are the pid, host and rank of the first process read.\n"
+             "--format html writes one page that opens from disk in a browser; with --diff it opens\n"
+             "on the comparison of A and B.\n"
              "Growth suspects (--suspects; JSON reports always carry them in \"suspects\"): call\n"
              "sites whose live bytes rose at 8 of the last 10 marks of one label pattern (\"iteration\n"
              "N\"; with fewer marks at 80% of them, at least 4) and are higher than 10 marks ago, each\n"
@@ -312,24 +322,29 @@ static void say_snapshot(const struct report_args *a, struct model *m)
             (unsigned long long)t->segments, (unsigned long long)t->blocks, (unsigned long long)(p ? p->pid : 0));
 }
 
-/* The report in the --format to --output (or stdout), the text to --log-file. */
-static int write_reports(struct report_args *a, struct model *m)
+/* The report in the --format to --output (or stdout), the text to --log-file; with rv,
+ * the cross-rank view first (m NULL: the view alone). */
+static int write_reports(struct report_args *a, struct model *m, const struct ranks_view *rv)
 {
-    const struct model_process *p = model_process(m, 0);
+    const struct model_process *p = m ? model_process(m, 0) : NULL;
+    long pid = p ? (long)p->pid : (long)rv->v[0].pid;
+    const char *host = p ? p->host : rv->v[0].host;
+    int prank = p ? p->rank : rv->v[0].rank;
     char rank[32];
-    snprintf(rank, sizeof rank, "%d", p->rank < 0 ? 0 : p->rank);
+    snprintf(rank, sizeof rank, "%d", prank < 0 ? 0 : prank);
     struct cli_sink out = {.f = stdout}, log = {.f = NULL};
-    if (cli_sink_open(&cli_report, &out, a->output, (long)p->pid, p->host, rank) != 0)
+    if (cli_sink_open(&cli_report, &out, a->output, pid, host, rank) != 0)
         return 1;
-    if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, (long)p->pid, p->host, rank) != 0) {
+    if (a->log_file && cli_sink_open(&cli_report, &log, a->log_file, pid, host, rank) != 0) {
         cli_sink_close(&out);
         return 1;
     }
     int text = a->format == report_format_find("text"), r = 0;
     if (!text || !log.f || a->output) /* text with --log-file alone goes to the log only */
-        r = a->suspects ? a->format->suspects(out.f, m, &a->ro) : a->format->write(out.f, m, &a->ro, NULL);
+        r = rv ? a->format->ranks(out.f, m, rv, &a->ro)
+               : a->suspects ? a->format->suspects(out.f, m, &a->ro) : a->format->write(out.f, m, &a->ro, NULL);
     if (r == 0 && log.f)
-        r = report_text(log.f, m, &a->ro, NULL);
+        r = rv ? ranks_report_text(log.f, m, rv, &a->ro) : report_text(log.f, m, &a->ro, NULL);
     int bad = cli_sink_close(&out) | cli_sink_close(&log);
     if (r != 0)
         cli_fail(&cli_report, "the report could not be made");
@@ -491,6 +506,49 @@ static int report_baseline(struct report_args *a, struct model *m, const char **
     return status;
 }
 
+/* The leak report of several recordings opens with the cross-rank view (report/ranks.h)
+ * in the formats that have one, unless another report was asked for. */
+static int ranks_wanted(const struct report_args *a, int nfiles)
+{
+    return nfiles >= 2 && (a->format->use & FORMAT_RANKS) && a->ro.what == REPORT_LEAKS && !a->nbaseline &&
+           !a->suspects && !a->ro.merge_processes && a->ro.group == MODEL_GROUP_SITE;
+}
+
+/* Ranks of a job: two recordings read or more, and ranks in them (the processes a
+ * program forks are not ranks: their report stays one section per process). */
+static int ranks_of_job(const struct ranks_view *rv)
+{
+    for (size_t i = 0; rv->ok >= 2 && i < rv->ok; i++)
+        if (rv->v[i].rank >= 0)
+            return 1;
+    return 0;
+}
+
+/* The view alone, of more than RANKS_DETAIL_MAX recordings: what could not be read said
+ * here (the summaries kept it), then the report. */
+static int report_ranks_alone(struct report_args *a, const struct ranks_view *rv)
+{
+    int status = 0;
+    for (size_t i = 0; i < rv->n; i++) {
+        if (rv->v[i].error) {
+            cli_fail(&cli_report, "cannot read %s", rv->v[i].error);
+            status = 1;
+        } else if (rv->v[i].truncated) {
+            cli_fail(&cli_report, "warning: %s: the recording is cut off or damaged: read up to there", rv->v[i].file);
+        }
+    }
+    if (rv->ok == 0) {
+        if (!status)
+            cli_fail(&cli_report, "nothing to report");
+        return 1;
+    }
+    if (write_reports(a, NULL, rv) != 0)
+        return 1;
+    if (a->error_exit >= 0 && rv->leaked_count)
+        return (int)a->error_exit;
+    return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args a;
@@ -518,11 +576,38 @@ int cmd_report(int argc, char **argv)
         return status;
     }
     a.ro.supp = a.supp;
-    const char **files = (const char **)argv + first;
-    int nfiles = argc - first;
+    char **expanded;
+    int nfiles;
+    if (report_files_expand((const char *const *)argv + first, argc - first, &expanded, &nfiles) != 0) {
+        suppressions_free(a.supp);
+        free(a.baseline);
+        return 1;
+    }
+    const char **files = (const char **)expanded;
     struct model_options mo = cli_call_sites_model_options(&a.sites);
+    struct ranks_view view, *rv = NULL;
+    if (ranks_wanted(&a, nfiles) && report_files_ranked((const char *const *)files, nfiles)) {
+        if (report_ranks_read(files, nfiles, 0, &mo, &a.ro, &view) != 0) {
+            cli_fail(&cli_report, "out of memory");
+            report_files_free(expanded, nfiles);
+            suppressions_free(a.supp);
+            return 1;
+        }
+        rv = ranks_of_job(&view) ? &view : (ranks_view_free(&view), NULL);
+    }
+    if (rv && nfiles > RANKS_DETAIL_MAX) { /* each process's report too: not of so many */
+        status = report_ranks_alone(&a, rv);
+        ranks_view_free(rv);
+        report_files_free(expanded, nfiles);
+        suppressions_free(a.supp);
+        free(a.baseline);
+        return status;
+    }
     struct model *m = model_new(&mo);
     if (!m) {
+        if (rv)
+            ranks_view_free(rv);
+        report_files_free(expanded, nfiles);
         suppressions_free(a.supp);
         return 1;
     }
@@ -577,7 +662,7 @@ int cmd_report(int argc, char **argv)
         if (a.ro.what == REPORT_DIFF && !html && model_snapshot_find(m, a.ro.diff_b) >= 0 &&
             !model_label_is_seq(a.ro.diff_b))
             a.ro.diff_b_is_now = 1;
-        if (write_reports(&a, m) != 0)
+        if (write_reports(&a, m, rv) != 0)
             status = 1;
         struct report_summary sum;
         if (a.error_exit >= 0 && report_summarize(m, &a.ro, &sum) == 0 && sum.allocations)
@@ -585,6 +670,9 @@ int cmd_report(int argc, char **argv)
     }
     model_free(m);
     torch_trace_free(a.ro.torch_trace);
+    if (rv)
+        ranks_view_free(rv);
+    report_files_free(expanded, nfiles);
     suppressions_free(a.supp);
     free(a.baseline);
     return status;

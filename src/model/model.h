@@ -148,6 +148,8 @@ struct model_process {
     const char *untraced_note; /* the first of them, without "untraced: " */
 };
 
+/* The rank in a HELLO's environment, read as %r reads it (culeak_rank_vars); -1 none. */
+int model_hello_rank(const struct culeak_hello *h);
 int model_process_count(const struct model *m);
 /* How many runs the processes make (runs.c): recordings of separate runs of a job opened
  * together are several; their live bytes add up, their peaks do not. 1 for one job. */

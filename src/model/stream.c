@@ -26,8 +26,7 @@ struct model_stream {
     char roll_next[256];
 };
 
-/* The rank from HELLO's environment, read as %r reads it (culeak_rank_vars). */
-static int parse_rank(const struct culeak_hello *h)
+int model_hello_rank(const struct culeak_hello *h)
 {
     for (size_t v = 0; culeak_rank_vars[v]; v++) {
         size_t kl = strlen(culeak_rank_vars[v]);
@@ -110,7 +109,7 @@ static int on_hello(void *ctx, const struct culeak_hello *h)
     if (p->pub.index > 0 && strcmp(p->pub.host, m->procs[0]->pub.host) != 0)
         m->several_hosts = 1;
     p->pub.exe = exe ? exe : "";
-    p->pub.rank = parse_rank(h);
+    p->pub.rank = model_hello_rank(h);
     runs_on_start(m, p);
     p->pub.argv = calloc(h->argc + 1, sizeof *p->pub.argv);
     if (p->pub.argv) {

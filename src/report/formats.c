@@ -68,20 +68,22 @@ static int baseline_html(FILE *f, struct model *m, const struct report_options *
 
 static const struct report_format formats[] = {
     {"text", "call sites with their stacks and a summary, as people read them",
-     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_SUSPECTS | FORMAT_BASELINE | FORMAT_CHECK, write_text,
-     report_suspects_text, baseline_text},
+     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_SUSPECTS | FORMAT_BASELINE | FORMAT_CHECK | FORMAT_RANKS,
+     write_text, report_suspects_text, baseline_text, ranks_report_text},
     {"json", "the same as JSON (\"version\": 1, culeak(1) gives the schema)",
-     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_SUSPECTS | FORMAT_BASELINE | FORMAT_CHECK, write_json, report_suspects_json, baseline_json},
+     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_SUSPECTS | FORMAT_BASELINE | FORMAT_CHECK | FORMAT_RANKS,
+     write_json, report_suspects_json, baseline_json, ranks_report_json},
     {"folded", "one line of folded stack and bytes per stack (flame graph tools)", FORMAT_OTHER_SOURCES,
-     write_folded, NULL, NULL},
+     write_folded, NULL, NULL, NULL},
     {"suppressions", "one suppression block per leaking call site (culeak-suppressions(5))", 0,
-     write_suppressions, NULL, NULL},
+     write_suppressions, NULL, NULL, NULL},
     {"html", "one self-contained page: timeline, flame graph and call sites",
-     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BASELINE | FORMAT_EXPORT, write_html, NULL, baseline_html},
+     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BASELINE | FORMAT_EXPORT | FORMAT_RANKS, write_html, NULL,
+     baseline_html, ranks_report_html},
     {"pprof", "gzipped profile.proto: go tool pprof, Pyroscope, Parca, speedscope, Perfetto",
-     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BINARY, write_pprof, NULL, NULL},
+     FORMAT_OTHER_SOURCES | FORMAT_DIFF | FORMAT_BINARY, write_pprof, NULL, NULL, NULL},
     {"torch-snapshot", "PyTorch's memory snapshot pickle: pytorch.org/memory_viz, torch.cuda._memory_viz",
-     FORMAT_BINARY, write_torch_snapshot, NULL, NULL},
+     FORMAT_BINARY, write_torch_snapshot, NULL, NULL, NULL},
 };
 
 const struct report_format *report_format_find(const char *name)

@@ -6,6 +6,7 @@
 #define CULEAK_REPORT_FORMATS_H
 
 #include "report/compare.h"
+#include "report/ranks.h"
 #include "report/report.h"
 
 #include <stdio.h>
@@ -20,6 +21,7 @@ enum report_format_use {
     FORMAT_EXPORT = 1 << 5,        /* the console's `export FILE.EXT` of the model, by the file's extension
                                       (.json and .csv export the table on screen instead) */
     FORMAT_BINARY = 1 << 6,        /* bytes for a program, not text: never to a terminal */
+    FORMAT_RANKS = 1 << 7,         /* the leak report of several ranks opens with the cross-rank view */
 };
 
 struct report_format {
@@ -30,7 +32,15 @@ struct report_format {
     int (*suspects)(FILE *f, struct model *m, const struct report_options *o);         /* FORMAT_SUSPECTS */
     int (*baseline)(FILE *f, struct model *m, const struct report_options *o, struct model *base,
                     const struct compare *c, const char *const names[2]);               /* FORMAT_BASELINE */
+    /* FORMAT_RANKS: the view r, then the report of m when the processes were read into
+     * one model too (m NULL: too many of them; the view alone) */
+    int (*ranks)(FILE *f, struct model *m, const struct ranks_view *r, const struct report_options *o);
 };
+
+/* The `ranks` writers (ranks_report.c). */
+int ranks_report_text(FILE *f, struct model *m, const struct ranks_view *r, const struct report_options *o);
+int ranks_report_json(FILE *f, struct model *m, const struct ranks_view *r, const struct report_options *o);
+int ranks_report_html(FILE *f, struct model *m, const struct ranks_view *r, const struct report_options *o);
 
 /* The format called name; NULL when there is none. */
 const struct report_format *report_format_find(const char *name);
