@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
-                  OPT_METRICS };
+                  OPT_METRICS, OPT_HOLDERS };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -32,6 +32,7 @@ static const struct cli_option record_options[] = {
                                           "(OpenMetrics, for Prometheus) while it runs; :PORT: every\n"
                                           "address, port 0: a free one (said on stderr)"},
     CLI_NO_POOL(OPT_NO_POOL),
+    CLI_HOLDERS(OPT_HOLDERS),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
     {0},
@@ -77,6 +78,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_FREE_STACKS:
         setenv("CULEAK_FREE_STACKS", "1", 1);
+        return 0;
+    case OPT_HOLDERS:
+        CLI_HOLDERS_ENV();
         return 0;
     }
     return cli_error(&cli_record, "option %d is not handled", key);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Who holds the tensors at each mark (record --holders): after each culeak.mark the shim
+# asks the job's interpreter to walk at its next safe point (a pending call, never a
+# signal handler); each walk ends with an address-0 HOLDER record saying "mark". The
+# report under a site says who held its blocks at each mark where that changed: the list
+# that grows by one block an iteration, the local that held a tensor until the job
+# dropped it. Without --holders nothing walks at marks.
+set -euo pipefail
+NAME=holders_marks
+. "$(dirname "$0")/python/job_env.sh"
+standin_torch
+src=tests/e2e/python/holders_marks.py
+L_KEPT=$(grep -n '# SITE-KEPT$' "$src" | cut -d: -f1)
+L_SCRATCH=$(grep -n '# SITE-SCRATCH$' "$src" | cut -d: -f1)
+L_MARK=$(grep -n 'culeak.mark(' "$src" | cut -d: -f1)
+
+"$CULEAK" record --holders -o "$tmp/run.culeak" -- "$PY" "$src" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
+grep -qx 'holders_marks: 5 kept' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "the job's output changed"; }
+[ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "the job said something on stderr"; }
+
+# one walk per mark, each ended, then the one at exit
+"$CULEAK" dump "$tmp/run.culeak" >"$tmp/dump"
+[ "$(grep -c '"type":"holder","addr":"0x0","words":"mark"' "$tmp/dump")" = 5 ] &&
+    [ "$(grep -c '"type":"holder","addr":"0x0","words":"exit"' "$tmp/dump")" = 1 ] ||
+    { grep holder "$tmp/dump"; fail "not one walk per mark"; }
+
+"$CULEAK" report --at "iteration 4" "$tmp/run.culeak" >"$tmp/at"
+KEPT='HELD BY global `kept` of holders_marks.py (list), an item'
+"$PY" - "$tmp/at" "$L_KEPT" "$L_SCRATCH" "$L_MARK" "$KEPT" <<'PYEOF' || { cat "$tmp/at"; fail "the holders per mark are not under their sites"; }
+import sys
+text, l_kept, l_scratch, l_mark, kept = sys.argv[1:]
+rows = open(text).read().split("\n\n")
+def row(line):
+    got = [r for r in rows if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + line)]
+    assert len(got) == 1, (line, got)
+    return [l for l in got[0].split("\n") if "at mark" in l]
+assert row(l_kept) == ['    at mark "iteration %d": %s: %d block%s, %d.0 KiB (%d bytes)'
+                       % (i, kept, i + 1, "s" if i else "", i + 1, 1024 * (i + 1)) for i in range(5)], row(l_kept)
+scratch = row(l_scratch)
+assert len(scratch) == 2, scratch  # the local until iteration 3, then no longer it
+assert scratch[0].startswith('    at mark "iteration 0": HELD BY local `scratch` of train at holders_marks.py:%s: 1 block'
+                             % l_mark), scratch
+assert scratch[1].startswith('    at mark "iteration 3": HELD BY ') and "scratch" not in scratch[1], scratch
+PYEOF
+
+"$CULEAK" report --at "iteration 4" --format json "$tmp/run.culeak" >"$tmp/at.json"
+"$PY" - "$tmp/at.json" "$L_KEPT" <<'PYEOF' || { cat "$tmp/at.json"; fail "no holders_at_marks in JSON"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+site = [s for s in d["sites"] if s["site"]["line"] == int(sys.argv[2])][0]
+assert site["holders_changes"] == 5, site
+assert [(m["mark"], m["holders"][0]["blocks"]) for m in site["holders_at_marks"]] == \
+    [("iteration %d" % i, i + 1) for i in range(5)], site["holders_at_marks"]
+PYEOF
+
+# without --holders: the walk at exit only
+"$CULEAK" record -o "$tmp/off.culeak" -- "$PY" "$src" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
+"$CULEAK" dump "$tmp/off.culeak" >"$tmp/dump"
+! grep -q '"words":"mark"' "$tmp/dump" || fail "walks at marks without --holders"
+"$CULEAK" report --at "iteration 4" "$tmp/off.culeak" >"$tmp/off"
+! grep -q 'at mark' "$tmp/off" || { cat "$tmp/off"; fail "holders at marks without --holders"; }
+echo "$NAME: ok"
