@@ -1,10 +1,10 @@
 /* Who holds a block: the HOLDER records culeak's Python side sends (the chain of Python
  * references from a root to the tensor whose data lies in a live block), kept by the
- * block's stack, and grouped per report row: "29 of 30 blocks held by `grads`". A record
- * of address 0 ends one walk (at exit, at a mark, or the console's question): a row's
- * holders are those of the latest walk of its process that said anything of it, and the
- * walks at marks are kept, each folded to one entry per stack and chain, so that the
- * reports can say how the holders changed from mark to mark. */
+ * block's unit (stack and kind), and grouped per report row: "29 of 30 blocks held by
+ * `grads`". A record of address 0 ends one walk (at exit, at a mark, or the console's
+ * question): a row's holders are its process's latest walk's, and the walks at marks are
+ * kept, each folded to one entry per unit and chain, so that the reports can say how the
+ * holders changed from mark to mark. */
 #include "model_internal.h"
 
 #include <stdlib.h>
@@ -12,8 +12,9 @@
 
 struct holding {
     int proc;
-    uint32_t walk; /* the process's walk it came in (holders_end closes one) */
-    uint64_t stack, blocks, bytes;
+    uint32_t walk; /* the process's walk it came in (an address-0 record ends one) */
+    uint32_t unit; /* the block's unit: its stack and kind */
+    uint64_t blocks, bytes;
     const char *words;
 };
 
@@ -33,16 +34,16 @@ static const struct live_entry *block_at(struct model *m, struct process *p, uin
     return best;
 }
 
-static int by_stack_words(const void *a, const void *b)
+static int by_unit_words(const void *a, const void *b)
 {
     const struct holding *x = a, *y = b;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
+    if (x->unit != y->unit)
+        return x->unit < y->unit ? -1 : 1;
     return x->words < y->words ? -1 : x->words > y->words;
 }
 
 /* The walk that ended: its entries (from its first one on, those of p and this walk)
- * folded to one per stack and chain. */
+ * folded to one per unit and chain. */
 static void fold_walk(struct model *m, struct process *p)
 {
     size_t from = p->holder_walk_from, k = from;
@@ -54,11 +55,11 @@ static void fold_walk(struct model *m, struct process *p)
             m->holdings[i] = t;
         }
     }
-    qsort(m->holdings + from, k - from, sizeof *m->holdings, by_stack_words);
+    qsort(m->holdings + from, k - from, sizeof *m->holdings, by_unit_words);
     size_t out = from;
     for (size_t i = from; i < k; i++) {
         struct holding *last = out > from ? &m->holdings[out - 1] : NULL;
-        if (last && last->stack == m->holdings[i].stack && last->words == m->holdings[i].words) {
+        if (last && last->unit == m->holdings[i].unit && last->words == m->holdings[i].words) {
             last->blocks += m->holdings[i].blocks;
             last->bytes += m->holdings[i].bytes;
         } else {
@@ -102,6 +103,8 @@ static void walk_end(struct model *m, struct process *p, const char *words, size
     m->nwalks++;
     p->holder_walk++;
     p->holder_walk_from = m->nholdings;
+    if (m->obs.holders)
+        m->obs.holders(m->obs.ctx, p->pub.index, w);
 }
 
 const struct model_holder_walk *model_holder_walks(const struct model *m, size_t *n)
@@ -130,8 +133,7 @@ void holders_add(struct model *m, struct process *p, uint64_t addr, const char *
     const char *w = strpool_intern(&m->strings, words, n);
     if (!w)
         return;
-    m->holdings[m->nholdings++] = (struct holding){p->pub.index, p->holder_walk, p->units[e->unit].stack, 1,
-                                                   e->size, w};
+    m->holdings[m->nholdings++] = (struct holding){p->pub.index, p->holder_walk, e->unit, 1, e->size, w};
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -156,9 +158,20 @@ static size_t count_in(struct model_holders *out, size_t n, size_t max, const st
     return n;
 }
 
+/* The row of a unit as the table makes it: a tracked pool's segments are the pool's row. */
+static uint32_t unit_row(struct model *m, int proc, uint32_t unit, enum model_group g)
+{
+    struct process *p = model_proc(m, proc);
+    if (!p || unit >= p->nunits)
+        return MODEL_NO_ROW;
+    struct unit *u = &p->units[unit];
+    enum model_cache pool = p->pools_tracked ? unit_pool(m, proc, u) : MODEL_CACHE_NONE;
+    return pool ? pool_row_id(m, pool, g) : unit_row_id(m, proc, u, g);
+}
+
 static int row_has(struct model *m, const struct holding *h, enum model_group g, uint32_t id)
 {
-    return g == MODEL_GROUP_COUNT || model_stack_row(m, h->proc, h->stack, g) == id;
+    return g == MODEL_GROUP_COUNT || unit_row(m, h->proc, h->unit, g) == id;
 }
 
 size_t model_row_holders_walk(struct model *m, enum model_group g, uint32_t id, int proc, uint32_t walk,
@@ -302,5 +315,32 @@ size_t model_row_holder_changes(struct model *m, enum model_group g, uint32_t id
 done:
     free(marks);
     free(seen);
+    return n;
+}
+
+size_t model_row_blocks(struct model *m, enum model_group g, uint32_t id, int proc, uint64_t *addr, uint64_t *size,
+                        size_t max)
+{
+    struct process *p = model_proc(m, proc);
+    size_t n = 0;
+    if (!p || !max)
+        return 0;
+    for (size_t i = 0; i < m->live.n; i++) {
+        const struct live_entry *e = &m->live.entries[i];
+        if (live_entry_proc(e) != proc || unit_row(m, proc, e->unit, g) != id)
+            continue;
+        size_t j = n < max ? n++ : max; /* where it goes, keeping the biggest (max: dropped) */
+        while (j > 0 && size[j - 1] < e->size) {
+            if (j < max) {
+                addr[j] = addr[j - 1];
+                size[j] = size[j - 1];
+            }
+            j--;
+        }
+        if (j < max) {
+            addr[j] = e->addr;
+            size[j] = e->size;
+        }
+    }
     return n;
 }

@@ -93,6 +93,7 @@ int model_load_file(struct model *m, const char *path, char *err, size_t errlen)
 /* Streams stop (MODEL_FEED_STOPPED) right after a mark with this label; NULL: never. */
 void model_stop_at_mark(struct model *m, const char *label);
 
+struct model_holder_walk;
 /* Optional: the console sees every record after the model has applied it. */
 struct model_observer {
     void *ctx;
@@ -107,6 +108,8 @@ struct model_observer {
     void (*exit)(void *ctx, int proc);
     void (*note)(void *ctx, int proc, const char *text, size_t len);
     void (*lost)(void *ctx, int proc, uint64_t count); /* a gap: events dropped */
+    /* a walk of culeak's Python side ended (its HOLDER records are in the model) */
+    void (*holders)(void *ctx, int proc, const struct model_holder_walk *w);
 };
 void model_set_observer(struct model *m, const struct model_observer *obs);
 
@@ -486,6 +489,10 @@ size_t model_row_holders_walk(struct model *m, enum model_group g, uint32_t id, 
  * there are. */
 size_t model_row_holder_changes(struct model *m, enum model_group g, uint32_t id,
                                 const struct model_holder_walk **out, size_t max, size_t *total);
+/* The live blocks of the row in process proc (what to ask who holds): up to max addresses
+ * and sizes, the biggest first; returns how many were written. */
+size_t model_row_blocks(struct model *m, enum model_group g, uint32_t id, int proc, uint64_t *addr, uint64_t *size,
+                        size_t max);
 /* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
 uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
 
