@@ -3,8 +3,10 @@
 # asks the job's interpreter to walk at its next safe point (a pending call, never a
 # signal handler); each walk ends with an address-0 HOLDER record saying "mark". The
 # report under a site says who held its blocks at each mark where that changed: the list
-# that grows by one block an iteration, the local that held a tensor until the job
-# dropped it. Without --holders nothing walks at marks.
+# that grows by one block an iteration, the tensor a local held, then a global list. A
+# tensor the job drops after a walk is freed at once: the walk keeps no reference (the
+# locals snapshot of the frame it read is emptied). Without --holders nothing walks at
+# marks.
 set -euo pipefail
 NAME=holders_marks
 . "$(dirname "$0")/python/job_env.sh"
@@ -36,11 +38,18 @@ def row(line):
     return [l for l in got[0].split("\n") if "at mark" in l]
 assert row(l_kept) == ['    at mark "iteration %d": %s: %d block%s, %d.0 KiB (%d bytes)'
                        % (i, kept, i + 1, "s" if i else "", i + 1, 1024 * (i + 1)) for i in range(5)], row(l_kept)
-scratch = row(l_scratch)
-assert len(scratch) == 2, scratch  # the local until iteration 3, then no longer it
-assert scratch[0].startswith('    at mark "iteration 0": HELD BY local `scratch` of train at holders_marks.py:%s: 1 block'
-                             % l_mark), scratch
-assert scratch[1].startswith('    at mark "iteration 3": HELD BY ') and "scratch" not in scratch[1], scratch
+assert not [r for r in rows if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + l_scratch)], \
+    "the tensor the job dropped at iteration 3 still lives"
+PYEOF
+"$CULEAK" report --at "iteration 2" "$tmp/run.culeak" >"$tmp/at2"
+"$PY" - "$tmp/at2" "$L_SCRATCH" "$L_MARK" <<'PYEOF' || { cat "$tmp/at2"; fail "the scratch tensor's holders per mark"; }
+import sys
+text, l_scratch, l_mark = sys.argv[1:]
+rows = [r for r in open(text).read().split("\n\n") if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + l_scratch)]
+assert len(rows) == 1, rows
+got = [l for l in rows[0].split("\n") if "at mark" in l]
+assert got == ['    at mark "iteration 0": HELD BY local `scratch` of train at holders_marks.py:%s: 1 block, 2.0 KiB (2048 bytes)' % l_mark,
+               '    at mark "iteration 2": HELD BY global `stash` of holders_marks.py (list), an item: 1 block, 2.0 KiB (2048 bytes)'], got
 PYEOF
 
 "$CULEAK" report --at "iteration 4" --format json "$tmp/run.culeak" >"$tmp/at.json"

@@ -1,6 +1,6 @@
 # A job of the stand-in torch that marks each iteration (culeak.mark) and keeps one more
 # tensor in a global list each time, and a scratch tensor in a local of the running frame
-# that it drops after the third iteration. tests/e2e/holders_marks.sh records it with
+# that it moves to a global list at the third iteration and drops at the fourth. tests/e2e/holders_marks.sh records it with
 # --holders: the reports say, at each mark, who held the blocks then. Line numbers
 # matter: the script looks for the lines marked SITE-*.
 import ctypes
@@ -14,6 +14,7 @@ import torch  # noqa: E402
 ctypes.CDLL("libcudart.so.13").cudaFree(None)  # the context, as torch makes it first
 ctypes.CDLL(os.environ["FAKE_C10"]).fake_c10_init(1)
 kept = []
+stash = []
 
 
 def train(steps):
@@ -22,8 +23,11 @@ def train(steps):
         kept.append(torch.empty(1024))  # SITE-KEPT
         if i == 0:
             scratch = torch.empty(2048)  # SITE-SCRATCH
-        if i == 3:
+        if i == 2:
+            stash.append(scratch)
             scratch = None
+        if i == 3:
+            stash.clear()
         culeak.mark("iteration %d" % i)
     return scratch
 
