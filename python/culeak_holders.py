@@ -150,7 +150,8 @@ def _base(path):
 # Where CPython 3.11 and 3.12 keep a frame's locals dict: PyFrameObject's f_frame (after
 # the object's head and f_back), then that _PyInterpreterFrame's f_locals.
 _FRAME_AT = 24
-_LOCALS_AT = {(3, 11): 24, (3, 12): 40}.get(sys.version_info[:2]) if sys.implementation.name == "cpython" else None
+_LOCALS_AT = ({(3, 11): 24, (3, 12): 40}.get(sys.version_info[:2])
+              if sys.implementation.name == "cpython" and not hasattr(sys, "getobjects") else None)  # not a debug build
 _CO_OPTIMIZED = 1
 
 
