@@ -55,6 +55,7 @@ const struct cli_command cli_record = {
 struct record_args {
     const char *out, *metrics;
     long depth, pid, timeout;
+    int holders;
 };
 
 static int on_option(void *ctx, int key, const char *arg)
@@ -80,6 +81,7 @@ static int on_option(void *ctx, int key, const char *arg)
         setenv("CULEAK_FREE_STACKS", "1", 1);
         return 0;
     case OPT_HOLDERS:
+        a->holders = 1;
         CLI_HOLDERS_ENV();
         return 0;
     }
@@ -152,6 +154,9 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "--pid attaches to a running process: no program to run");
     if (a.pid && a.metrics)
         return cli_error(&cli_record, "--metrics serves a job culeak starts, not one --pid attaches to");
+    if (a.pid && a.holders)
+        return cli_error(&cli_record, "--holders is for a job culeak starts, not one --pid attaches to "
+                                      "(culeak attach PID, then set holders on)");
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)

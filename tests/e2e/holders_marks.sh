@@ -14,6 +14,7 @@ standin_torch
 src=tests/e2e/python/holders_marks.py
 L_KEPT=$(grep -n '# SITE-KEPT$' "$src" | cut -d: -f1)
 L_SCRATCH=$(grep -n '# SITE-SCRATCH$' "$src" | cut -d: -f1)
+L_FIXED=$(grep -n '# SITE-FIXED$' "$src" | cut -d: -f1)
 L_MARK=$(grep -n 'culeak.mark(' "$src" | cut -d: -f1)
 
 "$CULEAK" record --holders -o "$tmp/run.culeak" -- "$PY" "$src" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }
@@ -28,9 +29,9 @@ grep -qx 'holders_marks: 5 kept' "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail
 
 "$CULEAK" report --at "iteration 4" "$tmp/run.culeak" >"$tmp/at"
 KEPT='HELD BY global `kept` of holders_marks.py (list), an item'
-"$PY" - "$tmp/at" "$L_KEPT" "$L_SCRATCH" "$L_MARK" "$KEPT" <<'PYEOF' || { cat "$tmp/at"; fail "the holders per mark are not under their sites"; }
+"$PY" - "$tmp/at" "$L_KEPT" "$L_SCRATCH" "$L_MARK" "$KEPT" "$L_FIXED" <<'PYEOF' || { cat "$tmp/at"; fail "the holders per mark are not under their sites"; }
 import sys
-text, l_kept, l_scratch, l_mark, kept = sys.argv[1:]
+text, l_kept, l_scratch, l_mark, kept, l_fixed = sys.argv[1:]
 rows = open(text).read().split("\n\n")
 def row(line):
     got = [r for r in rows if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + line)]
@@ -38,6 +39,9 @@ def row(line):
     return [l for l in got[0].split("\n") if "at mark" in l]
 assert row(l_kept) == ['    at mark "iteration %d": %s: %d block%s, %d.0 KiB (%d bytes)'
                        % (i, kept, i + 1, "s" if i else "", i + 1, 1024 * (i + 1)) for i in range(5)], row(l_kept)
+fixed = [r for r in rows if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + l_fixed)]
+assert len(fixed) == 1 and "    HELD BY global `fixed` of holders_marks.py: 1 block, 512 bytes" in fixed[0].split("\n"), fixed
+assert row(l_fixed) == [], "holders that never changed are listed at each mark"
 assert not [r for r in rows if r.startswith("LIVE") and r.split("\n")[0].endswith("holders_marks.py:" + l_scratch)], \
     "the tensor the job dropped at iteration 3 still lives"
 PYEOF
@@ -61,6 +65,10 @@ assert site["holders_changes"] == 5, site
 assert [(m["mark"], m["holders"][0]["blocks"]) for m in site["holders_at_marks"]] == \
     [("iteration %d" % i, i + 1) for i in range(5)], site["holders_at_marks"]
 PYEOF
+
+# a process culeak attaches to was not started with the walks: --holders says so
+! "$CULEAK" record --holders -o "$tmp/pid.culeak" --pid 2147483646 2>"$tmp/err" &&
+    grep -qF -- "--holders is for a job culeak starts" "$tmp/err" || { cat "$tmp/err"; fail "record --holders --pid"; }
 
 # without --holders: the walk at exit only
 "$CULEAK" record -o "$tmp/off.culeak" -- "$PY" "$src" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "recording failed"; }

@@ -1,6 +1,7 @@
 # A job of the stand-in torch that marks each iteration (culeak.mark) and keeps one more
 # tensor in a global list each time, and a scratch tensor in a local of the running frame
-# that it moves to a global list at the third iteration and drops at the fourth. tests/e2e/holders_marks.sh records it with
+# that it moves to a global list at the third iteration and drops at the fourth; one
+# tensor a global holds all along. tests/e2e/holders_marks.sh records it with
 # --holders: the reports say, at each mark, who held the blocks then. Line numbers
 # matter: the script looks for the lines marked SITE-*.
 import ctypes
@@ -15,6 +16,7 @@ ctypes.CDLL("libcudart.so.13").cudaFree(None)  # the context, as torch makes it 
 ctypes.CDLL(os.environ["FAKE_C10"]).fake_c10_init(1)
 kept = []
 stash = []
+fixed = torch.empty(512)  # SITE-FIXED
 
 
 def train(steps):
