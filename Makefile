@@ -176,7 +176,7 @@ INSTALLED  = $(BINDIR)/culeak $(LIBDIR)/culeak/libculeak.so $(LIBDIR)/culeak/lib
              $(INCLUDEDIR)/culeak.h \
              $(LIBDIR)/pkgconfig/culeak.pc $(DATADIR)/culeak/python/culeak.py \
              $(DATADIR)/culeak/python/sitecustomize.py $(DATADIR)/culeak/python/culeak_attach.py \
-             $(DATADIR)/culeak/python/culeak_holders.py \
+             $(DATADIR)/culeak/python/culeak_holders.py $(DATADIR)/culeak/python/culeak_holders_ask.py \
              $(DATADIR)/culeak/default.supp \
              $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
@@ -195,6 +195,7 @@ install: $(BUILD)/culeak $(BUILD)/libculeak.so $(BUILD)/libculeak_unwind.so $(BU
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(DATADIR)/culeak/python/sitecustomize.py
 	install -m 644 python/culeak_attach.py $(DESTDIR)$(DATADIR)/culeak/python/culeak_attach.py
 	install -m 644 python/culeak_holders.py $(DESTDIR)$(DATADIR)/culeak/python/culeak_holders.py
+	install -m 644 python/culeak_holders_ask.py $(DESTDIR)$(DATADIR)/culeak/python/culeak_holders_ask.py
 	install -m 644 share/culeak/default.supp $(DESTDIR)$(DATADIR)/culeak/default.supp
 	@set -e; for page in $(MAN_PAGES); do \
 	    dir=$(DESTDIR)$(MANDIR)/man$${page##*.}; \

@@ -7,6 +7,7 @@ gc.get_referrers (one scan of the heap per level), stops at roots, then walks do
 the roots it met. Only type checks, identity and the interpreter's own descriptors are
 used: no user __eq__, __hash__, property or __getattr__ runs. Nothing found is kept after
 the walk: the answers are strings."""
+import ctypes
 import functools
 import gc
 import re
@@ -146,10 +147,32 @@ def _base(path):
     return path.rsplit("/", 1)[-1] if isinstance(path, str) else "?"
 
 
+# Where CPython 3.11 and 3.12 keep a frame's locals dict: PyFrameObject's f_frame (after
+# the object's head and f_back), then that _PyInterpreterFrame's f_locals.
+_FRAME_AT = 24
+_LOCALS_AT = ({(3, 11): 24, (3, 12): 40}.get(sys.version_info[:2])
+              if sys.implementation.name == "cpython" and not hasattr(sys, "getobjects") else None)  # not a debug build
+_CO_OPTIMIZED = 1
+
+
+def _fresh_locals(f):
+    """Whether reading f.f_locals makes its frame a dict it had not: before 3.13 a
+    function's frame keeps that snapshot, and the objects in it, until the function
+    returns, so one the walk made is emptied after it (a local the program drops later
+    must not live on). False where that cannot be told: such a dict is left."""
+    if _LOCALS_AT is None or not f.f_code.co_flags & _CO_OPTIMIZED:
+        return False
+    iframe = ctypes.c_void_p.from_address(id(f) + _FRAME_AT).value
+    return bool(iframe) and ctypes.c_void_p.from_address(iframe + _LOCALS_AT).value is None
+
+
 def _roots():
     """Root descriptions by object id: module dicts, the locals of live frames (their
-    dicts and their values), with the objects to keep alive while the ids are used."""
-    roots, keep = {}, []
+    dicts and their values), the values of module globals (those no type check makes a
+    root), with the objects to keep alive while the ids are used. A global's value is a
+    root of its own so that the walk ends one scan of the heap earlier: each scan is most
+    of a walk's time."""
+    roots, keep, mods, made = {}, [], [], []
     for m in list(sys.modules.values()):
         if isinstance(m, types.ModuleType):
             d = _MODULE_DICT.__get__(m)
@@ -159,12 +182,15 @@ def _roots():
                     f = sys.argv[0]  # the interpreter drops the script's __file__ once it has run
                 roots[id(d)] = ("module", _base(f) if isinstance(f, str) else _tname(type(m)) + " " + m.__name__)
                 keep.append(d)
+                mods.append(d)
     me = _roots.__code__.co_filename
     for top in sys._current_frames().values():
         f = top
         while f is not None:
             if f.f_code.co_filename != me:
                 where = _where(f.f_code, f.f_lineno)
+                if _fresh_locals(f):
+                    made.append(f.f_locals)
                 loc = f.f_locals
                 keep.append(loc)
                 if type(loc) is dict and id(loc) not in roots:
@@ -174,15 +200,31 @@ def _roots():
                         keep.append(v)
             keep.append(f)
             f = f.f_back
-    return roots, keep
+    main = sys.modules.get("__main__")
+    main_d = _MODULE_DICT.__get__(main) if isinstance(main, types.ModuleType) else None
+    for d in sorted(mods, key=lambda d: d is not main_d):  # the script's globals first
+        where = roots[id(d)][1]
+        for k, v in d.items():
+            if type(k) is str and id(v) not in roots and not _typed_root(type(v)):
+                roots[id(v)] = ("global", "global `%s` of %s" % (k, where))
+    return roots, keep, made
 
 
 def _is_root(o, roots):
     r = roots.get(id(o))
-    if r is not None:
-        return r
+    return r if r is not None else _root_kind(o)
+
+
+def _typed_root(t):
+    """Whether an object of type t is a root by its type (_root_kind says as what)."""
+    return issubclass(t, type) or t is types.FunctionType or (_LRU is not None and t is _LRU) or t is types.ModuleType
+
+
+def _root_kind(o):
+    """What o is a root as by its type (a class, a function, an lru_cache, a module), or
+    None. The type is read, never o's __class__ (a property of the program's)."""
     t = type(o)
-    if isinstance(o, type):
+    if issubclass(t, type):
         return ("class", _TYPE_QUALNAME.__get__(o))
     if t is types.FunctionType:
         return ("function", _where(o.__code__, o.__code__.co_firstlineno))
@@ -284,6 +326,8 @@ def _chain_text(path, roots):
         head = what
         start = len(path)
         steps.append("a cached result")
+    elif kind == "global":
+        head = what + (" (%s)" % _label(root) if len(path) > 1 and _label(root) else "")
     else:
         head = what if kind != "class" else "class `%s`" % what
     if 1 < start < len(path) and _label(path[start - 1]):
@@ -336,7 +380,8 @@ def _walk_up(targets, roots, mine, limits):
                 if ci is not None and idx not in held_by[ci]:
                     held_by[ci].append(idx)
             if new:
-                if _is_root(r, roots):
+                rk = _is_root(r, roots)
+                if rk and (rk[0] != "global" or depth < limits[0] - 1):  # a global: its dict one link more
                     root_at.append(idx)
                 else:
                     nxt.append(r)
@@ -446,13 +491,14 @@ def find_holders(ranges=None, max_links=MAX_LINKS, max_nodes=MAX_NODES, max_seco
     ((start, end) pairs; None: every device array of a framework imported)."""
     deadline = time.monotonic() + max_seconds
     enabled = gc.isenabled()
+    keep, made = None, []
     gc.disable()  # no collection moves the objects under the walk
     try:
         targets, ptrs, types_ = _targets(ranges)
         if not targets:
             return []
-        roots, keep = _roots()
-        mine = {id(targets), id(keep), id(ptrs)}
+        roots, keep, made = _roots()
+        mine = {id(targets), id(keep), id(ptrs), id(made)}
         nodes, held_by, root_at, cut = _walk_up(targets, roots, mine, (max_links, max_nodes, deadline))
         out = []
         for t, path in enumerate(_paths(nodes, held_by, root_at, len(targets))):
@@ -469,6 +515,10 @@ def find_holders(ranges=None, max_links=MAX_LINKS, max_nodes=MAX_NODES, max_seco
         out = [(p, saved.pop(p, words) if _unheld(words) else words) for p, words in out if p]
         return out + sorted(saved.items())
     finally:
+        for d in made:  # the snapshots the walk made (_fresh_locals): nothing of the program's in them
+            d.clear()
+        if keep is not None:
+            keep.clear()  # it holds this very frame: a cycle
         targets = roots = keep = nodes = held_by = None
         if enabled:
             gc.enable()

@@ -95,6 +95,7 @@ def _report_holders():
         report.restype = None
         for ptr, words in culeak_holders.find_holders(None):
             report(ptr, culeak_holders.grouped(words).encode("utf-8", "replace"))
+        report(0, b"exit")  # the walk at exit ended
     except Exception as e:  # never the job's problem
         sys.stderr.write("culeak: who holds the leaked tensors not found: %s\n" % e)
 

@@ -164,7 +164,8 @@ def stage(build, top):
     put(os.path.join(build, "culeak"), "bin/culeak", 0o755)
     for lib in ("libculeak.so", "libculeak_unwind.so", "libculeak_torch.so"):
         put(os.path.join(build, lib), "lib/culeak/" + lib, 0o755)
-    for py in ("culeak.py", "sitecustomize.py", "culeak_attach.py", "culeak_holders.py"):
+    for py in ("culeak.py", "sitecustomize.py", "culeak_attach.py", "culeak_holders.py",
+               "culeak_holders_ask.py"):
         put(os.path.join(ROOT, "python", py), "share/culeak/python/" + py)
     shared = os.path.join(ROOT, "share/culeak")  # shipped data culeak finds beside itself
     if os.path.isdir(shared):

@@ -19,6 +19,7 @@
 enum check_opt {
     OPT_FORMAT = 'f', OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_ERROR_EXITCODE = 256, OPT_GROUP, OPT_MERGE,
     OPT_NO_POOL, OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE, OPT_LOG_FILE, OPT_SUPPRESSIONS, OPT_GEN_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
+    OPT_HOLDERS,
 };
 
 static const struct cli_option check_options[] = {
@@ -36,6 +37,7 @@ static const struct cli_option check_options[] = {
     CLI_RECORD_DEPTH(OPT_DEPTH),
     {"merge-processes", OPT_MERGE, NULL, "add the processes of the job up per call site"},
     CLI_NO_POOL(OPT_NO_POOL),
+    CLI_HOLDERS(OPT_HOLDERS),
     CLI_CALL_SITE_OPTIONS(OPT_SKIP, OPT_SKIP_FUNCTION, OPT_MY_CODE),
     CLI_HELP,
     {0},
@@ -113,6 +115,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
+        return 0;
+    case OPT_HOLDERS:
+        CLI_HOLDERS_ENV();
         return 0;
     case OPT_SKIP:
     case OPT_SKIP_FUNCTION:

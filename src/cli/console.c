@@ -16,11 +16,13 @@
 enum console_opt {
     OPT_DEPTH = 'd', OPT_VERSION = 'V', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_SNAPSHOT_EVERY, OPT_SNAPSHOT_AT_MARKS,
     OPT_SUPPRESSIONS, OPT_LOG_FILE, OPT_EVAL_COMMAND, OPT_NO_DEFAULT_SUPPRESSIONS, OPT_NO_INIT, OPT_COMMAND_FILE = 'x',
+    OPT_HOLDERS = 512,
 };
 
 static const struct cli_option console_options[] = {
     CLI_RECORD_DEPTH(OPT_DEPTH),
     CLI_NO_POOL(OPT_NO_POOL),
+    CLI_HOLDERS(OPT_HOLDERS),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     {"snapshot-every", OPT_SNAPSHOT_EVERY, "SECONDS", "take a snapshot every SECONDS (5, 2.5s, 1m)"},
     {"snapshot-at-marks", OPT_SNAPSHOT_AT_MARKS, NULL, "take a snapshot at every mark (culeak.h, NVTX ranges)"},
@@ -82,6 +84,9 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
+        return 0;
+    case OPT_HOLDERS:
+        CLI_HOLDERS_ENV();
         return 0;
     case OPT_FREE_STACKS:
         setenv("CULEAK_FREE_STACKS", "1", 1);

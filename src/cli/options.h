@@ -31,6 +31,10 @@ struct cli_dash_name {
     {"no-default-suppressions", key, NULL, "report what culeak's default suppressions match (memory the\n"  \
                                            "CUDA libraries hold until exit) as leaks"}
 #define CLI_NO_POOL(key) {"no-pool", key, NULL, "turn the frameworks' caching allocators off for the job"}
+#define CLI_HOLDERS(key)                                                                                    \
+    {"holders", key, NULL, "at each mark of a Python job, find who holds its tensors (the\n"                  \
+                           "reports say how the holders changed from mark to mark)"}
+#define CLI_HOLDERS_ENV() setenv("CULEAK_HOLDERS", "marks", 1)
 #define CLI_FREE_STACKS(key)                                                                                \
     {"free-stacks", key, NULL, "record the stack, device and context of every free too\n"                   \
                                "(by default a free carries its address only)"}

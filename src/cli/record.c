@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
-                  OPT_METRICS, OPT_ROLL };
+                  OPT_METRICS, OPT_ROLL, OPT_HOLDERS };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -37,6 +37,7 @@ static const struct cli_option record_options[] = {
                                     "1d) or once a part holds SIZE (512M, 2G); FILE names\n"
                                     "the parts with %t (the part's start, UTC) or %n (0001...)"},
     CLI_NO_POOL(OPT_NO_POOL),
+    CLI_HOLDERS(OPT_HOLDERS),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
     {0},
@@ -61,6 +62,7 @@ struct record_args {
     long depth, pid, timeout;
     struct culeak_roll_opts roll;
     int rolling;
+    int holders;
 };
 
 /* --roll's TIME (s, min, h, d) or SIZE (K, M, G, T: powers of 1024). 0, or -1. */
@@ -114,6 +116,10 @@ static int on_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_FREE_STACKS:
         setenv("CULEAK_FREE_STACKS", "1", 1);
+        return 0;
+    case OPT_HOLDERS:
+        a->holders = 1;
+        CLI_HOLDERS_ENV();
         return 0;
     }
     return cli_error(&cli_record, "option %d is not handled", key);
@@ -192,6 +198,9 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "--roll rolls the recordings of a job culeak starts, not of one --pid attaches to");
     if (a.rolling && !strstr(a.out, "%t") && !strstr(a.out, "%n"))
         return cli_error(&cli_record, "--roll needs %%t or %%n in -o FILE, to name each part (-o 'run.%%t.culeak')");
+    if (a.pid && a.holders)
+        return cli_error(&cli_record, "--holders is for a job culeak starts, not one --pid attaches to "
+                                      "(culeak attach PID, then set holders on)");
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)

@@ -62,6 +62,7 @@ enum culeak_record {
     CULEAK_CMD_HOLD_NEW = 66,
     CULEAK_CMD_HOLD_ALL = 67,
     CULEAK_CMD_RELEASE = 68,
+    CULEAK_CMD_HOLDERS = 69,
 };
 
 #define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */

@@ -143,13 +143,23 @@ const struct cmd_spec cmd_specs[] = {
      "Leave the console and let the job run to its end: a paused job resumes, tracing\n"
      "stops, and the job's further output goes to FILE (default\n"
      "$XDG_STATE_HOME/culeak/job-PID.log). A console that dies detaches the same way."),
-    CMD(set, NULL, ARG_NONE, 0, "set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off",
+    CMD(holders, NULL, ARG_SITE, CMD_NEEDS_JOB, "holders SITE",
+     "Ask the running job who holds SITE's live blocks (its 64 biggest): its Python side\n"
+     "walks at the interpreter's next safe point and finds, for each tensor or array in\n"
+     "them, the shortest chain of references to a root (a global, a local of a running\n"
+     "frame, a class attribute, a closure, an lru_cache, an autograd graph). The answer\n"
+     "shows under the site in the stack pane and in the output pane when it comes; while\n"
+     "the job is paused in its main thread, after continue. Python jobs only."),
+    CMD(set, NULL, ARG_NONE, 0, "set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off"
+                                " | set holders on|off",
      "set mouse off leaves the mouse to the terminal (to select text); on (the default):\n"
      "a click on a column title sorts by it (again: the other way), on a row selects it\n"
      "(again: show lists its stack), the wheel scrolls. set auto-load safe-path names the\n"
      "directories whose ./.culeakinit may be read at start (as gdb's): given in\n"
      "~/.config/culeak/init, / trusts every directory. set metrics serves the live numbers\n"
-     "on http://HOST:PORT/metrics for Prometheus, as record --metrics; off stops."),
+     "on http://HOST:PORT/metrics for Prometheus, as record --metrics; off stops. set\n"
+     "holders on has each Python process of the job find who holds its tensors at each\n"
+     "mark (as --holders): the stack pane shows the latest answer under the site."),
     CMD(quit, "q", ARG_NONE, CMD_NEEDS_JOB, "quit", "Leave the console. With the job still running, asks (y or n) first: y kills the\n"
      "job (SIGTERM, SIGKILL 3 s later), n stays; detach leaves it running."),
 };

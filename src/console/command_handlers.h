@@ -36,6 +36,7 @@ void cmd_input(struct console *c, int argc, char **argv);
 void cmd_search(struct console *c, int argc, char **argv);
 void cmd_detach(struct console *c, int argc, char **argv);
 void cmd_set(struct console *c, int argc, char **argv);
+void cmd_holders(struct console *c, int argc, char **argv);
 void cmd_quit(struct console *c, int argc, char **argv);
 
 #endif

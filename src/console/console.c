@@ -312,6 +312,8 @@ int console_main(const struct console_options *opt)
     }
     c->autosnap_every = opt->snapshot_every;
     c->autosnap_marks = opt->snapshot_at_marks;
+    const char *hm = getenv("CULEAK_HOLDERS"); /* --holders: the job walks at marks from its start */
+    c->holders_marks = hm && !strcmp(hm, "marks");
     c->next_autosnap = c->t0 + opt->snapshot_every;
 
     if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) != 0)

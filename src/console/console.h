@@ -73,6 +73,7 @@ struct console {
      * report: the output pane's scrollback may have lost them by then */
     char **refused;
     size_t nrefused, caprefused;
+    int holders_marks;       /* set holders on: every process walks at each mark */
 };
 
 /* set metrics (metrics_set.c): serve the model on HOST:PORT, or "off"; the loop answers
@@ -100,6 +101,12 @@ void console_o_new_stack(void *ctx, int proc, uint64_t stack);
 void console_o_held(void *ctx, int proc, const struct culeak_event *e);
 void console_forget_holds(struct console *c, struct ring_reader *k);
 void console_push_watches(struct console *c, struct ring_reader *k);
+/* Who holds a site's blocks (holders_cmd.c): the observer's end of a walk; a process that
+ * connects is told to walk at marks when `set holders on` is. */
+void console_o_holders(void *ctx, int proc, const struct model_holder_walk *w);
+void console_holders_hello(struct console *c, struct ring_reader *k);
+/* set holders on|off */
+void console_set_holders(struct console *c, const char *on_off);
 
 /* Commands (commands.c): executes one typed line. */
 void console_exec(struct console *c, const char *line);

@@ -110,10 +110,15 @@ void cmd_set(struct console *c, int argc, char **argv)
                                                                                            "is never read)");
         return;
     }
+    if (argc == 3 && !strcmp(argv[1], "holders")) {
+        console_set_holders(c, argv[2]);
+        return;
+    }
     if (argc == 3 && !strcmp(argv[1], "metrics")) {
         console_set_metrics(c, argv[2]);
         return;
     }
-    ui_message(&c->u, 1, "usage: set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off "
-               "(now: mouse %s, safe-path %s)", c->u.mouse_off ? "off" : "on", c->safe_path[0] ? c->safe_path : "(none)");
+    ui_message(&c->u, 1, "usage: set mouse on|off | set auto-load safe-path DIR[:DIR...] | set metrics HOST:PORT|off | "
+               "set holders on|off (now: mouse %s, safe-path %s, holders %s)", c->u.mouse_off ? "off" : "on",
+               c->safe_path[0] ? c->safe_path : "(none)", c->holders_marks ? "on" : "off");
 }

@@ -1,4 +1,6 @@
-/* The selected site's full stack; while paused, the held allocation and its stack. */
+/* The selected site's full stack; while paused, the held allocation and its stack. Under
+ * it, who holds the site's blocks (HELD BY: the latest walk of the job's Python side), or
+ * that the answer to `holders SITE` is awaited. */
 #include "common/apis.h"
 #include "fmt.h"
 #include "site_text.h"
@@ -54,6 +56,30 @@ static void frames(struct ui *u, struct grid *g, int y, int x, int rows, int w, 
                   n - next);
 }
 
+/* The HELD BY lines of row id at the pane's bottom rows, at most half of rows (the stack
+ * keeps the rest): how many rows they took. */
+static int holders(struct ui *u, struct grid *g, int y, int x, int rows, int w, uint32_t id)
+{
+    struct model_holders h[4];
+    int max = rows / 2, n = 0;
+    if (id == UINT32_MAX || max <= 0)
+        return 0;
+    if (u->holders_waiting > 0 && u->holders_row == id) {
+        grid_put(g, y + rows - 1, x, w, "  HELD BY: asked (holders SITE); the answer shows here when it comes", AT_DIM);
+        rows--;
+        max = rows / 2;
+        n = 1;
+    }
+    size_t k = model_row_holders(u->m, u->group, id, h, (size_t)(max < 4 ? max : 4));
+    for (size_t i = 0; i < k; i++) {
+        char b[32];
+        fmt_size(b, sizeof b, h[i].bytes);
+        grid_putf(g, y + rows - (int)k + (int)i, x, w, AT_BOLD, "  HELD BY %s: %llu block%s, %s", h[i].words,
+                  (unsigned long long)h[i].blocks, h[i].blocks == 1 ? "" : "s", b);
+    }
+    return n + (int)k;
+}
+
 static void render(struct ui *u, struct grid *g, struct rect r)
 {
     grid_fill(g, (struct rect){r.y, r.x, 1, r.w}, ' ', AT_TITLE);
@@ -77,7 +103,9 @@ static void render(struct ui *u, struct grid *g, struct rect r)
                       "  cuda-gdb -p %llu to attach | continue | step.  %s, device %d; site %s live, %s since break",
                       (unsigned long long)p->pid, culeak_kind_name(h->kind), h->device, live,
                       h->bp_id ? grow : "n/a");
-        frames(u, g, r.y + 2, r.x, r.h - 2, r.w, h->proc, h->leaf);
+        int held_by = r.h > 3 ? holders(u, g, r.y + 2, r.x, r.h - 2, r.w,
+                                            model_stack_row(u->m, h->proc, h->leaf, u->group)) : 0;
+        frames(u, g, r.y + 2, r.x, r.h - 2 - held_by, r.w, h->proc, h->leaf);
         return;
     }
     if (!u->nrows || u->sel >= u->nrows) {
@@ -96,7 +124,8 @@ static void render(struct ui *u, struct grid *g, struct rect r)
     x += grid_put(g, r.y, x, r.x + r.w - x,
                   site_fit(s->text ? s->text : "?", u->cwd, r.x + r.w - x - ml, fit, sizeof fit), AT_TITLE);
     grid_put(g, r.y, x, r.x + r.w - x, more, AT_TITLE);
-    frames(u, g, r.y + 1, r.x, r.h - 1, r.w, s->stack_proc, s->stack);
+    int held_by = r.h > 2 ? holders(u, g, r.y + 1, r.x, r.h - 1, r.w, s->id) : 0;
+    frames(u, g, r.y + 1, r.x, r.h - 1 - held_by, r.w, s->stack_proc, s->stack);
 }
 
 static int key(struct ui *u, int k, struct rect r)

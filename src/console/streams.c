@@ -49,6 +49,7 @@ static void o_hello(void *ctx, int proc)
      * HOLD_NEW 0 lets it run free. Its allocations held meanwhile come after this HELLO
      * and are released (console_on_held) unless a breakpoint covers them. */
     console_push_watches(c, k);
+    console_holders_hello(c, k);
     c->dirty = 1;
 }
 
@@ -211,6 +212,6 @@ void console_observe(struct console *c)
 {
     struct model_observer obs = {.ctx = c, .hello = o_hello, .event = o_event, .held = console_o_held,
                                  .new_stack = console_o_new_stack, .mark = o_mark, .exit = o_exit, .note = o_note,
-                                 .lost = o_lost};
+                                 .lost = o_lost, .holders = console_o_holders};
     model_set_observer(c->u.m, &obs);
 }

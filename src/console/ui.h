@@ -191,6 +191,10 @@ struct ui {
     char msg[512];
     int msg_error;
     struct held held;
+    /* holders SITE (holders_cmd.c): the row asked about, and the processes whose answer
+     * has not come yet (the stack pane says it waits) */
+    uint32_t holders_row;
+    int holders_waiting;
 
     /* the prompt, handed in by the readline glue */
     const char *prompt, *line;

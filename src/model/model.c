@@ -82,6 +82,7 @@ void model_free(struct model *m)
         state_free(&m->failures[i].state);
     free(m->failures);
     free(m->holdings);
+    free(m->walks);
     free(m->failures_pub);
     live_table_free(&m->live);
     free(m->sites);

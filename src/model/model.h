@@ -99,6 +99,7 @@ const char *model_unread_part(const struct model *m, size_t i, long *pid);
 /* Streams stop (MODEL_FEED_STOPPED) right after a mark with this label; NULL: never. */
 void model_stop_at_mark(struct model *m, const char *label);
 
+struct model_holder_walk;
 /* Optional: the console sees every record after the model has applied it. */
 struct model_observer {
     void *ctx;
@@ -113,6 +114,8 @@ struct model_observer {
     void (*exit)(void *ctx, int proc);
     void (*note)(void *ctx, int proc, const char *text, size_t len);
     void (*lost)(void *ctx, int proc, uint64_t count); /* a gap: events dropped */
+    /* a walk of culeak's Python side ended (its HOLDER records are in the model) */
+    void (*holders)(void *ctx, int proc, const struct model_holder_walk *w);
 };
 void model_set_observer(struct model *m, const struct model_observer *obs);
 
@@ -469,8 +472,35 @@ struct model_holders {
     const char *words;
     uint64_t blocks, bytes;
 };
+/* Of each process, its latest walk: of every tensor (at a mark, at exit), or the
+ * console's question about the row. */
 size_t model_row_holders(struct model *m, enum model_group g, uint32_t id, struct model_holders *out,
                          size_t max);
+/* The walks of culeak's Python side that ended (a HOLDER record of address 0), in the order
+ * they came: at the job's exit, at a mark (with walks at marks on), or the console's
+ * question about a site. */
+struct model_holder_walk {
+    int proc;
+    uint32_t walk;        /* its number among its process's walks, from 0 */
+    const char *kind;     /* "exit", "mark", "ask" */
+    const char *why;      /* why it brought nothing ("": it ran) */
+    const char *mark;     /* the process's last mark when it ended (NULL: none yet) */
+    uint64_t mark_seq;
+};
+const struct model_holder_walk *model_holder_walks(const struct model *m, size_t *n);
+/* The row's holders in one walk of proc (as model_row_holders). */
+size_t model_row_holders_walk(struct model *m, enum model_group g, uint32_t id, int proc, uint32_t walk,
+                              struct model_holders *out, size_t max);
+/* The walks at marks whose holders of the row differ from those of the walk at a mark
+ * before (of its process; its first that said anything of the row counts): the latest
+ * max of them, oldest first, into out; returns how many were written, *total how many
+ * there are. */
+size_t model_row_holder_changes(struct model *m, enum model_group g, uint32_t id,
+                                const struct model_holder_walk **out, size_t max, size_t *total);
+/* The live blocks of the row in process proc (what to ask who holds): up to max addresses
+ * and sizes, the biggest first; returns how many were written. */
+size_t model_row_blocks(struct model *m, enum model_group g, uint32_t id, int proc, uint64_t *addr, uint64_t *size,
+                        size_t max);
 /* Row id of a stack under grouping g (UINT32_MAX if the stack has no events yet). */
 uint32_t model_stack_row(struct model *m, int proc, uint64_t stack, enum model_group g);
 

@@ -108,6 +108,10 @@ struct process {
     /* bit (1u << enum model_cache) of the pools whose blocks this process reports (tensor
      * tracking on): their segments are the pool's own row (pools.c), not sites' */
     uint32_t pools_tracked;
+    /* holders.c: the number of its walk under way (HOLDER records), and where its
+     * entries may begin */
+    uint32_t holder_walk;
+    size_t holder_walk_from;
 };
 
 /* One kept moment of a process: its per-unit live state at a mark or a tick. */
@@ -201,6 +205,8 @@ struct model {
     int seq_triggers;              /* armed snapshots waiting for a seq */
     struct holding *holdings;  /* holders.c: HOLDER records, by the block's stack */
     size_t nholdings, holdings_cap;
+    struct model_holder_walk *walks; /* holders.c: the walks that ended, in order */
+    size_t nwalks, walks_cap;
     struct failure_rec *failures;
     size_t nfailures, failures_cap;
     struct model_failure *failures_pub;

@@ -26,6 +26,48 @@ static double ms_since(const struct model_process *p, uint64_t t_ns)
     return t_ns > p->start_monotonic_ns ? (double)(t_ns - p->start_monotonic_ns) / 1e6 : 0.0;
 }
 
+/* ,"holders":[{"by","blocks","bytes"}] of a site, and "at_marks":[{"mark","holders"}]
+ * where walks at marks said they changed: for the sites table's column and the chain a
+ * click shows. Said of a site's blocks, or of its other memory when it has no blocks. */
+static void write_holder_list(FILE *f, const struct model_holders *h, size_t n)
+{
+    putc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{\"by\":" : "{\"by\":", f);
+        json_write_cstr(f, h[i].words);
+        fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", h[i].blocks, h[i].bytes);
+    }
+    putc(']', f);
+}
+
+static void write_site_holders(FILE *f, struct model *m, const struct picture *pc, size_t i)
+{
+    const struct picture_site *s = &pc->sites[i];
+    for (size_t k = 0; !s->pool && k < pc->nsites; k++)
+        if (pc->sites[k].id == s->id && pc->sites[k].pool)
+            return; /* its blocks' entry says it */
+    struct model_holders h[8];
+    size_t n = model_row_holders(m, MODEL_GROUP_SITE, s->id, h, 8);
+    if (!n)
+        return;
+    fputs(",\"holders\":", f);
+    write_holder_list(f, h, n);
+    const struct model_holder_walk *w[REPORT_HOLDER_CHANGES];
+    size_t total, nw = model_row_holder_changes(m, MODEL_GROUP_SITE, s->id, w, REPORT_HOLDER_CHANGES, &total);
+    if (total < 2)
+        return;
+    fprintf(f, ",\"holders_changes\":%zu,\"at_marks\":[", total);
+    for (size_t j = 0; j < nw; j++) {
+        size_t k = model_row_holders_walk(m, MODEL_GROUP_SITE, s->id, w[j]->proc, w[j]->walk, h, 8);
+        fputs(j ? ",{\"mark\":" : "{\"mark\":", f);
+        json_write_cstr(f, w[j]->mark ? w[j]->mark : "");
+        fputs(",\"holders\":", f);
+        write_holder_list(f, h, k);
+        putc('}', f);
+    }
+    putc(']', f);
+}
+
 static void write_processes(FILE *f, struct model *m)
 {
     fputs("\"processes\":[", f);
@@ -152,6 +194,7 @@ static void write_picture(FILE *f, struct model *m, const struct picture *pc)
         json_write_cstr(f, s->module);
         if (s->autograd_backward)
             fputs(",\"autograd_backward\":true", f);
+        write_site_holders(f, m, pc, i);
         putc('}', f);
     }
     fputs("],\"moments\":[", f); /* v: stack, bytes, count, ...; s: site, bytes, count, ... */

@@ -6,6 +6,7 @@
 #include "report.h"
 
 #define REPORT_MAX_FRAMES 512
+#define REPORT_HOLDER_CHANGES 10 /* marks at which who holds a row changed, the latest */
 
 int report_query(struct model *m, const struct report_options *o, struct model_table *t);
 void summarize_table(const struct model_table *t, struct report_summary *s);

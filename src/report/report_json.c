@@ -77,6 +77,17 @@ static void json_site(FILE *f, const struct model_row *r)
     putc('}', f);
 }
 
+static void json_holder_list(FILE *f, const struct model_holders *h, size_t n)
+{
+    putc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{\"by\":" : "{\"by\":", f);
+        json_write_cstr(f, h[i].words);
+        fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", h[i].blocks, h[i].bytes);
+    }
+    putc(']', f);
+}
+
 /* ,"holders":[{"by","blocks","bytes"}]: who keeps the row's blocks alive; absent if unknown. */
 static void json_holders(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r)
 {
@@ -84,11 +95,28 @@ static void json_holders(FILE *f, struct model *m, const struct report_options *
     size_t n = model_row_holders(m, o->group, r->id, h, 8);
     if (!n)
         return;
-    fputs(",\"holders\":[", f);
+    fputs(",\"holders\":", f);
+    json_holder_list(f, h, n);
+}
+
+/* ,"holders_at_marks":[{"mark","seq","holders"}]: the walks at marks (record --holders)
+ * whose holders of the row differ from the walk before, the latest ones; absent unless
+ * they changed. */
+static void json_holder_changes(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r)
+{
+    const struct model_holder_walk *w[REPORT_HOLDER_CHANGES];
+    size_t total, n = model_row_holder_changes(m, o->group, r->id, w, REPORT_HOLDER_CHANGES, &total);
+    if (total < 2)
+        return;
+    fprintf(f, ",\"holders_changes\":%zu,\"holders_at_marks\":[", total);
     for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",{\"by\":" : "{\"by\":", f);
-        json_write_cstr(f, h[i].words);
-        fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", h[i].blocks, h[i].bytes);
+        struct model_holders h[8];
+        size_t k = model_row_holders_walk(m, o->group, r->id, w[i]->proc, w[i]->walk, h, 8);
+        fputs(i ? ",{\"mark\":" : "{\"mark\":", f);
+        json_write_cstr(f, w[i]->mark ? w[i]->mark : "");
+        fprintf(f, ",\"seq\":%" PRIu64 ",\"holders\":", w[i]->mark_seq);
+        json_holder_list(f, h, k);
+        putc('}', f);
     }
     putc(']', f);
 }
@@ -112,6 +140,7 @@ static void json_row(FILE *f, struct model *m, const struct report_options *o, c
                 r->main_thread ? "true" : "false", r->threads > 1 ? "true" : "false");
     report_json_stack(f, m, r->stack_proc, r->stack, o->depth);
     json_holders(f, m, o, r);
+    json_holder_changes(f, m, o, r);
     putc('}', f);
 }
 

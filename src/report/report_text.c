@@ -147,6 +147,31 @@ static void print_holders(FILE *f, struct model *m, enum model_group g, const st
     }
 }
 
+/* How the holders changed from mark to mark (walks at marks: record --holders), when they
+ * did: the latest changes, one line per chain. */
+static void print_holder_changes(FILE *f, struct model *m, enum model_group g, const struct model_row *r)
+{
+    const struct model_holder_walk *w[REPORT_HOLDER_CHANGES];
+    size_t total, n = model_row_holder_changes(m, g, r->id, w, REPORT_HOLDER_CHANGES, &total);
+    if (total < 2)
+        return;
+    if (total > n)
+        fprintf(f, "    (%zu earlier changes of who holds them at marks not shown)\n", total - n);
+    for (size_t i = 0; i < n; i++) {
+        struct model_holders h[8];
+        size_t k = model_row_holders_walk(m, g, r->id, w[i]->proc, w[i]->walk, h, 8);
+        for (size_t j = 0; j < k; j++) {
+            char bytes[64];
+            report_format_bytes(bytes, sizeof bytes, h[j].bytes);
+            fputs("    at mark \"", f);
+            text_write_escaped(f, w[i]->mark ? w[i]->mark : "");
+            fputs("\": HELD BY ", f);
+            text_write_escaped(f, h[j].words);
+            fprintf(f, ": %" PRIu64 " block%s, %s\n", h[j].blocks, h[j].blocks == 1 ? "" : "s", bytes);
+        }
+    }
+}
+
 static void print_row(FILE *f, struct model *m, const struct report_options *o, const struct model_row *r,
                       const char *verb)
 {
@@ -185,6 +210,7 @@ static void print_row(FILE *f, struct model *m, const struct report_options *o, 
         fprintf(f, "    from %" PRIu32 " stacks; the one with the most bytes:\n", r->nstacks);
     report_print_stack(f, m, r->stack_proc, r->stack, o->depth);
     print_holders(f, m, o->group, r);
+    print_holder_changes(f, m, o->group, r);
 }
 
 /* "+2.0 MiB (2097152 bytes)" */

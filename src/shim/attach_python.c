@@ -60,9 +60,7 @@ static int run_attach_file(void *arg)
     return 0; /* never an exception for the job's code to see */
 }
 
-/* The path of culeak_attach.py beside this shim: the source tree's python/ next to a build
- * directory, or share/culeak/python of an installed tree (lib/culeak/libculeak.so). */
-static int attach_file(const char *shim, char *out, size_t len)
+int culeak_python_file(const char *shim, const char *name, char *out, size_t len)
 {
     static const char *const rel[] = {"../python", "../../share/culeak/python", "../share/culeak/python"};
     const char *slash = strrchr(shim, '/');
@@ -70,7 +68,7 @@ static int attach_file(const char *shim, char *out, size_t len)
         return -1;
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char p[PATH_MAX];
-        int n = snprintf(p, sizeof p, "%.*s/%s/culeak_attach.py", (int)(slash - shim), shim, rel[i]);
+        int n = snprintf(p, sizeof p, "%.*s/%s/%s", (int)(slash - shim), shim, rel[i], name);
         if (n > 0 && (size_t)n < sizeof p && realpath(p, out) && strlen(out) < len)
             return 0;
     }
@@ -85,7 +83,7 @@ int culeak_attach_python(void)
         return 0; /* no Python here */
     Dl_info self;
     char file[PATH_MAX];
-    if (!dladdr((void *)culeak_attach_python, &self) || !self.dli_fname || attach_file(self.dli_fname, file, sizeof file) != 0 ||
+    if (!dladdr((void *)culeak_attach_python, &self) || !self.dli_fname || culeak_python_file(self.dli_fname, "culeak_attach.py", file, sizeof file) != 0 ||
         strpbrk(file, "'\\\n") || strpbrk(self.dli_fname, "'\\\n")) {
         culeak_attach_note("attached: culeak_attach.py was not found beside the shim: no tensor tracking until "
                            "the allocator's next segment, no backward() attribution");

@@ -21,6 +21,8 @@ static void mark(const char *label, unsigned flags)
         return;
     culeak_stream_mark(label, flags);
     culeak_leave();
+    if (flags == 0 || ((flags & CULEAK_MARK_PUSH) && range_depth == 0)) /* not at every inner range */
+        culeak_holders_at_mark();
 }
 
 /* wchar_t is UTF-32 on Linux. */

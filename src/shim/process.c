@@ -417,6 +417,7 @@ __attribute__((constructor)) static void culeak_init(void)
 {
     culeak_self_range_init();
     culeak_unwind_init();
+    culeak_holders_init();
     const char *d = getenv("CULEAK_DEPTH");
     if (d && *d) {
         long v = strtol(d, NULL, 10);

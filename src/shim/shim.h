@@ -64,6 +64,25 @@ int culeak_attach_configure(const char *endpoint);
 /* In a Python process, has culeak_attach.py run on its main thread (attach_python.c):
  * 0, or -1 with a NOTE saying why not. */
 int culeak_attach_python(void);
+/* The path of python/NAME beside the shim at path shim: the source tree's python/ next to
+ * a build directory, or share/culeak/python of an installed tree (lib/culeak/libculeak.so).
+ * 0, or -1 when there is none. */
+int culeak_python_file(const char *shim, const char *name, char *out, size_t len);
+
+/* ---- holders_ask.c: who holds the blocks, asked of the job's Python side ---- */
+
+/* CULEAK_HOLDERS=marks: a walk at each mark from the start. */
+void culeak_holders_init(void);
+/* A mark was recorded (a plain one, or the start of an outermost NVTX range): with walks
+ * at marks on, a walk of every tensor at the interpreter's next safe point. */
+void culeak_holders_at_mark(void);
+/* The console's HOLDERS command (culeak-stream(5)); with the stream's lock held. */
+void culeak_holders_command(const uint8_t *payload, size_t len);
+/* The flush thread, each tick, with no lock held: queues the console's question, or
+ * answers at once why it cannot be (a process without Python). */
+void culeak_holders_tick(void);
+/* attach_python.c: a HOLDER record (addr 0: the end of a walk, words its kind). */
+void culeak_report_holder(uint64_t addr, const char *words);
 /* untraced.c: returns once no debugger holds the process (TracerPid 0), or after a
  * minute; the attach's thread waits so before anything it does could leave a trap. */
 void culeak_wait_untraced(void);

@@ -566,6 +566,9 @@ static void command(struct stream *s, uint8_t type, const uint8_t *payload, size
             release(s, seq);
         break;
     }
+    case CULEAK_CMD_HOLDERS:
+        culeak_holders_command(payload, len);
+        break;
     default: /* unknown commands are skipped */
         break;
     }
@@ -605,6 +608,15 @@ static void *flusher(void *arg)
                                       : "culeak went away; tracing stopped, the program continues");
             break;
         }
+        if (s->shared && __atomic_load_n(&s->ring.h->cmd_head, __ATOMIC_ACQUIRE) !=
+                              __atomic_load_n(&s->ring.h->cmd_tail, __ATOMIC_RELAXED)) {
+            enum culeak_held h = culeak_slock_trylock(&s->lk); /* a job that allocates nothing */
+            if (h != CULEAK_HELD_NOT) {
+                take_commands(s);
+                culeak_slock_unlock(&s->lk, h);
+            }
+        }
+        culeak_holders_tick();
         culeak_modules_send_if_changed();
         flush(s, 1);
     }

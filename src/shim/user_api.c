@@ -11,6 +11,7 @@ CULEAK_EXPORT void culeak_mark_label(const char *label)
         return;
     culeak_stream_mark(label, 0);
     culeak_leave();
+    culeak_holders_at_mark();
 }
 
 CULEAK_EXPORT void culeak_report_alloc(const void *ptr, size_t size)

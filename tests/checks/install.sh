@@ -14,7 +14,7 @@ make -s BUILD="$BUILD" DESTDIR="$dest" PREFIX="$prefix" install >/dev/null
 
 # The files, and only them.
 expected=(bin/culeak lib/culeak/libculeak.so lib/culeak/libculeak_unwind.so lib/culeak/libculeak_torch.so include/culeak.h lib/pkgconfig/culeak.pc
-          share/culeak/python/culeak.py share/culeak/python/sitecustomize.py share/culeak/python/culeak_attach.py share/culeak/python/culeak_holders.py
+          share/culeak/python/culeak.py share/culeak/python/sitecustomize.py share/culeak/python/culeak_attach.py share/culeak/python/culeak_holders.py share/culeak/python/culeak_holders_ask.py
           share/culeak/default.supp)
 for page in man/*.1 man/*.3 man/*.5; do
     [ -e "$page" ] || continue

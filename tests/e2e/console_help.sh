@@ -10,7 +10,7 @@ for size in "80 24" "120 40"; do
     type_line "help"
     wait_for " help  lines 1-"
     screen | grep -q "help \[COMMAND\]" || fail "the first command is not shown ($size)"
-    for i in 1 2 3 4 5 6 7 8; do tmux send-keys -t "$S" NPage; done
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12; do tmux send-keys -t "$S" NPage; done
     wait_for "? or F1"                       # the keys, at the very end
     tmux send-keys -t "$S" q
     wait_for "sort:live"

@@ -29,5 +29,7 @@ want deep_ok 'global `deep_ok` of holders_cases.py (list)'"$(printf ', item 0 (l
 want deep_cut 'not found within the limits (16 links, 200000 objects, 1.0 s)'
 want only_c 'held only by C (no Python object refers to it)'
 want hostile "global \`hostile\` of holders_cases.py (dict), key 'h' (Hostile), via Hostile"
+want refs_after_walk 0
+want own_locals_left "['before', 't']"
 ! grep -q ' ran' "$tmp/out" "$tmp/err" || fail "user code ran"
 echo "$NAME: ok"

@@ -3,7 +3,8 @@
 on a real GPU (tests/gpu/holders.sh): `hook` keeps each gradient in a global list from a
 tensor hook, `total` does `total_loss += loss` (the graph of every step stays alive, with
 what it saved for backward), `lru` caches a tensor in an lru_cache of a helper module.
-Marks "end" before it exits.
+Marks "iteration N" at the end of each step (culeak record --holders walks there) and
+"end" before it exits.
 
     holders_jobs.py hook|total|lru [STEPS]"""
 import ctypes
@@ -25,6 +26,7 @@ def table(n):
     return torch.randn(n, n, device=dev)
 
 
+mark = getattr(ctypes.CDLL(None), "culeak_mark_label", None)
 if mode == "hook":
     w.register_hook(lambda g: grads.append(g.clone()))
 for i in range(steps):
@@ -36,8 +38,9 @@ for i in range(steps):
         loss.backward()
     elif mode == "lru":
         table(128 + i)
+    if mark:
+        mark(b"iteration %d" % i)
 torch.cuda.synchronize()
-mark = getattr(ctypes.CDLL(None), "culeak_mark_label", None)
 if mark:
     mark(b"end")
 print("holders_jobs %s: %d steps" % (mode, steps))

@@ -74,6 +74,93 @@ static void test_holders_per_row(void **state)
     model_free(m);
 }
 
+/* Walks at marks: each ends with an address-0 record naming its kind; a row's holders are
+ * its process's latest walk's, and the walks at marks where they changed are listed. */
+static void test_walks_at_marks(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = sb_new();
+    sb_hello(b, 100, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, APP_BASE + 0x100);
+    sb_frame(b, 2, 1, APP_BASE + 0x200);
+    sb_alloc(b, 1, 2, 0x1000, 100);
+    sb_mark(b, 2, "iteration 0");
+    sb_holder(b, 0x1000, "local `x` of f at a.py:3");
+    sb_holder(b, 0, "mark");
+    sb_alloc(b, 3, 2, 0x2000, 100);
+    sb_mark(b, 4, "iteration 1");
+    sb_holder(b, 0x1000, "global `grads` of a.py (list), an item");
+    sb_holder(b, 0x2000, "global `grads` of a.py (list), an item");
+    sb_holder(b, 0, "mark");
+    sb_mark(b, 5, "iteration 2"); /* the same as at iteration 1: no change */
+    sb_holder(b, 0x2000, "global `grads` of a.py (list), an item");
+    sb_holder(b, 0x1000, "global `grads` of a.py (list), an item");
+    sb_holder(b, 0, "mark");
+    sb_holder(b, 0, "ask: not a Python process");
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    size_t nw;
+    const struct model_holder_walk *w = model_holder_walks(m, &nw);
+    assert_int_equal(nw, 4);
+    assert_string_equal(w[0].kind, "mark");
+    assert_string_equal(w[0].mark, "iteration 0");
+    assert_string_equal(w[0].why, "");
+    assert_string_equal(w[3].kind, "ask");
+    assert_string_equal(w[3].why, "not a Python process");
+    uint32_t row = model_stack_row(m, 0, 2, MODEL_GROUP_STACK);
+    struct model_holders h[4];
+    size_t n = model_row_holders(m, MODEL_GROUP_STACK, row, h, 4); /* the latest walk's, folded */
+    assert_int_equal(n, 1);
+    assert_string_equal(h[0].words, "global `grads` of a.py (list), an item");
+    assert_int_equal(h[0].blocks, 2);
+    assert_int_equal(h[0].bytes, 200);
+    n = model_row_holders_walk(m, MODEL_GROUP_STACK, row, 0, 0, h, 4);
+    assert_int_equal(n, 1);
+    assert_string_equal(h[0].words, "local `x` of f at a.py:3");
+    const struct model_holder_walk *ch[4];
+    size_t total;
+    n = model_row_holder_changes(m, MODEL_GROUP_STACK, row, ch, 4, &total);
+    assert_int_equal(total, 2);
+    assert_int_equal(n, 2);
+    assert_string_equal(ch[0]->mark, "iteration 0");
+    assert_string_equal(ch[1]->mark, "iteration 1");
+    n = model_row_holder_changes(m, MODEL_GROUP_STACK, row, ch, 1, &total); /* the latest only */
+    assert_int_equal(total, 2);
+    assert_int_equal(n, 1);
+    assert_string_equal(ch[0]->mark, "iteration 1");
+    sb_free(b);
+    model_free(m);
+}
+
+/* A row whose blocks were freed after a walk: the later walk of every tensor says nothing
+ * of it, so nothing holds it (an old walk's answer is not shown as today's). */
+static void test_freed_row_holds_nothing(void **state)
+{
+    (void)state;
+    struct model *m = new_model();
+    struct sb *b = sb_new();
+    sb_hello(b, 100, APP, NULL);
+    sb_module(b, APP, APP_BASE, 0, 0x10000);
+    sb_frame(b, 1, 0, APP_BASE + 0x100);
+    sb_frame(b, 2, 1, APP_BASE + 0x200);
+    sb_frame(b, 3, 1, APP_BASE + 0x300);
+    sb_alloc(b, 1, 2, 0x1000, 100);
+    sb_alloc(b, 2, 3, 0x2000, 100);
+    sb_holder(b, 0x1000, "global `a` of a.py");
+    sb_holder(b, 0x2000, "global `b` of a.py");
+    sb_holder(b, 0, "mark");
+    sb_free_dev(b, 3, 2, 0x1000);
+    sb_holder(b, 0x2000, "global `b` of a.py");
+    sb_holder(b, 0, "mark");
+    assert_int_equal(load(m, b), MODEL_FEED_OK);
+    struct model_holders h[4];
+    assert_int_equal(model_row_holders(m, MODEL_GROUP_STACK, model_stack_row(m, 0, 2, MODEL_GROUP_STACK), h, 4), 0);
+    assert_int_equal(model_row_holders(m, MODEL_GROUP_STACK, model_stack_row(m, 0, 3, MODEL_GROUP_STACK), h, 4), 1);
+    sb_free(b);
+    model_free(m);
+}
+
 static int count_events(void *ctx, const struct culeak_event *e)
 {
     (void)e;
@@ -99,6 +186,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_holders_per_row),
         cmocka_unit_test(test_decoder_without_callback_skips_it),
+        cmocka_unit_test(test_walks_at_marks),
+        cmocka_unit_test(test_freed_row_holds_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

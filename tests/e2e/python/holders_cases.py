@@ -185,6 +185,19 @@ def deep():
     say("deep_cut", holders(innermost(deep_cut)))
 
 
-for case in (deep, list_global, class_dict, closure, lru, running_frame, saved_for_backward, cycle, only_c,
+def nothing_kept():
+    """The walk keeps no reference: a local the function drops after a walk is freed at
+    once (a frame's locals snapshot, made by the walk, does not keep it), and a locals()
+    dict of the program's own is left as it was."""
+    t = torch.empty(4096)
+    before = sys.getrefcount(t)
+    holders(t.data_ptr())
+    say("refs_after_walk", sys.getrefcount(t) - before)
+    mine = locals()
+    holders(t.data_ptr())
+    say("own_locals_left", sorted(k for k in mine if k != "mine"))
+
+
+for case in (nothing_kept, deep, list_global, class_dict, closure, lru, running_frame, saved_for_backward, cycle, only_c,
              user_code):
     case()
