@@ -157,15 +157,20 @@ int culeak_make_parent_dirs(const char *path)
 
 /* A recording holds the program's arguments and environment: mode 0600, never through a
  * symbolic link (one planted at the path would have its target overwritten). Created
- * fresh; with replace, an existing regular file of this user is truncated instead. */
+ * fresh; with replace, an existing regular file of this user is truncated instead. A FIFO
+ * there is opened without waiting for a reader (none may ever come) and refused; so is a
+ * file with other names (a hard link to one of this user's files). */
 int culeak_create_private(const char *path, int replace)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0 || errno != EEXIST || !replace)
         return fd;
-    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO)
+        errno = EPERM; /* a FIFO nobody reads */
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+                    fcntl(fd, F_SETFL, 0) != 0)) {
         close(fd);
         errno = EPERM;
         return -1;

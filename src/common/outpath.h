@@ -33,8 +33,9 @@ int culeak_make_parent_dirs(const char *path);
 
 /* A recording holds the program's arguments and environment: created 0600, never
  * through a symbolic link (one planted at the path would have its target overwritten),
- * fresh; with replace, an existing regular file of this user is truncated instead. The
- * descriptor (close-on-exec), or -1 with errno. */
+ * fresh; with replace, an existing regular file of this user, of one name, is truncated
+ * instead (anything else there, a FIFO too, is refused: EPERM). The descriptor
+ * (close-on-exec), or -1 with errno. */
 int culeak_create_private(const char *path, int replace);
 /* The recording of process pid at path (its missing directories made); shared: path is the
  * job's one name, which the first process takes while each other one writes path.PID. The
