@@ -27,9 +27,13 @@ int culeak_output_dir_writable(const char *path);
 /* Makes the directories of path's directory that are missing (`-o 'run/%h/%r.culeak'` on
  * a new run), mode 0700 as the recordings in them are private. Each is entered without
  * following a symbolic link that someone else could have planted in its parent (one of
- * this user's, or in a directory only its owner, this user or root, may write). Nothing is
- * done when the directory exists. 0, or -1 with errno (ELOOP for a link refused). */
+ * this user's, or in a directory only its owner, this user or root, may write), existing
+ * directories too. 0, or -1 with errno (ELOOP for a link refused). */
 int culeak_make_parent_dirs(const char *path);
+/* Whether path's directories are reached without following a symbolic link that someone
+ * else could have planted (as culeak_make_parent_dirs enters them; nothing made): 0, or
+ * -1 with ELOOP. */
+int culeak_parent_dirs_trusted(const char *path);
 
 /* A recording holds the program's arguments and environment: created 0600, never
  * through a symbolic link (one planted at the path would have its target overwritten),

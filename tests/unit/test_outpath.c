@@ -155,6 +155,18 @@ static void test_planted_link(void **state)
     assert_false(is_dir(want, NULL)); /* nothing made through it */
     char made[300];
     assert_int_equal(culeak_create_recording(path, 0, 42, made, sizeof made), -1);
+    /* nor where the directory it leads to is there already */
+    assert_int_equal(mkdir(want, 0700), 0);
+    errno = 0;
+    assert_int_equal(culeak_make_parent_dirs(path), -1);
+    assert_int_equal(errno, ELOOP);
+    errno = 0;
+    assert_int_equal(culeak_parent_dirs_trusted(path), -1);
+    assert_int_equal(errno, ELOOP);
+    assert_int_equal(culeak_create_recording(path, 0, 42, made, sizeof made), -1);
+    snprintf(made, sizeof made, "%s/pub/r.culeak", t.dir); /* the shared directory itself */
+    assert_int_equal(culeak_parent_dirs_trusted(made), 0);
+    assert_int_equal(rmdir(want), 0);
     /* others alone may write it (not its group): still refused */
     assert_int_equal(chmod(pub, 01703), 0);
     errno = 0;
