@@ -4,6 +4,7 @@
  * memory, as a launched job's processes do (collect.h; culeak-stream(5), The ring), on a
  * socket in a directory only this user can enter (SO_PEERCRED on both ends): a culeak
  * that stops reading holds it up 50 ms at most, and what it committed outlives it. */
+#include "common/outpath.h"
 #include "launch/attach_job.h"
 #include "launch/collect.h"
 #include "commands.h"
@@ -52,7 +53,7 @@ int record_pid(const struct cli_command *cmd, pid_t pid, const char *out, int ti
         out = path;
     }
     /* fail now, not after the attach, where it cannot be written; the reader makes it */
-    int probe = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int probe = culeak_create_private(out, 1);
     if (probe < 0) {
         cli_fail(cmd, "cannot write %s: %s", out, strerror(errno));
         return 1;

@@ -106,10 +106,11 @@ static int link_trusted(int dirfd, const struct stat *link)
                                          (d.st_uid == geteuid() || d.st_uid == 0));
 }
 
-/* One step of the walk: name under dirfd, made when missing; its descriptor, or -1. */
-static int enter_dir(int dirfd, const char *name)
+/* One step of the walk: name under dirfd, made when missing (with make); its descriptor,
+ * or -1. */
+static int enter_dir(int dirfd, const char *name, int make)
 {
-    if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+    if (make && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
         return -1;
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR))
@@ -127,7 +128,8 @@ static int enter_dir(int dirfd, const char *name)
     return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-int culeak_make_parent_dirs(const char *path)
+/* Walks path's directories, each entered as enter_dir does: 0, or -1 with errno. */
+static int walk_dirs(const char *path, int make)
 {
     char dir[4096];
     long n = dir_of(path, dir, sizeof dir);
@@ -135,9 +137,6 @@ int culeak_make_parent_dirs(const char *path)
         return -1;
     if (n == 0 || !strcmp(dir, "/"))
         return 0; /* the working directory, or / */
-    struct stat st;
-    if (stat(dir, &st) == 0 || errno != ENOENT)
-        return 0; /* there already: culeak_output_dir_writable and open say what is wrong */
     int fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (char *name = dir, *end; fd >= 0 && *name; name = end) {
         end = name + strcspn(name, "/");
@@ -145,7 +144,7 @@ int culeak_make_parent_dirs(const char *path)
             *end++ = 0;
         if (!*name || !strcmp(name, "."))
             continue;
-        int next = enter_dir(fd, name), e = errno;
+        int next = enter_dir(fd, name, make), e = errno;
         close(fd);
         errno = e;
         fd = next;
@@ -156,17 +155,38 @@ int culeak_make_parent_dirs(const char *path)
     return 0;
 }
 
+int culeak_make_parent_dirs(const char *path)
+{
+    struct stat st;
+    char dir[4096];
+    if (dir_of(path, dir, sizeof dir) > 0 && stat(dir, &st) != 0 && errno != ENOENT)
+        return 0; /* culeak_output_dir_writable and open say what is wrong */
+    return walk_dirs(path, 1); /* there already too: a planted link on the way is refused */
+}
+
+int culeak_parent_dirs_trusted(const char *path)
+{
+    if (walk_dirs(path, 0) == 0 || errno != ELOOP)
+        return 0; /* a missing directory: the open says so */
+    return -1;
+}
+
 /* A recording holds the program's arguments and environment: mode 0600, never through a
  * symbolic link (one planted at the path would have its target overwritten). Created
- * fresh; with replace, an existing regular file of this user is truncated instead. */
+ * fresh; with replace, an existing regular file of this user is truncated instead. A FIFO
+ * there is opened without waiting for a reader (none may ever come) and refused; so is a
+ * file with other names (a hard link to one of this user's files). */
 int culeak_create_private(const char *path, int replace)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0 || errno != EEXIST || !replace)
         return fd;
-    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO)
+        errno = EPERM; /* a FIFO nobody reads */
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+                    fcntl(fd, F_SETFL, 0) != 0)) {
         close(fd);
         errno = EPERM;
         return -1;

@@ -33,14 +33,19 @@ int culeak_output_dir_writable(const char *path);
 /* Makes the directories of path's directory that are missing (`-o 'run/%h/%r.culeak'` on
  * a new run), mode 0700 as the recordings in them are private. Each is entered without
  * following a symbolic link that someone else could have planted in its parent (one of
- * this user's, or in a directory only its owner, this user or root, may write). Nothing is
- * done when the directory exists. 0, or -1 with errno (ELOOP for a link refused). */
+ * this user's, or in a directory only its owner, this user or root, may write), existing
+ * directories too. 0, or -1 with errno (ELOOP for a link refused). */
 int culeak_make_parent_dirs(const char *path);
+/* Whether path's directories are reached without following a symbolic link that someone
+ * else could have planted (as culeak_make_parent_dirs enters them; nothing made): 0, or
+ * -1 with ELOOP. */
+int culeak_parent_dirs_trusted(const char *path);
 
 /* A recording holds the program's arguments and environment: created 0600, never
  * through a symbolic link (one planted at the path would have its target overwritten),
- * fresh; with replace, an existing regular file of this user is truncated instead. The
- * descriptor (close-on-exec), or -1 with errno. */
+ * fresh; with replace, an existing regular file of this user, of one name, is truncated
+ * instead (anything else there, a FIFO too, is refused: EPERM). The descriptor
+ * (close-on-exec), or -1 with errno. */
 int culeak_create_private(const char *path, int replace);
 /* The recording of process pid at path (its missing directories made); shared: path is the
  * job's one name, which the first process takes while each other one writes path.PID. The

@@ -1,5 +1,6 @@
 /* The files culeak writes for the user (output_file.h). */
 #include "output_file.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,8 @@ int culeak_output_open(struct culeak_output *o, const char *path)
         return -1;
     }
     memcpy(o->path, path, len + 1);
+    if (culeak_parent_dirs_trusted(path) != 0)
+        return -1; /* a link someone else planted on the way: ELOOP */
     struct stat st, lst;
     /* a terminal or pipe (or a trusted link to one, as /dev/stdout is): nothing on disk to
      * overwrite */

@@ -34,10 +34,26 @@ static int match(const char *t, const char *p, const char *pid, const char *rest
     return !*p || !strcmp(p, rest);
 }
 
+/* Whether each "." or ".." component of path is the template's own: a %h or %r of ".."
+ * would lead out of the directory the pattern names. The components line up, as no
+ * name of the writer's holds a '/'. */
+static int dots_are_tmpl(const char *t, const char *p)
+{
+    while (*p) {
+        size_t pn = strcspn(p, "/"), tn = strcspn(t, "/");
+        int dots = (pn == 1 && p[0] == '.') || (pn == 2 && p[0] == '.' && p[1] == '.');
+        if (dots && (tn != pn || strncmp(t, p, pn) != 0))
+            return 0;
+        p += pn + (p[pn] == '/');
+        t += tn + (t[tn] == '/');
+    }
+    return 1;
+}
+
 int culeak_path_matches(const char *tmpl, long pid, const char *path)
 {
     char num[32], dotted[34];
     snprintf(num, sizeof num, "%ld", pid);
     snprintf(dotted, sizeof dotted, ".%ld", pid);
-    return pid > 0 && match(tmpl, path, num, dotted);
+    return pid > 0 && match(tmpl, path, num, dotted) && dots_are_tmpl(tmpl, path);
 }

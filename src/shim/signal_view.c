@@ -1,11 +1,12 @@
 /* The program's view of its own signal dispositions. Where the program left a fatal
  * signal at its default action, culeak's handler stands in for it (abrupt_end.c: the
  * stream is written out, then the default action kills the process as it would have).
- * sigaction, signal, bsd_signal and sigset read back for such a signal what the program
- * last set (or the default), never culeak's handler: code that installs its own handler
- * only where none is there yet behaves as untraced. A handler or SIG_IGN the program sets
- * replaces culeak's; a default it sets is noted as the kernel stores it, and culeak's
- * handler goes back in its place. Async-signal-safe, as sigaction is. */
+ * sigaction, signal, bsd_signal, ssignal, sysv_signal, sigset and siginterrupt read back
+ * for such a signal what the program last set (or the default), never culeak's handler:
+ * code that installs its own handler only where none is there yet behaves as untraced.
+ * A handler or SIG_IGN the program sets replaces culeak's; a default it sets is noted as
+ * the kernel stores it, and culeak's handler goes back in its place. Async-signal-safe,
+ * as sigaction is. */
 #include "shim.h"
 
 #include <dlfcn.h>
@@ -99,6 +100,42 @@ CULEAK_EXPORT handler_fn signal(int sig, handler_fn h)
 }
 
 CULEAK_EXPORT handler_fn bsd_signal(int sig, handler_fn h) { return signal(sig, h); }
+CULEAK_EXPORT handler_fn ssignal(int sig, handler_fn h) { return signal(sig, h); }
+
+#ifndef SA_INTERRUPT
+#define SA_INTERRUPT 0x20000000
+#endif
+
+/* sysv_signal as glibc's (System V: the handler runs once, unblocked, calls interrupted).
+ * A program built for strict ISO C (-std=c11) calls it for signal(): <signal.h> names
+ * __sysv_signal there. */
+CULEAK_EXPORT handler_fn __sysv_signal(int sig, handler_fn h)
+{
+    if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE)) {
+        handler_fn (*f)(int, handler_fn) =
+            (handler_fn(*)(int, handler_fn))culeak_real_dlsym(RTLD_NEXT, "__sysv_signal");
+        return f ? f(sig, h) : SIG_ERR;
+    }
+    struct sigaction sa = {.sa_handler = h, .sa_flags = SA_RESETHAND | SA_NODEFER | SA_INTERRUPT}, old;
+    sigemptyset(&sa.sa_mask);
+    return h != SIG_ERR && sigaction(sig, &sa, &old) == 0 ? old.sa_handler : SIG_ERR;
+}
+
+CULEAK_EXPORT handler_fn sysv_signal(int sig, handler_fn h) { return __sysv_signal(sig, h); }
+
+/* siginterrupt as glibc's: it changes SA_RESTART of the disposition the program sees. */
+CULEAK_EXPORT int siginterrupt(int sig, int interrupt)
+{
+    struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) != 0)
+        return -1;
+    sa.sa_flags = interrupt ? sa.sa_flags & ~SA_RESTART : sa.sa_flags | SA_RESTART;
+    if (sig > 0 && sig < NSIG && __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE)) {
+        shown[sig].sa_flags = sa.sa_flags; /* still the default: only what is read back */
+        return 0;
+    }
+    return sigaction(sig, &sa, NULL);
+}
 
 /* sigset as glibc's (System V): no flags, SIG_HOLD blocks the signal, any other
  * disposition unblocks it; SIG_HOLD is returned when it was blocked. */

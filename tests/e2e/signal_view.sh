@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A traced program's view of its own signal dispositions is what it set: before and after
-# its first allocation, sigaction, signal and sigset read back for every signal what they
-# read untraced (not culeak's fatal-signal handler), /proc/self/status shows the same
+# its first allocation, sigaction, signal, sigset, sysv_signal and ssignal read back for
+# every signal what they read untraced (not culeak's fatal-signal handler), as do a strict
+# ISO C program's signal() (glibc's __sysv_signal) and siginterrupt's change, /proc/self/status shows the same
 # ignored signals (none of glibc's own 32 and 33), and a SIGTERM handler installed only
 # where the current one is SIG_DFL is installed and runs.
 set -u
@@ -25,6 +26,11 @@ for how in check record; do
     [ "$rc" -eq 0 ] || fail "$how: status $rc: $(cat "$T/err")"
     diff "$T/untraced" "$T/$how" >"$T/diff" || fail "$how: the job's view differs from untraced: $(head -20 "$T/diff")"
 done
+# signal() of a program built for strict ISO C is glibc's __sysv_signal
+cc -std=c11 -I"$ROOT/src" -o "$T/strict" "$ROOT/tests/e2e/c/signal_strict.c" -L"$B/fakecuda" -lcudart ||
+    fail "cannot build the strict C job"
+"$B/culeak" check -- "$T/strict" >"$T/out" 2>"$T/err" || fail "strict C: status $?: $(cat "$T/err")"
+grep -q "^signal(SIGTERM) was SIG_DFL" "$T/out" || fail "strict C: $(cat "$T/out")"
 # the program sets SIGTERM's default itself, then dies of SIGTERM: the recording is whole
 # (its EXIT record written by culeak's handler, which stayed in the default's place)
 "$B/culeak" check -- "$T/job" dfl-kill >"$T/out" 2>"$T/err"

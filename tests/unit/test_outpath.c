@@ -155,6 +155,18 @@ static void test_planted_link(void **state)
     assert_false(is_dir(want, NULL)); /* nothing made through it */
     char made[300];
     assert_int_equal(culeak_create_recording(path, 0, 42, made, sizeof made), -1);
+    /* nor where the directory it leads to is there already */
+    assert_int_equal(mkdir(want, 0700), 0);
+    errno = 0;
+    assert_int_equal(culeak_make_parent_dirs(path), -1);
+    assert_int_equal(errno, ELOOP);
+    errno = 0;
+    assert_int_equal(culeak_parent_dirs_trusted(path), -1);
+    assert_int_equal(errno, ELOOP);
+    assert_int_equal(culeak_create_recording(path, 0, 42, made, sizeof made), -1);
+    snprintf(made, sizeof made, "%s/pub/r.culeak", t.dir); /* the shared directory itself */
+    assert_int_equal(culeak_parent_dirs_trusted(made), 0);
+    assert_int_equal(rmdir(want), 0);
     /* others alone may write it (not its group): still refused */
     assert_int_equal(chmod(pub, 01703), 0);
     errno = 0;
@@ -167,12 +179,48 @@ static void test_planted_link(void **state)
     tmp_remove(&t);
 }
 
+/* A recording's name taken by something else: a FIFO is refused at once (nobody may ever
+ * read it), and so is a hard link; a regular file of this user's is truncated. */
+static void test_private_taken(void **state)
+{
+    (void)state;
+    struct tmp t;
+    tmp_make(&t);
+    char fifo[128], file[128], other[128];
+    snprintf(fifo, sizeof fifo, "%s/fifo", t.dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    errno = 0;
+    assert_int_equal(culeak_create_private(fifo, 1), -1);
+    assert_int_equal(errno, EPERM);
+    snprintf(file, sizeof file, "%s/file", t.dir);
+    snprintf(other, sizeof other, "%s/other", t.dir);
+    int fd = open(file, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0 && write(fd, "precious", 8) == 8);
+    close(fd);
+    assert_int_equal(link(file, other), 0);
+    errno = 0;
+    assert_int_equal(culeak_create_private(other, 1), -1);
+    assert_int_equal(errno, EPERM);
+    struct stat st;
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_size, 8);
+    assert_int_equal(unlink(other), 0);
+    fd = culeak_create_private(file, 1);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    close(fd);
+    tmp_remove(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rank_order),
         cmocka_unit_test(test_make_dirs),
         cmocka_unit_test(test_planted_link),
+        cmocka_unit_test(test_private_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

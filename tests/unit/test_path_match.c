@@ -25,6 +25,14 @@ static void test_matches(void **state)
     assert_true(culeak_path_matches("/d/%h-%r.%p", 7, "/d/gpu-a-3.7"));
     assert_false(culeak_path_matches("/d/%h.%p", 7, "/d/x/../../etc/y.7")); /* %h stays in its component */
     assert_false(culeak_path_matches("/d/%h.%p", 7, "/d/h.8"));
+    /* nor is it "." or "..", alone or with the template's text */
+    assert_false(culeak_path_matches("/d/%h/r.%p", 7, "/d/../r.7"));
+    assert_false(culeak_path_matches("/d/%r/%h/r.%p", 7, "/d/../../r.7"));
+    assert_false(culeak_path_matches("/d/.%h/r.%p", 7, "/d/../r.7"));
+    assert_false(culeak_path_matches("/d/%h/r.%p", 7, "/d/./r.7"));
+    assert_true(culeak_path_matches("/d/%h/r.%p", 7, "/d/.h/r.7"));
+    assert_true(culeak_path_matches("/d/%h/r.%p", 7, "/d/.../r.7"));
+    assert_true(culeak_path_matches("/d/../e/%h/r.%p", 7, "/d/../e/h/r.7")); /* the template's own */
     assert_true(culeak_path_matches("/d/100%%.%p", 7, "/d/100%.7"));
     assert_false(culeak_path_matches("/d/100%%.%p", 7, "/d/100%%.7"));
     assert_true(culeak_path_matches("/d/a%q", 7, "/d/a%q")); /* % before another character stays */

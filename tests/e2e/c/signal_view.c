@@ -1,7 +1,8 @@
 /* A program's view of its own signal dispositions, printed before and after its first
- * allocation: /proc/self/status's SigIgn, then what sigaction, signal and sigset read back
- * for every signal. Then, as libraries do, it installs a SIGTERM handler only where the
- * current one is SIG_DFL, and raises SIGTERM. The output must be the same with or
+ * allocation: /proc/self/status's SigIgn, then what sigaction, signal, sigset, sysv_signal
+ * and ssignal read back for every signal (and siginterrupt's change). Then, as libraries
+ * do, it installs a SIGTERM handler only where the current one is SIG_DFL, and raises
+ * SIGTERM. The output must be the same with or
  * without culeak. With the argument "dfl-kill", it sets SIGTERM's default itself after
  * its first allocation and is killed by SIGTERM: culeak's handler still writes the
  * recording out first. */
@@ -53,6 +54,18 @@ static void view(const char *when)
     was = sigset(SIGQUIT, SIG_IGN);
     printf("%s sigset(SIGQUIT) was %s\n", when, what(was));
     sigset(SIGQUIT, was);
+    /* System V's, as a strict ISO C program's signal() is (signal_strict.c) */
+    was = sysv_signal(SIGINT, SIG_IGN);
+    printf("%s sysv_signal(SIGINT) was %s\n", when, what(was));
+    sysv_signal(SIGINT, was);
+    was = ssignal(SIGABRT, SIG_IGN);
+    printf("%s ssignal(SIGABRT) was %s\n", when, what(was));
+    ssignal(SIGABRT, was);
+    struct sigaction now;
+    siginterrupt(SIGSEGV, 0); /* SA_RESTART on */
+    sigaction(SIGSEGV, NULL, &now);
+    printf("%s siginterrupt(SIGSEGV, 0): flags %#x\n", when, (unsigned)now.sa_flags);
+    siginterrupt(SIGSEGV, 1);
 }
 
 int main(int argc, char **argv)
