@@ -4,6 +4,7 @@
 #include "collect.h"
 #include "common/outpath.h"
 #include "common/path_match.h"
+#include "common/strpool.h"
 #include "common/text_escape.h"
 #include "ring_hub.h"
 #include "roll.h"
@@ -55,12 +56,15 @@ struct culeak_collector {
     unsigned polls;
     struct untold untold; /* refusals not yet written into a recording */
     struct culeak_collect_tap tap; /* bytes NULL: none */
+    struct strpool names; /* the recordings' names taken in this job */
 };
 
 struct culeak_collector *culeak_collector_new(void)
 {
     struct culeak_collector *c = calloc(1, sizeof *c);
     char err[300];
+    if (c)
+        strpool_init(&c->names);
     if (c && !(c->hub = culeak_hub_new(0, err, sizeof err))) {
         fprintf(stderr, "culeak: %s\n", err);
         free(c);
@@ -180,6 +184,37 @@ static void take_new(struct culeak_collector *c)
     }
 }
 
+/* Takes name for a recording of this job: 0, or -1 when an earlier process of the job
+ * has it (out of memory: taken, as before). */
+static int take_name(struct culeak_collector *c, const char *name)
+{
+    size_t before = c->names.count;
+    uint32_t id = strpool_id(&c->names, name, strlen(name));
+    return id != UINT32_MAX && id < before ? -1 : 0;
+}
+
+/* A pid the system gave again within one job (pid_max wrapped in a long job) expands the
+ * output pattern to an earlier process's recording, which replacing would lose: the later
+ * process gets PATH.PID, or PATH.PID.N, instead. path becomes that name; shared too is
+ * off then (the name is this process's own). */
+static void unique_name(struct culeak_collector *c, char *path, size_t cap, long pid, int *shared)
+{
+    char own[CULEAK_RING_PATH_MAX + 64];
+    if (*shared) { /* the job's one name, else PATH.PID: the second of those is taken */
+        snprintf(own, sizeof own, "%s.%ld", path, pid);
+        if (take_name(c, path) == 0 || take_name(c, own) == 0)
+            return;
+    } else if (take_name(c, path) == 0)
+        return;
+    snprintf(own, sizeof own, "%s.%ld", path, pid);
+    for (unsigned n = 2; take_name(c, own) != 0; n++)
+        snprintf(own, sizeof own, "%.*s.%ld.%u", (int)(cap - 48), path, pid, n);
+    if (strlen(own) < cap) {
+        memcpy(path, own, strlen(own) + 1);
+        *shared = 0;
+    }
+}
+
 /* The recording of ring i, at the path its writer put in the header. */
 static void open_out(struct culeak_collector *c, size_t i)
 {
@@ -205,8 +240,11 @@ static void open_out(struct culeak_collector *c, size_t i)
     }
     if (path[0] != '/')
         return; /* no recording asked for */
+    unique_name(c, path, sizeof path, pid, &shared);
     /* the stream's MAGIC is no record (the ring starts at HELLO): the roller writes it */
     o->out = culeak_roller_start(&o->roll, &c->roll, path, shared, pid, (long long)time(NULL), made, sizeof made);
+    if (o->out >= 0)
+        (void)take_name(c, made); /* PATH.PID, when the job's one name was there before it */
     if (o->out < 0) {
         char why[160];
         snprintf(why, sizeof why, "its recording could not be created: %s", strerror(errno));
@@ -426,5 +464,6 @@ void culeak_collector_free(struct culeak_collector *c)
     free(c->pids);
     free(c->attach_out);
     free(c->pattern);
+    strpool_free(&c->names);
     free(c);
 }
