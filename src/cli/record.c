@@ -8,6 +8,7 @@
 #include "record_pid.h"
 #include "record_metrics.h"
 #include "common/wire.h"
+#include "common/aggregate.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -19,7 +20,7 @@
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
-                  OPT_METRICS };
+                  OPT_METRICS, OPT_AGGREGATE, OPT_INTERVAL };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -31,6 +32,11 @@ static const struct cli_option record_options[] = {
     {"metrics", OPT_METRICS, "HOST:PORT", "serve the job's live numbers on http://HOST:PORT/metrics\n"
                                           "(OpenMetrics, for Prometheus) while it runs; :PORT: every\n"
                                           "address, port 0: a free one (said on stderr)"},
+    {"aggregate", OPT_AGGREGATE, NULL, "an aggregated recording: allocations made and freed within an\n"
+                                        "interval or between two marks are counted per call site, not\n"
+                                        "written one by one (bounded size for long runs)"},
+    {"interval", OPT_INTERVAL, "TIME", "with --aggregate, the longest time between two counts (10s;\n"
+                                       "ms, s, m, h)"},
     CLI_NO_POOL(OPT_NO_POOL),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
     CLI_HELP,
@@ -45,7 +51,10 @@ const struct cli_command cli_record = {
              "Without %p, the first process of the job takes FILE and each other one writes\n"
              "FILE.PID. --no-pool turns the caching allocators of PyTorch and JAX off (and CuPy's,\n"
              "where the program calls culeak.no_pool()). Exit status: the program's.\n"
-             "With --pid, attaches to a running process instead (see culeak attach).\n",
+             "With --pid, attaches to a running process instead (see culeak attach).\n"
+             "With --aggregate, the recording stays small at any length: what outlives an\n"
+             "interval (or a mark) is written as it happened, what does not is counted per\n"
+             "call site; reports, diffs and suspects read it as a full recording.\n",
     .options = record_options,
     .program = 1,
     .run = cmd_record,
@@ -54,7 +63,32 @@ const struct cli_command cli_record = {
 struct record_args {
     const char *out, *metrics;
     long depth, pid, timeout;
+    int aggregate;
+    uint64_t interval_ns;
 };
+
+/* "10s", "500ms", "2m", "1h" (a bare number: seconds), from 1 ms to 24 h. */
+static int parse_interval(const char *arg, uint64_t *ns)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    double unit = 1e9;
+    if (end == arg)
+        return -1;
+    if (!strcmp(end, "ms"))
+        unit = 1e6;
+    else if (!strcmp(end, "m") || !strcmp(end, "min"))
+        unit = 60e9;
+    else if (!strcmp(end, "h"))
+        unit = 3600e9;
+    else if (*end && strcmp(end, "s"))
+        return -1;
+    double t = v * unit;
+    if (!(t >= 1e6 && t <= 86400e9))
+        return -1;
+    *ns = (uint64_t)t;
+    return 0;
+}
 
 static int on_option(void *ctx, int key, const char *arg)
 {
@@ -71,6 +105,13 @@ static int on_option(void *ctx, int key, const char *arg)
         return cli_int(&cli_record, key, arg, 1, 3600, &a->timeout);
     case OPT_METRICS:
         a->metrics = arg;
+        return 0;
+    case OPT_AGGREGATE:
+        a->aggregate = 1;
+        return 0;
+    case OPT_INTERVAL:
+        if (parse_interval(arg, &a->interval_ns) != 0)
+            return cli_error(&cli_record, "--interval %s: a time from 1ms to 24h, such as 10s, 500ms or 5m", arg);
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
@@ -148,6 +189,10 @@ int cmd_record(int argc, char **argv)
         return cli_error(&cli_record, "--pid attaches to a running process: no program to run");
     if (a.pid && a.metrics)
         return cli_error(&cli_record, "--metrics serves a job culeak starts, not one --pid attaches to");
+    if (a.interval_ns && !a.aggregate)
+        return cli_error(&cli_record, "--interval is the interval of an aggregated recording: add --aggregate");
+    if (a.aggregate)
+        culeak_launch_aggregate(a.interval_ns ? a.interval_ns : CULEAK_AGGREGATE_INTERVAL_NS);
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)

@@ -63,6 +63,30 @@ struct culeak_pyframe {
     uint64_t flags; /* CULEAK_PYFRAME_BACKWARD: the autograd backward marker */
 };
 
+/* CHURN (an aggregated recording): allocations made and freed between two flush points,
+ * per call site, and the high-water marks reached meanwhile (culeak-stream(5)). */
+struct culeak_churn_unit {
+    uint64_t stack;            /* the allocations' stack leaf */
+    uint32_t kind;
+    int32_t device;
+    uint64_t count, bytes;     /* allocated and freed again */
+    uint64_t peak;             /* the site's live bytes at their highest; 0: not higher than told */
+    uint64_t thread;           /* 0: nothing new; else (tid << 1 | several threads) + 1 */
+};
+struct culeak_churn_peak {
+    int all_devices;           /* the process's counter over all devices, else device's */
+    int32_t device;
+    uint32_t slot;             /* a culeak_kind, or CULEAK_KIND_COUNT: device memory */
+    uint64_t bytes, t_ns, seq; /* the high-water mark and when it was reached */
+};
+struct culeak_churn {
+    uint64_t interval_ns;      /* the recorder's interval */
+    uint64_t t_first, t_last;  /* the first allocation and the last free folded (0: none) */
+    size_t nunits, npeaks;
+    const struct culeak_churn_unit *unit;
+    const struct culeak_churn_peak *peak;
+};
+
 /* Each callback returns 0 to go on, non-zero to stop decoding (feed returns it). */
 struct culeak_sink {
     void *ctx;
@@ -80,6 +104,8 @@ struct culeak_sink {
     int (*lost)(void *ctx, uint64_t count, uint64_t first_seq, uint64_t last_seq);
     /* who holds the live block that contains addr (HOLDER) */
     int (*holder)(void *ctx, uint64_t addr, struct culeak_str words);
+    /* allocations folded by an aggregated recording (CHURN) */
+    int (*churn)(void *ctx, const struct culeak_churn *c);
 };
 
 struct culeak_decoder {

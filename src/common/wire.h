@@ -21,6 +21,8 @@
  *   HOLDER       who holds a live block: Python references     -
  *   PYFRAME      a Python frame a FRAME's tagged ip names      -
  *   LOST         events dropped while the reader was stopped   -
+ *   CHURN        an aggregated recording's folded allocations    -
+ *                (per site: made and freed between flush points)
  *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
  */
 #ifndef CULEAK_WIRE_H
@@ -54,6 +56,7 @@ enum culeak_record {
     CULEAK_REC_FREE_AGAIN = 14,  /* a FREE like the previous one, but for its time and address */
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
     CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
+    CULEAK_REC_CHURN = 17,       /* aggregated: allocations made and freed since the last, by site */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,

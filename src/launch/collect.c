@@ -4,6 +4,7 @@
 #include "collect.h"
 #include "common/outpath.h"
 #include "common/path_match.h"
+#include "common/aggregate.h"
 #include "common/text_escape.h"
 #include "ring_hub.h"
 #include "common/wire.h"
@@ -35,6 +36,7 @@ struct ring_out {
     int active; /* the hub's ring of this slot is read here */
     int out;    /* the recording; -1: not made yet */
     int failed; /* it could not be made: what the ring holds is dropped */
+    struct culeak_agg *agg; /* aggregated: the filter its bytes go through; NULL: none */
 };
 
 struct culeak_collector {
@@ -50,6 +52,7 @@ struct culeak_collector {
     unsigned polls;
     struct untold untold; /* refusals not yet written into a recording */
     struct culeak_collect_tap tap; /* bytes NULL: none */
+    uint64_t aggregate_ns; /* record --aggregate: the CHURN interval; 0: every event written */
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -110,7 +113,7 @@ static int grow_outs(struct culeak_collector *c)
     if (!p)
         return -1;
     for (size_t i = c->n; i < n; i++)
-        p[i] = (struct ring_out){0, -1, 0};
+        p[i] = (struct ring_out){0, -1, 0, NULL};
     c->outs = p;
     c->n = n;
     return 0;
@@ -170,7 +173,7 @@ static void take_new(struct culeak_collector *c)
     c->unrecorded += culeak_hub_refused(c->hub) - c->refused_seen;
     c->refused_seen = culeak_hub_refused(c->hub);
     while (grow_outs(c) == 0 && (i = culeak_hub_take(c->hub)) >= 0) {
-        c->outs[i] = (struct ring_out){1, -1, 0};
+        c->outs[i] = (struct ring_out){1, -1, 0, NULL};
         remember_pid(c, culeak_hub_pid(c->hub, (size_t)i));
     }
 }
@@ -224,11 +227,55 @@ void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collec
     c->tap = tap ? *tap : (struct culeak_collect_tap){0};
 }
 
+void culeak_collector_aggregate(struct culeak_collector *c, uint64_t interval_ns) { c->aggregate_ns = interval_ns; }
+
+struct agg_target {
+    struct culeak_collector *c;
+    size_t i;
+};
+static void write_out(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n);
+static void agg_write(void *ctx, const void *p, size_t n)
+{
+    struct agg_target *t = ctx;
+    write_out(t->c, t->i, p, n);
+}
+
+/* What goes to ring i's recording: the tap sees it as it came; an aggregated recording
+ * gets it through its filter, made at the recording's first bytes. */
 static void write_full(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
 {
     struct ring_out *o = &c->outs[i];
     if (c->tap.bytes && n)
         c->tap.bytes(c->tap.ctx, i, p, n);
+    if (c->aggregate_ns && o->out >= 0 && !o->agg) {
+        struct agg_target *t = malloc(sizeof *t);
+        if (t)
+            *t = (struct agg_target){c, i};
+        if (t && !(o->agg = culeak_agg_new(c->aggregate_ns, 0, agg_write, t)))
+            free(t);
+        if (!o->agg) /* out of memory: this process's recording is a full one */
+            c->aggregate_ns = 0;
+    }
+    if (o->agg) {
+        culeak_agg_feed(o->agg, p, n);
+        return;
+    }
+    write_out(c, i, p, n);
+}
+
+static void agg_end(struct ring_out *o)
+{
+    if (!o->agg)
+        return;
+    culeak_agg_finish(o->agg);
+    free(culeak_agg_ctx(o->agg));
+    culeak_agg_free(o->agg);
+    o->agg = NULL;
+}
+
+static void write_out(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
+{
+    struct ring_out *o = &c->outs[i];
     while (n > 0 && o->out >= 0) {
         ssize_t k = write(o->out, p, n);
         if (k < 0 && errno == EINTR)
@@ -275,11 +322,12 @@ static void say_last_gap(struct culeak_collector *c, size_t i);
 static void finish(struct culeak_collector *c, size_t i)
 {
     say_last_gap(c, i);
+    agg_end(&c->outs[i]);
     if (c->outs[i].out >= 0)
         close(c->outs[i].out);
     if (c->tap.ended)
         c->tap.ended(c->tap.ctx, i);
-    c->outs[i] = (struct ring_out){0, -1, 0};
+    c->outs[i] = (struct ring_out){0, -1, 0, NULL};
     culeak_hub_release(c->hub, i);
 }
 

@@ -241,6 +241,16 @@ static int on_lost(void *ctx, uint64_t count, uint64_t first, uint64_t last)
     return 0;
 }
 
+static int on_churn(void *ctx, const struct culeak_churn *c)
+{
+    struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
+    model_changed(s->m);
+    apply_churn(s->m, s->p, c);
+    return 0;
+}
+
 struct model_stream *model_stream_open(struct model *m)
 {
     struct model_stream *s = calloc(1, sizeof *s);
@@ -250,7 +260,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
         .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
-        .lost = on_lost, .holder = on_holder,
+        .lost = on_lost, .holder = on_holder, .churn = on_churn,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;
