@@ -9,6 +9,7 @@
 #include "record_metrics.h"
 #include "common/wire.h"
 #include "common/aggregate.h"
+#include "aggregate.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -67,29 +68,6 @@ struct record_args {
     uint64_t interval_ns;
 };
 
-/* "10s", "500ms", "2m", "1h" (a bare number: seconds), from 1 ms to 24 h. */
-static int parse_interval(const char *arg, uint64_t *ns)
-{
-    char *end;
-    double v = strtod(arg, &end);
-    double unit = 1e9;
-    if (end == arg)
-        return -1;
-    if (!strcmp(end, "ms"))
-        unit = 1e6;
-    else if (!strcmp(end, "m") || !strcmp(end, "min"))
-        unit = 60e9;
-    else if (!strcmp(end, "h"))
-        unit = 3600e9;
-    else if (*end && strcmp(end, "s"))
-        return -1;
-    double t = v * unit;
-    if (!(t >= 1e6 && t <= 86400e9))
-        return -1;
-    *ns = (uint64_t)t;
-    return 0;
-}
-
 static int on_option(void *ctx, int key, const char *arg)
 {
     struct record_args *a = ctx;
@@ -110,7 +88,7 @@ static int on_option(void *ctx, int key, const char *arg)
         a->aggregate = 1;
         return 0;
     case OPT_INTERVAL:
-        if (parse_interval(arg, &a->interval_ns) != 0)
+        if (cli_parse_interval(arg, &a->interval_ns) != 0)
             return cli_error(&cli_record, "--interval %s: a time from 1ms to 24h, such as 10s, 500ms or 5m", arg);
         return 0;
     case OPT_NO_POOL:

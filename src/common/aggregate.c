@@ -2,7 +2,7 @@
  * and written again with the stream's own encoder (wire_encode.h), its seq and time
  * kept; the allocations made since the last flush point wait in a pending list, and one
  * freed before the next flush point leaves it unwritten, its free with it, and is counted
- * in its unit (stack, kind, device) for the next CHURN record. The filter keeps what
+ * in its unit (stack, kind: the model's) by device for the next CHURN record. The filter keeps what
  * the model would keep to tell the high-water marks: every live allocation's unit and
  * size, and the live bytes per unit and per counter. */
 #include "aggregate.h"
@@ -34,12 +34,21 @@ int culeak_agg_kind_is_device_memory(unsigned kind)
 /* As the model: managed memory shares the device's addresses. */
 static unsigned space_of(unsigned kind) { return kind == CULEAK_KIND_MANAGED ? CULEAK_KIND_DEVICE : kind; }
 
+/* What a unit folded on one device since the last CHURN. */
+struct fold {
+    int32_t device;
+    uint64_t n, bytes;
+};
+
 struct unit {
     uint64_t stack;
     uint32_t kind;
-    int32_t device;
-    uint64_t live, peak, told_peak;
-    uint64_t folded, folded_bytes; /* since the last CHURN */
+    struct fold *folds; /* by device, in the order they came */
+    uint32_t nfolds;
+    uint64_t live, live_count, peak, told_peak;
+    /* live at the process's latest device-memory peak, saved at its first change since
+     * (the model's touch_unit) */
+    uint64_t at_peak, at_peak_count, at_peak_epoch;
     uint64_t tid, told_tid;
     uint8_t threads, told_threads;  /* 0 none, 1 one thread, 2 several */
     uint8_t dirty;                  /* in the dirty list */
@@ -76,7 +85,7 @@ struct culeak_agg {
     /* input carried between feeds, output gathered in one feed */
     uint8_t *in, *out;
     size_t in_len, in_cap, out_len, out_cap;
-    /* units by (stack, kind, device) */
+    /* units by (stack, kind) */
     struct unit *units;
     size_t nunits, units_cap;
     struct u64map unit_index;
@@ -94,6 +103,10 @@ struct culeak_agg {
     int ndev;
     struct counter counters[MAX_DEVICES + 1][SLOTS];
     uint64_t t_first, t_last; /* of the folded allocations since the last CHURN */
+    uint64_t peak_epoch;      /* bumped at each new device-memory peak of the process */
+    int peak_moved;           /* since the last CHURN */
+    uint32_t *touched;        /* units changed since the latest peak */
+    size_t ntouched, touched_cap;
     struct culeak_agg_stats st;
 };
 
@@ -165,22 +178,19 @@ static int cmp_unit(const void *x, const void *y, void *units)
     const struct unit *b = (const struct unit *)units + *(const uint32_t *)y;
     if (a->stack != b->stack)
         return a->stack < b->stack ? -1 : 1;
-    if (a->kind != b->kind)
-        return a->kind < b->kind ? -1 : 1;
-    return a->device < b->device ? -1 : a->device > b->device;
+    return a->kind < b->kind ? -1 : a->kind > b->kind;
 }
 
-static void sort_dirty(struct culeak_agg *a)
+/* Units by stack (each written as a step from the one before); qsort_r is glibc's, so a
+ * shell sort keeps this portable. */
+static void sort_list(struct culeak_agg *a, uint32_t *v, size_t n)
 {
-    /* insertion into a sorted copy would be n^2: qsort_r is glibc's, so a plain
-     * shell sort keeps this portable */
-    size_t n = a->ndirty;
     for (size_t gap = n / 2; gap > 0; gap /= 2)
         for (size_t i = gap; i < n; i++)
-            for (size_t j = i; j >= gap && cmp_unit(&a->dirty[j - gap], &a->dirty[j], a->units) > 0; j -= gap) {
-                uint32_t t = a->dirty[j];
-                a->dirty[j] = a->dirty[j - gap];
-                a->dirty[j - gap] = t;
+            for (size_t j = i; j >= gap && cmp_unit(&v[j - gap], &v[j], a->units) > 0; j -= gap) {
+                uint32_t t = v[j];
+                v[j] = v[j - gap];
+                v[j - gap] = t;
             }
 }
 
@@ -195,9 +205,19 @@ static void write_churn(struct culeak_agg *a, int always)
             npeaks += a->counters[d][s].risen;
     if (!always && !a->ndirty && !npeaks)
         return;
-    sort_dirty(a);
-    size_t cap = CULEAK_REC_HEADROOM + 5 * CULEAK_UVARINT_MAX + a->ndirty * 7 * CULEAK_UVARINT_MAX +
-                 npeaks * 5 * CULEAK_UVARINT_MAX;
+    sort_list(a, a->dirty, a->ndirty);
+    size_t nentries = 0;
+    for (size_t i = 0; i < a->ndirty; i++) {
+        const struct unit *u = &a->units[a->dirty[i]];
+        size_t n = 0;
+        for (uint32_t f = 0; f < u->nfolds; f++)
+            n += u->folds[f].n > 0;
+        nentries += n ? n : 1;
+    }
+    size_t cap = CULEAK_REC_HEADROOM + 6 * CULEAK_UVARINT_MAX + nentries * 7 * CULEAK_UVARINT_MAX +
+                 npeaks * 5 * CULEAK_UVARINT_MAX + (a->peak_moved ? a->ntouched * 4 * CULEAK_UVARINT_MAX : 0);
+    if (a->peak_moved)
+        sort_list(a, a->touched, a->ntouched);
     uint8_t *rec = room(a, cap);
     if (!rec) {
         a->broken = 1;
@@ -207,23 +227,34 @@ static void write_churn(struct culeak_agg *a, int always)
     size_t k = culeak_put_u(p, a->interval_ns);
     k += culeak_put_u(p + k, a->t_first);
     k += culeak_put_u(p + k, a->t_last);
-    k += culeak_put_u(p + k, a->ndirty);
+    k += culeak_put_u(p + k, nentries);
     uint64_t stack = 0;
     for (size_t i = 0; i < a->ndirty; i++) {
         struct unit *u = &a->units[a->dirty[i]];
-        k += culeak_put_u(p + k, u->stack - stack);
-        stack = u->stack;
-        k += culeak_put_u(p + k, u->kind);
-        k += culeak_put_z(p + k, u->device);
-        k += culeak_put_u(p + k, u->folded);
-        k += culeak_put_u(p + k, u->folded_bytes);
-        k += culeak_put_u(p + k, u->peak > u->told_peak ? u->peak : 0);
         int thread_new = u->threads != u->told_threads || (u->threads && u->tid != u->told_tid);
-        k += culeak_put_u(p + k, thread_new ? (u->tid << 1 | (u->threads > 1)) + 1 : 0);
+        uint64_t peak = u->peak > u->told_peak ? u->peak : 0;
+        uint64_t thread = thread_new ? (u->tid << 1 | (u->threads > 1)) + 1 : 0;
+        /* an entry per device that folded (the unit's peak and thread on the first), or
+         * one with no count that tells only those */
+        int written = 0;
+        for (uint32_t f = 0; f <= u->nfolds; f++) {
+            if (f == u->nfolds ? written : !u->folds[f].n)
+                continue;
+            k += culeak_put_u(p + k, u->stack - stack);
+            stack = u->stack;
+            k += culeak_put_u(p + k, u->kind);
+            k += culeak_put_z(p + k, f < u->nfolds ? u->folds[f].device : -1);
+            k += culeak_put_u(p + k, f < u->nfolds ? u->folds[f].n : 0);
+            k += culeak_put_u(p + k, f < u->nfolds ? u->folds[f].bytes : 0);
+            k += culeak_put_u(p + k, written ? 0 : peak);
+            k += culeak_put_u(p + k, written ? 0 : thread);
+            written = 1;
+            if (f < u->nfolds)
+                u->folds[f].n = u->folds[f].bytes = 0;
+        }
         u->told_peak = u->peak;
         u->told_tid = u->tid;
         u->told_threads = u->threads;
-        u->folded = u->folded_bytes = 0;
         u->dirty = 0;
     }
     k += culeak_put_u(p + k, npeaks);
@@ -239,6 +270,19 @@ static void write_churn(struct culeak_agg *a, int always)
             k += culeak_put_u(p + k, c->seq);
             c->risen = 0;
         }
+    /* what each unit changed since the peak held at it: the model takes every other
+     * unit's value at the peak from its live bytes now */
+    k += culeak_put_u(p + k, a->peak_moved ? a->ntouched + 1 : 0);
+    stack = 0;
+    for (size_t i = 0; a->peak_moved && i < a->ntouched; i++) {
+        struct unit *u = &a->units[a->touched[i]];
+        k += culeak_put_u(p + k, u->stack - stack);
+        stack = u->stack;
+        k += culeak_put_u(p + k, u->kind);
+        k += culeak_put_u(p + k, u->at_peak);
+        k += culeak_put_u(p + k, u->at_peak_count);
+    }
+    a->peak_moved = 0;
     a->out_len += culeak_rec_finish(rec, CULEAK_REC_CHURN, k);
     a->ndirty = 0;
     a->t_first = a->t_last = 0;
@@ -255,6 +299,7 @@ static void flush_all(struct culeak_agg *a)
 
 static int device_row(struct culeak_agg *a, int32_t device)
 {
+    device = device < INT8_MIN ? INT8_MIN : device > INT8_MAX ? INT8_MAX : device; /* as the model keeps it */
     for (int i = 0; i < a->ndev; i++)
         if (a->devices[i] == device)
             return i + 1;
@@ -264,37 +309,74 @@ static int device_row(struct culeak_agg *a, int32_t device)
     return a->ndev;
 }
 
-static void counter_move(struct counter *c, uint64_t size, int up, const struct culeak_event *e)
+/* 1 when the counter reached a new high. */
+static int counter_move(struct counter *c, uint64_t size, int up, const struct culeak_event *e)
 {
     if (!up) {
         c->live -= size;
-        return;
+        return 0;
     }
     c->live += size;
-    if (c->live > c->peak) {
-        c->peak = c->live;
-        c->t_ns = e->t_ns;
-        c->seq = e->seq;
-        c->risen = 1;
-    }
+    if (c->live <= c->peak)
+        return 0;
+    c->peak = c->live;
+    c->t_ns = e->t_ns;
+    c->seq = e->seq;
+    c->risen = 1;
+    return 1;
 }
 
-static void count(struct culeak_agg *a, struct unit *u, uint64_t size, int up, const struct culeak_event *e)
+static void touched_add(struct culeak_agg *a, uint32_t ui)
 {
-    int row = device_row(a, u->device);
-    unsigned kind = u->kind < CULEAK_KIND_COUNT ? u->kind : CULEAK_KIND_NONE;
-    counter_move(&a->counters[0][kind], size, up, e);
-    counter_move(&a->counters[row][kind], size, up, e);
-    if (culeak_agg_kind_is_device_memory(kind)) {
-        counter_move(&a->counters[0][CULEAK_KIND_COUNT], size, up, e);
-        counter_move(&a->counters[row][CULEAK_KIND_COUNT], size, up, e);
+    if (a->ntouched == a->touched_cap) {
+        size_t cap = a->touched_cap ? a->touched_cap * 2 : 256;
+        uint32_t *p = realloc(a->touched, cap * sizeof *p);
+        if (!p) {
+            a->broken = 1;
+            return;
+        }
+        a->touched = p;
+        a->touched_cap = cap;
     }
+    a->touched[a->ntouched++] = ui;
+}
+
+/* Before a unit changes: its value at the latest peak is the one it has now, when this
+ * is its first change since. */
+static void touch(struct culeak_agg *a, struct unit *u)
+{
+    if (u->at_peak_epoch == a->peak_epoch)
+        return;
+    u->at_peak = u->live;
+    u->at_peak_count = u->live_count;
+    u->at_peak_epoch = a->peak_epoch;
+    touched_add(a, (uint32_t)(u - a->units));
+}
+
+static void count(struct culeak_agg *a, struct unit *u, int32_t device, uint64_t size, int up,
+                  const struct culeak_event *e)
+{
+    int row = device_row(a, device);
+    unsigned kind = u->kind < CULEAK_KIND_COUNT ? u->kind : CULEAK_KIND_NONE;
+    touch(a, u);
     if (up) {
         u->live += size;
+        u->live_count++;
         if (u->live > u->peak)
             u->peak = u->live;
     } else {
         u->live -= size;
+        u->live_count--;
+    }
+    counter_move(&a->counters[0][kind], size, up, e);
+    counter_move(&a->counters[row][kind], size, up, e);
+    if (culeak_agg_kind_is_device_memory(kind)) {
+        counter_move(&a->counters[row][CULEAK_KIND_COUNT], size, up, e);
+        if (counter_move(&a->counters[0][CULEAK_KIND_COUNT], size, up, e)) { /* a new peak of the process */
+            a->peak_epoch++;
+            a->peak_moved = 1;
+            a->ntouched = 0;
+        }
     }
 }
 
@@ -316,15 +398,15 @@ static void mark_dirty(struct culeak_agg *a, uint32_t ui)
     a->units[ui].dirty = 1;
 }
 
-static long unit_of(struct culeak_agg *a, uint64_t stack, uint32_t kind, int32_t device)
+static long unit_of(struct culeak_agg *a, uint64_t stack, uint32_t kind)
 {
-    uint64_t key = stack << 16 ^ (uint64_t)kind << 8 ^ (uint8_t)device;
+    uint64_t key = stack << 8 ^ kind;
     uint32_t i = u64map_get(&a->unit_index, key);
-    if (i != UINT32_MAX && a->units[i].stack == stack && a->units[i].kind == kind && a->units[i].device == device)
+    if (i != UINT32_MAX && a->units[i].stack == stack && a->units[i].kind == kind)
         return i;
-    if (i != UINT32_MAX) /* a key shared by two units (a stack past 2^48): counted apart, not indexed */
+    if (i != UINT32_MAX) /* a key shared by two units (a stack past 2^56): counted apart, not indexed */
         for (size_t k = 0; k < a->nunits; k++)
-            if (a->units[k].stack == stack && a->units[k].kind == kind && a->units[k].device == device)
+            if (a->units[k].stack == stack && a->units[k].kind == kind)
                 return (long)k;
     if (a->nunits == a->units_cap) {
         size_t cap = a->units_cap ? a->units_cap * 2 : 1024;
@@ -334,10 +416,13 @@ static long unit_of(struct culeak_agg *a, uint64_t stack, uint32_t kind, int32_t
         a->units = p;
         a->units_cap = cap;
     }
-    a->units[a->nunits] = (struct unit){.stack = stack, .kind = kind, .device = device};
+    /* it held nothing at the latest peak: the model is told so (it meets the unit later) */
+    a->units[a->nunits] = (struct unit){.stack = stack, .kind = kind, .at_peak_epoch = a->peak_epoch};
     if (i == UINT32_MAX && u64map_put(&a->unit_index, key, (uint32_t)a->nunits) != 0)
         return -1;
-    return (long)a->nunits++;
+    a->nunits++;
+    touched_add(a, (uint32_t)(a->nunits - 1));
+    return (long)(a->nunits - 1);
 }
 
 /* ---- the live table ---- */
@@ -416,7 +501,7 @@ static int is_pending(const struct culeak_agg *a, const struct live *l) { return
 
 static void end_live(struct culeak_agg *a, struct live *l, const struct culeak_event *e)
 {
-    count(a, &a->units[l->unit], l->size, 0, e);
+    count(a, &a->units[l->unit], l->device, l->size, 0, e);
     live_remove(a, l);
 }
 
@@ -456,8 +541,13 @@ static void on_alloc(struct culeak_agg *a, const struct culeak_event *e)
         flush_pending(a);
         end_live(a, old, e);
     }
-    long ui = unit_of(a, e->stack, e->kind, e->device);
+    size_t had = a->nunits;
+    long ui = unit_of(a, e->stack, e->kind);
     struct live *l = ui < 0 ? NULL : live_insert(a, space, e->addr);
+    if (l && a->nunits > had) /* a unit's first allocation is written: the model meets the
+                                 units (and numbers the sites) in their order, from their
+                                 first thread and time */
+        flush_pending(a);
     if (!l) { /* out of memory: no folding for it */
         a->broken = 1;
         return;
@@ -475,12 +565,28 @@ static void on_alloc(struct culeak_agg *a, const struct culeak_event *e)
     }
     if (u->threads != u->told_threads || u->tid != u->told_tid)
         mark_dirty(a, (uint32_t)ui);
-    count(a, u, e->size, 1, e);
+    count(a, u, e->device, e->size, 1, e);
     if (a->npend >= a->max_pending)
         flush_pending(a);
     l->gen = a->gen;
     l->pend = (uint32_t)a->npend;
     pend_push(a, e);
+    if (a->nunits > had)
+        flush_pending(a);
+}
+
+static struct fold *fold_of(struct culeak_agg *a, struct unit *u, int32_t device)
+{
+    for (uint32_t i = 0; i < u->nfolds; i++)
+        if (u->folds[i].device == device)
+            return &u->folds[i];
+    struct fold *f = realloc(u->folds, (u->nfolds + 1) * sizeof *f);
+    if (!f)
+        return NULL;
+    u->folds = f;
+    f[u->nfolds] = (struct fold){device, 0, 0};
+    (void)a;
+    return &f[u->nfolds++];
 }
 
 static void on_free(struct culeak_agg *a, const struct culeak_event *e)
@@ -489,10 +595,15 @@ static void on_free(struct culeak_agg *a, const struct culeak_event *e)
     if (l && l->refs) { /* an extra reference goes, the memory stays */
         l->refs--;
     } else if (l && is_pending(a, l)) { /* made and freed since the last flush point: folded */
-        struct unit *u = &a->units[l->unit];
+        struct fold *f = fold_of(a, &a->units[l->unit], l->device);
+        if (!f) { /* out of memory: it stays in the pending list, written */
+            end_live(a, l, e);
+            pend_push(a, e);
+            return;
+        }
         a->pend[l->pend].dead = 1;
-        u->folded++;
-        u->folded_bytes += l->size;
+        f->n++;
+        f->bytes += l->size;
         if (!a->t_first)
             a->t_first = a->pend[l->pend].e.t_ns;
         a->t_last = e->t_ns;
@@ -535,12 +646,12 @@ static int on_event(void *ctx, const struct culeak_event *e)
     }
     flush_pending(a); /* anything else is a flush point: written as it came */
     if (e->result == 0 && e->op == CULEAK_OP_ALLOC) { /* before-attach or held: counted, never folded */
-        long ui = unit_of(a, e->stack, e->kind, e->device);
+        long ui = unit_of(a, e->stack, e->kind);
         struct live *l = ui < 0 ? NULL : live_insert(a, space_of(e->kind), e->addr);
         if (l) {
             *l = (struct live){.addr = e->addr, .ctx = e->ctx, .size = e->size, .unit = (uint32_t)ui,
                                .gen = a->gen - 1, .device = e->device, .space = l->space, .used = 1};
-            count(a, &a->units[ui], e->size, 1, e);
+            count(a, &a->units[ui], e->device, e->size, 1, e);
         }
     } else if (e->result == 0 && e->op == CULEAK_OP_RETAIN) {
         struct live *l = live_find(a, CULEAK_KIND_VMM_PHYSICAL, e->addr);
@@ -737,8 +848,11 @@ void culeak_agg_free(struct culeak_agg *a)
     u64map_free(&a->unit_index);
     free(a->in);
     free(a->out);
+    for (size_t i = 0; i < a->nunits; i++)
+        free(a->units[i].folds);
     free(a->units);
     free(a->dirty);
+    free(a->touched);
     free(a->live);
     free(a->pend);
     free(a);

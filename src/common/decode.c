@@ -254,9 +254,11 @@ static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint6
         return fail(d, at, "bad CHURN unit count");
     if (ch.t_last < ch.t_first)
         return fail(d, at, "a CHURN record ends before it starts");
-    /* one allocation: units, then peaks (each takes 6 bytes at least) */
-    size_t npeak_max = left / 6 + 1;
-    struct culeak_churn_unit *u = scratch(d, nunits * sizeof *u + npeak_max * sizeof(struct culeak_churn_peak));
+    /* one allocation: units, then peaks (each takes 6 bytes at least), then values at the
+     * peak (4 bytes at least) */
+    size_t npeak_max = left / 6 + 1, nat_max = left / 4 + 1;
+    struct culeak_churn_unit *u = scratch(d, nunits * sizeof *u + npeak_max * sizeof(struct culeak_churn_peak) +
+                                                 nat_max * sizeof(struct culeak_churn_at_peak));
     if (!u)
         return fail(d, at, "out of memory");
     uint64_t stack = 0;
@@ -296,10 +298,29 @@ static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint6
         if (slot > CULEAK_KIND_COUNT)
             return fail(d, at, "a CHURN peak of no counter (slot %llu)", (unsigned long long)slot);
     }
+    uint64_t nat = culeak_get_u(c);
+    if (c->bad || nat > (size_t)(c->end - c->p) / 4 + 1)
+        return fail(d, at, "bad CHURN count of values at the peak");
+    struct culeak_churn_at_peak *ap = (struct culeak_churn_at_peak *)(pk + npeaks);
+    stack = 0;
+    for (uint64_t i = 0; i + 1 < nat; i++) {
+        uint64_t step = culeak_get_u(c);
+        if (stack + step < stack)
+            return fail(d, at, "bad CHURN stack step");
+        ap[i].stack = stack += step;
+        ap[i].kind = (uint32_t)culeak_get_u(c);
+        ap[i].bytes = culeak_get_u(c);
+        ap[i].count = culeak_get_u(c);
+        if (c->bad)
+            return fail(d, at, "truncated CHURN record");
+    }
     ch.nunits = nunits;
     ch.unit = u;
     ch.npeaks = npeaks;
     ch.peak = pk;
+    ch.peak_moved = nat > 0;
+    ch.nat_peak = nat ? nat - 1 : 0;
+    ch.at_peak = ap;
     return d->sink.churn ? d->sink.churn(d->sink.ctx, &ch) : 0;
 }
 

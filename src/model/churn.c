@@ -4,10 +4,11 @@
  * marks they reached, which the events written cannot show. */
 #include "model_internal.h"
 
-/* A high-water mark: higher, or as high and reached earlier, than the one seen. */
+/* A high-water mark: higher, or as high and reached earlier (the events written may
+ * reach it again later), than the one seen. */
 static void peak_to(struct model_counter *c, const struct culeak_churn_peak *pk)
 {
-    if (pk->bytes > c->peak_bytes || (pk->bytes == c->peak_bytes && pk->bytes && pk->t_ns < c->peak_t_ns)) {
+    if (pk->bytes > c->peak_bytes || (pk->bytes == c->peak_bytes && pk->bytes && pk->seq < c->peak_seq)) {
         c->peak_bytes = pk->bytes;
         c->peak_t_ns = pk->t_ns;
         c->peak_seq = pk->seq;
@@ -59,7 +60,10 @@ static void unit_churn(struct model *m, struct process *p, const struct culeak_c
             m->site_peaks[2 * u->site + (u->kind == CULEAK_KIND_BLOCK)] += run_live - s->peak[u->kind];
         s->peak[u->kind] = run_live;
     }
-    int ds = device_slot_for(p, cu->device);
+    if (!cu->count)
+        return;
+    int8_t dev = cu->device < INT8_MIN ? INT8_MIN : cu->device > INT8_MAX ? INT8_MAX : (int8_t)cu->device;
+    int ds = device_slot_for(p, dev);
     struct model_counter *cs[8];
     size_t n = counters_of(m, p, ds < 0 ? 0 : ds, kind, cs);
     if (model_kind_is_device_memory(kind))
@@ -73,6 +77,23 @@ static void unit_churn(struct model *m, struct process *p, const struct culeak_c
     p->pub.folded += cu->count;
 }
 
+/* The process's device-memory peak moved within the interval: what each unit held at it
+ * is what it holds now, but for the units listed (touch_unit's rule, from a new epoch). */
+static void at_peak(struct model *m, struct process *p, const struct culeak_churn *c)
+{
+    p->peak_epoch++;
+    for (size_t i = 0; i < c->nat_peak; i++) {
+        const struct culeak_churn_at_peak *ap = &c->at_peak[i];
+        unsigned kind = ap->kind < CULEAK_KIND_COUNT ? ap->kind : CULEAK_KIND_NONE;
+        struct unit *u = unit_get(m, p, ap->stack < p->nframes ? ap->stack : 0, kind);
+        if (!u)
+            continue;
+        u->at_peak_bytes = ap->bytes;
+        u->at_peak_count = ap->count;
+        u->at_peak_epoch = p->peak_epoch;
+    }
+}
+
 void apply_churn(struct model *m, struct process *p, const struct culeak_churn *c)
 {
     p->pub.aggregated_ns = c->interval_ns ? c->interval_ns : 1;
@@ -84,13 +105,12 @@ void apply_churn(struct model *m, struct process *p, const struct culeak_churn *
         if (ds < 0)
             continue;
         struct model_counter *pc = &p->counters[ds][pk->slot];
-        uint64_t old = pc->peak_bytes;
         peak_to(pc, pk);
-        if (ds == 0 && pk->slot == MODEL_KIND_DEVICE_MEMORY && pc->peak_bytes > old)
-            p->peak_epoch++;
         if (ds == 0) { /* one process's peak: the run's and all processes' are at least it */
             peak_to(&m->global[pk->slot], pk);
             peak_to(&m->run_now[pk->slot], pk);
         }
     }
+    if (c->peak_moved)
+        at_peak(m, p, c);
 }
