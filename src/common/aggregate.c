@@ -264,7 +264,7 @@ static void write_churn(struct culeak_agg *a, int always)
             if (!c->risen)
                 continue;
             k += culeak_put_u(p + k, d ? culeak_zigzag(a->devices[d - 1]) + 1 : 0);
-            k += culeak_put_u(p + k, (uint64_t)s);
+            k += culeak_put_u(p + k, s == CULEAK_KIND_COUNT ? CULEAK_CHURN_DEVICE_MEMORY : (uint64_t)s);
             k += culeak_put_u(p + k, c->peak);
             k += culeak_put_u(p + k, c->t_ns);
             k += culeak_put_u(p + k, c->seq);

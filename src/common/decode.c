@@ -289,13 +289,13 @@ static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint6
         int64_t dz = dev ? culeak_unzigzag(dev - 1) : -1;
         pk[i].device = dz < INT32_MIN || dz > INT32_MAX ? -1 : (int32_t)dz;
         uint64_t slot = culeak_get_u(c);
-        pk[i].slot = (uint32_t)slot;
+        pk[i].slot = slot == CULEAK_CHURN_DEVICE_MEMORY ? CULEAK_KIND_COUNT : (uint32_t)slot;
         pk[i].bytes = culeak_get_u(c);
         pk[i].t_ns = culeak_get_u(c);
         pk[i].seq = culeak_get_u(c);
         if (c->bad)
             return fail(d, at, "truncated CHURN record");
-        if (slot > CULEAK_KIND_COUNT)
+        if (slot >= CULEAK_KIND_COUNT && slot != CULEAK_CHURN_DEVICE_MEMORY)
             return fail(d, at, "a CHURN peak of no counter (slot %llu)", (unsigned long long)slot);
     }
     uint64_t nat = culeak_get_u(c);

@@ -77,7 +77,8 @@ struct culeak_churn_unit {
 struct culeak_churn_peak {
     int all_devices;           /* the process's counter over all devices, else device's */
     int32_t device;
-    uint32_t slot;             /* a culeak_kind, or CULEAK_KIND_COUNT: device memory */
+    uint32_t slot;             /* a culeak_kind, or CULEAK_KIND_COUNT: device memory (on the
+                                * wire CULEAK_CHURN_DEVICE_MEMORY) */
     uint64_t bytes, t_ns, seq; /* the high-water mark and when it was reached */
 };
 /* A unit's live bytes and count at the process's device-memory peak, when that moved. */

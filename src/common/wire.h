@@ -65,6 +65,8 @@ enum culeak_record {
     CULEAK_CMD_RELEASE = 68,
 };
 
+/* A CHURN high-water mark's counter of device memory (every other counter is a kind). */
+#define CULEAK_CHURN_DEVICE_MEMORY 255u
 #define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
 #define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
 #define CULEAK_HELLO_ATTACHED 4u   /* culeak attached to the running process (culeak attach) */

@@ -389,7 +389,7 @@ static void no_counter(struct sb *b)
     head(b, 0);
     sb_u(b, 1); /* a peak */
     sb_u(b, 0);
-    sb_u(b, CULEAK_KIND_COUNT + 1);
+    sb_u(b, CULEAK_KIND_COUNT);
     sb_u(b, 100), sb_u(b, 7), sb_u(b, 3);
     sb_u(b, 0);
 }
