@@ -59,6 +59,7 @@ struct live {
     uint32_t unit, pend, gen, refs;
     int32_t device;
     uint8_t space, used;
+    uint8_t first; /* its unit's first allocation: written, never folded */
 };
 
 struct pend {
@@ -240,14 +241,18 @@ static void write_churn(struct culeak_agg *a, int always)
         for (uint32_t f = 0; f <= u->nfolds; f++) {
             if (f == u->nfolds ? written : !u->folds[f].n)
                 continue;
+            uint64_t has_peak = !written && peak, has_thread = !written && thread;
             k += culeak_put_u(p + k, u->stack - stack);
             stack = u->stack;
-            k += culeak_put_u(p + k, u->kind);
+            /* the kind with two bits that say which of peak and thread follow */
+            k += culeak_put_u(p + k, (uint64_t)u->kind << 2 | has_peak | has_thread << 1);
             k += culeak_put_z(p + k, f < u->nfolds ? u->folds[f].device : -1);
             k += culeak_put_u(p + k, f < u->nfolds ? u->folds[f].n : 0);
             k += culeak_put_u(p + k, f < u->nfolds ? u->folds[f].bytes : 0);
-            k += culeak_put_u(p + k, written ? 0 : peak);
-            k += culeak_put_u(p + k, written ? 0 : thread);
+            if (has_peak)
+                k += culeak_put_u(p + k, peak);
+            if (has_thread)
+                k += culeak_put_u(p + k, thread);
             written = 1;
             if (f < u->nfolds)
                 u->folds[f].n = u->folds[f].bytes = 0;
@@ -544,10 +549,6 @@ static void on_alloc(struct culeak_agg *a, const struct culeak_event *e)
     size_t had = a->nunits;
     long ui = unit_of(a, e->stack, e->kind);
     struct live *l = ui < 0 ? NULL : live_insert(a, space, e->addr);
-    if (l && a->nunits > had) /* a unit's first allocation is written: the model meets the
-                                 units (and numbers the sites) in their order, from their
-                                 first thread and time */
-        flush_pending(a);
     if (!l) { /* out of memory: no folding for it */
         a->broken = 1;
         return;
@@ -570,9 +571,10 @@ static void on_alloc(struct culeak_agg *a, const struct culeak_event *e)
         flush_pending(a);
     l->gen = a->gen;
     l->pend = (uint32_t)a->npend;
+    /* a unit's first allocation is written, in its place: the model meets the units (and
+       numbers the sites) in their order, from their first thread and time */
+    l->first = a->nunits > had;
     pend_push(a, e);
-    if (a->nunits > had)
-        flush_pending(a);
 }
 
 static struct fold *fold_of(struct culeak_agg *a, struct unit *u, int32_t device)
@@ -594,7 +596,7 @@ static void on_free(struct culeak_agg *a, const struct culeak_event *e)
     struct live *l = e->addr ? live_find(a, space_of(e->kind), e->addr) : NULL;
     if (l && l->refs) { /* an extra reference goes, the memory stays */
         l->refs--;
-    } else if (l && is_pending(a, l)) { /* made and freed since the last flush point: folded */
+    } else if (l && is_pending(a, l) && !l->first) { /* made and freed since the last flush point: folded */
         struct fold *f = fold_of(a, &a->units[l->unit], l->device);
         if (!f) { /* out of memory: it stays in the pending list, written */
             end_live(a, l, e);

@@ -250,7 +250,7 @@ static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     ch.t_last = culeak_get_u(c);
     uint64_t nunits = culeak_get_u(c);
     size_t left = (size_t)(c->end - c->p);
-    if (c->bad || nunits > left / 7) /* a unit takes 7 bytes at least */
+    if (c->bad || nunits > left / 5) /* a unit takes 5 bytes at least */
         return fail(d, at, "bad CHURN unit count");
     if (ch.t_last < ch.t_first)
         return fail(d, at, "a CHURN record ends before it starts");
@@ -267,13 +267,14 @@ static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint6
         if (stack + step < stack)
             return fail(d, at, "bad CHURN stack step");
         u[i].stack = stack += step;
-        u[i].kind = (uint32_t)culeak_get_u(c);
+        uint64_t kind = culeak_get_u(c); /* the kind, and whether peak and thread follow */
+        u[i].kind = (uint32_t)(kind >> 2);
         int64_t dev = culeak_get_z(c);
         u[i].device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
         u[i].count = culeak_get_u(c);
         u[i].bytes = culeak_get_u(c);
-        u[i].peak = culeak_get_u(c);
-        u[i].thread = culeak_get_u(c);
+        u[i].peak = kind & 1 ? culeak_get_u(c) : 0;
+        u[i].thread = kind & 2 ? culeak_get_u(c) : 0;
         if (c->bad)
             return fail(d, at, "truncated CHURN record");
         if (!u[i].count && (u[i].bytes || (!u[i].peak && !u[i].thread)))

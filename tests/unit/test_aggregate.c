@@ -369,7 +369,7 @@ static void head(struct sb *b, uint64_t nunits)
 static void unit(struct sb *b, uint64_t step, uint64_t count, uint64_t bytes, uint64_t peak, uint64_t thread)
 {
     sb_u(b, step);
-    sb_u(b, CULEAK_KIND_DEVICE);
+    sb_u(b, CULEAK_KIND_DEVICE << 2 | 3); /* peak and thread follow */
     sb_z(b, 0);
     sb_u(b, count);
     sb_u(b, bytes);
@@ -399,7 +399,7 @@ static void backwards(struct sb *b)
 }
 static void truncated(struct sb *b) /* ends before its thread field */
 {
-    head(b, 1), sb_u(b, 1), sb_u(b, CULEAK_KIND_DEVICE), sb_z(b, 0), sb_u(b, 1), sb_u(b, 1ull << 40), sb_u(b, 0);
+    head(b, 1), sb_u(b, 1), sb_u(b, CULEAK_KIND_DEVICE << 2 | 3), sb_z(b, 0), sb_u(b, 1), sb_u(b, 1ull << 40), sb_u(b, 0);
 }
 static void at_peak_overflow(struct sb *b) { head(b, 0), sb_u(b, 0), sb_u(b, 500); }
 
