@@ -9,8 +9,8 @@
  * record --aggregate`, REPS times each, interleaved (load from other work falls on all of
  * them alike). Printed, median [lowest, highest] over the repetitions:
  *   - the events per second the job reached;
- *   - the recording's growth per hour (from its size, sampled every second past the first
- *     two), and what 24 hours make at that rate;
+ *   - the recording's growth per hour (from its size, sampled every second from the
+ *     second second to the last while the job ran), and what 24 hours make at that rate;
  *   - the recorder's resident memory (the culeak process that reads the ring and writes
  *     the file) at a quarter, half and the end of the run, and its highest;
  *   - the job's CPU per event (its own threads, so the recorder's work is apart), and the
@@ -271,10 +271,10 @@ static void run_mode(const struct run_ctx *c, struct mode *m, const char *out)
     int first = 0;
     while (first < ns - 1 && st[first] < 2.0) /* start-up and the stacks' first sight */
         first++;
-    long final = file_size(out);
-    double span = (t0 + wall) - (t0 + st[first]);
-    if (ns > first && span > 1)
-        add(&m->bytes_hour, (double)(final - sz[first]) / span * 3600.0);
+    /* up to the last sample while the job ran: the flush at its exit is no rate */
+    double span = ns ? st[ns - 1] - st[first] : 0;
+    if (ns > first + 1 && span > 1)
+        add(&m->bytes_hour, (double)(sz[ns - 1] - sz[first]) / span * 3600.0);
     long mx = 0;
     for (int i = 0; i < ns; i++)
         mx = rss[i] > mx ? rss[i] : mx;
