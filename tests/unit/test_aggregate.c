@@ -279,6 +279,33 @@ static void test_churn_is_counted_not_written(void **state)
     sb_free(agg);
 }
 
+/* The peak is first reached with a transient block live, then reached again by blocks
+ * that are written: the peak is the first moment, as in the full recording. */
+static void test_peak_reached_again_later(void **state)
+{
+    (void)state;
+    struct sb *full = sb_new();
+    sb_hello(full, 7, APP, NULL);
+    sb_module(full, APP, 0x400000, 0, 0x100000);
+    sb_frame(full, 1, 0, 0x400110);
+    sb_frame(full, 2, 0, 0x400120);
+    sb_alloc(full, 1, 1, 0x1000000, 100); /* A, kept */
+    sb_alloc(full, 2, 2, 0x2000000, 10);  /* B's first: written */
+    sb_free_dev(full, 3, 0, 0x2000000);
+    sb_alloc(full, 4, 2, 0x3000000, 50); /* transient: 150 live, the peak (event 4) */
+    sb_free_dev(full, 5, 0, 0x3000000);
+    sb_alloc(full, 6, 1, 0x4000000, 50); /* kept: 150 live again (event 6) */
+    sb_exit(full, 7);
+    struct sb *agg = aggregate(full, 10000000000ull, 0, 64);
+    assert_int_equal(tally_of(agg).folded, 1);
+    char *peak = report_of(agg, REPORT_PEAK, "text", NULL, NULL);
+    assert_non_null(strstr(peak, "peak device memory 150 bytes at 0.000 s (event 4)"));
+    free(peak);
+    same_reports(full, agg, 0, "peak reached again");
+    sb_free(full);
+    sb_free(agg);
+}
+
 /* The report of an aggregated recording says so, and how much it folded. */
 static void test_report_says_aggregated(void **state)
 {
@@ -456,7 +483,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_reports_random_jobs), cmocka_unit_test(test_churn_is_counted_not_written),
-        cmocka_unit_test(test_report_says_aggregated),   cmocka_unit_test(test_cut_anywhere),
+        cmocka_unit_test(test_peak_reached_again_later), cmocka_unit_test(test_report_says_aggregated),
+        cmocka_unit_test(test_cut_anywhere),
         cmocka_unit_test(test_malformed_churn_refused),  cmocka_unit_test(test_corrupt_input_noted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
