@@ -101,3 +101,20 @@ bench-ranks: $(RANKS_BENCH_BIN) $(GEN_RECORDING_BIN) $(BUILD)/culeak
 	$(RANKS_BENCH_BIN) $(BUILD)/culeak $(GEN_RECORDING_BIN) $(BUILD)/bench/ranks $(RANKS_BENCH_ARGS)
 
 bench: bench-ranks
+
+# make bench also runs bench/aggregate_bench.c: an always-on recording of a job of 10k
+# live call sites at 100k events/s on the driver stand-in, full and --aggregate: recording
+# per hour, the recorder's memory over the run, the job's and the recorder's CPU per
+# event, report time. AGGREGATE_BENCH_ARGS="SECONDS REPS" (default 30 s, 3 runs).
+AGGREGATE_BENCH_BIN := $(BUILD)/bench/aggregate_bench
+AGGREGATE_BENCH_ARGS ?= 30 3
+
+$(AGGREGATE_BENCH_BIN): bench/aggregate_bench.c bench/bench_time.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
+
+.PHONY: bench-aggregate
+bench-aggregate: $(AGGREGATE_BENCH_BIN) $(BENCH_DRIVER) $(BUILD)/culeak $(BUILD)/libculeak.so
+	$(AGGREGATE_BENCH_BIN) $(BUILD)/culeak $(BENCH_DRIVER) $(BUILD)/bench/aggregate $(AGGREGATE_BENCH_ARGS)
+
+bench: bench-aggregate

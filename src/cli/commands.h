@@ -12,6 +12,7 @@ int cmd_report(int argc, char **argv);
 int cmd_open(int argc, char **argv);
 int cmd_console(int argc, char **argv); /* culeak [options] -- PROGRAM [ARGS] */
 int cmd_attach(int argc, char **argv);
+int cmd_aggregate(int argc, char **argv);
 
 /* -ex COMMAND (file 0) or -x FILE (file 1) of command c into s: 0, or 2 after an error. */
 struct cli_command;

@@ -242,6 +242,36 @@ static int end_stream(struct dump_state *st, const char *path)
     return rc;
 }
 
+static int dump_churn(void *ctx, const struct culeak_churn *c)
+{
+    FILE *f = ((struct dump_state *)ctx)->out;
+    fprintf(f, "{\"type\":\"churn\",\"interval_ns\":%" PRIu64 ",\"t_first_ns\":%" PRIu64 ",\"t_last_ns\":%" PRIu64
+               ",\"units\":[", c->interval_ns, c->t_first, c->t_last);
+    for (size_t i = 0; i < c->nunits; i++) {
+        const struct culeak_churn_unit *u = &c->unit[i];
+        fprintf(f, "%s{\"stack\":%" PRIu64 ",\"kind\":\"%s\",\"device\":%d,\"count\":%" PRIu64
+                   ",\"bytes\":%" PRIu64 ",\"peak\":%" PRIu64,
+                i ? "," : "", u->stack, culeak_kind_name(u->kind), (int)u->device, u->count, u->bytes, u->peak);
+        if (u->thread)
+            fprintf(f, ",\"tid\":%" PRIu64 ",\"several_threads\":%s", (u->thread - 1) >> 1,
+                    (u->thread - 1) & 1 ? "true" : "false");
+        putc('}', f);
+    }
+    fputs("],\"peaks\":[", f);
+    for (size_t i = 0; i < c->npeaks; i++) {
+        const struct culeak_churn_peak *p = &c->peak[i];
+        fprintf(f, "%s{\"device\":", i ? "," : "");
+        if (p->all_devices)
+            fputs("\"all\"", f);
+        else
+            fprintf(f, "%d", (int)p->device);
+        fprintf(f, ",\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"seq\":%" PRIu64 "}",
+                p->slot < CULEAK_KIND_COUNT ? culeak_kind_name(p->slot) : "device memory", p->bytes, p->t_ns, p->seq);
+    }
+    fputs("]}\n", f);
+    return 0;
+}
+
 const struct cli_command cli_dump = {
     .name = "dump",
     .summary = "print a recording as JSON Lines",

@@ -11,7 +11,7 @@
 #define HELP_COLUMN 30 /* where an option's description starts */
 
 const struct cli_command *const cli_commands[] = {&cli_console, &cli_record, &cli_attach, &cli_check,
-                                                  &cli_report,  &cli_open,   &cli_dump,   NULL};
+                                                  &cli_report,  &cli_open,   &cli_dump,   &cli_aggregate, NULL};
 
 const struct cli_option cli_help_only[] = {CLI_HELP, {0}};
 

@@ -113,6 +113,7 @@ int cli_parse_files(const struct cli_command *c, int argc, char **argv, const ch
 
 /* Every command (the console first), for the dispatcher and the tests; NULL-terminated. */
 extern const struct cli_command *const cli_commands[];
-extern const struct cli_command cli_console, cli_record, cli_check, cli_report, cli_open, cli_dump, cli_attach;
+extern const struct cli_command cli_console, cli_record, cli_check, cli_report, cli_open, cli_dump, cli_attach,
+    cli_aggregate;
 
 #endif

@@ -10,6 +10,8 @@
 #include "record_pid.h"
 #include "record_metrics.h"
 #include "common/wire.h"
+#include "common/aggregate.h"
+#include "aggregate.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -21,7 +23,7 @@
 #include <unistd.h>
 
 enum record_opt { OPT_OUTPUT = 'o', OPT_DEPTH = 'd', OPT_PID = 'p', OPT_NO_POOL = 256, OPT_FREE_STACKS, OPT_TIMEOUT,
-                  OPT_METRICS, OPT_ROLL, OPT_HOLDERS };
+                  OPT_METRICS, OPT_ROLL, OPT_HOLDERS, OPT_AGGREGATE, OPT_INTERVAL };
 
 static const struct cli_option record_options[] = {
     {"output", OPT_OUTPUT, "FILE", "write the recording to FILE (required); %p: pid, %h: host,\n"
@@ -36,6 +38,11 @@ static const struct cli_option record_options[] = {
     {"roll", OPT_ROLL, "TIME|SIZE", "start a new part of each recording every TIME (30min, 1h,\n"
                                     "1d) or once a part holds SIZE (512M, 2G); FILE names\n"
                                     "the parts with %t (the part's start, UTC) or %n (0001...)"},
+    {"aggregate", OPT_AGGREGATE, NULL, "an aggregated recording: allocations made and freed within an\n"
+                                        "interval or between two marks are counted per call site, not\n"
+                                        "written one by one (bounded size for long runs)"},
+    {"interval", OPT_INTERVAL, "TIME", "with --aggregate, the longest time between two counts (10s;\n"
+                                       "ms, s, m, h)"},
     CLI_NO_POOL(OPT_NO_POOL),
     CLI_HOLDERS(OPT_HOLDERS),
     CLI_FREE_STACKS(OPT_FREE_STACKS),
@@ -51,7 +58,10 @@ const struct cli_command cli_record = {
              "Without %p, the first process of the job takes FILE and each other one writes\n"
              "FILE.PID. --no-pool turns the caching allocators of PyTorch and JAX off (and CuPy's,\n"
              "where the program calls culeak.no_pool()). Exit status: the program's.\n"
-             "With --pid, attaches to a running process instead (see culeak attach).\n",
+             "With --pid, attaches to a running process instead (see culeak attach).\n"
+             "With --aggregate, the recording stays small at any length: what outlives an\n"
+             "interval (or a mark) is written as it happened, what does not is counted per\n"
+             "call site; reports, diffs and suspects read it as a full recording.\n",
     .options = record_options,
     .program = 1,
     .run = cmd_record,
@@ -63,6 +73,8 @@ struct record_args {
     struct culeak_roll_opts roll;
     int rolling;
     int holders;
+    int aggregate;
+    uint64_t interval_ns;
 };
 
 /* --roll's TIME (s, min, h, d) or SIZE (K, M, G, T: powers of 1024). 0, or -1. */
@@ -110,6 +122,13 @@ static int on_option(void *ctx, int key, const char *arg)
         if (parse_roll(arg, &a->roll) != 0)
             return cli_error(&cli_record, "--roll takes a time (30s, 30min, 1h, 1d) or a size of 4K or more (512M, "
                                           "2G), not '%s'", arg);
+        return 0;
+    case OPT_AGGREGATE:
+        a->aggregate = 1;
+        return 0;
+    case OPT_INTERVAL:
+        if (cli_parse_interval(arg, &a->interval_ns) != 0)
+            return cli_error(&cli_record, "--interval %s: a time from 1ms to 24h, such as 10s, 500ms or 5m", arg);
         return 0;
     case OPT_NO_POOL:
         culeak_no_pool_env();
@@ -201,6 +220,10 @@ int cmd_record(int argc, char **argv)
     if (a.pid && a.holders)
         return cli_error(&cli_record, "--holders is for a job culeak starts, not one --pid attaches to "
                                       "(culeak attach PID, then set holders on)");
+    if (a.interval_ns && !a.aggregate)
+        return cli_error(&cli_record, "--interval is the interval of an aggregated recording: add --aggregate");
+    if (a.aggregate)
+        culeak_launch_aggregate(a.interval_ns ? a.interval_ns : CULEAK_AGGREGATE_INTERVAL_NS);
     if (a.pid)
         return record_pid(&cli_record, (pid_t)a.pid, a.out, a.timeout ? (int)a.timeout : CLI_ATTACH_TIMEOUT_S);
     if (i >= argc)

@@ -9,6 +9,7 @@
 #include "launch/collect.h"
 #include "commands.h"
 #include "launch/inject.h"
+#include "launch/launch.h"
 #include "options.h"
 #include "record_pid.h"
 
@@ -65,6 +66,7 @@ int record_pid(const struct cli_command *cmd, pid_t pid, const char *out, int ti
         cli_fail(cmd, "cannot make the ring's hand-over socket");
         return 1;
     }
+    culeak_collector_aggregate(c, culeak_launch_aggregated()); /* record --aggregate --pid */
     struct sigaction sa = {.sa_handler = on_stop};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);

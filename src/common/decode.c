@@ -239,6 +239,92 @@ static int decode_again(struct culeak_decoder *d, struct culeak_cursor *c, uint6
     return d->sink.event ? d->sink.event(d->sink.ctx, &e) : 0;
 }
 
+/* A CHURN (culeak-stream(5)): units by ascending stack (each a step from the one before),
+ * then the high-water marks. Counts beyond what the payload can hold, a step past 2^64, a
+ * unit that says nothing or a peak of no counter are corrupt. */
+static int decode_churn(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
+{
+    struct culeak_churn ch = {0};
+    ch.interval_ns = culeak_get_u(c);
+    ch.t_first = culeak_get_u(c);
+    ch.t_last = culeak_get_u(c);
+    uint64_t nunits = culeak_get_u(c);
+    size_t left = (size_t)(c->end - c->p);
+    if (c->bad || nunits > left / 5) /* a unit takes 5 bytes at least */
+        return fail(d, at, "bad CHURN unit count");
+    if (ch.t_last < ch.t_first)
+        return fail(d, at, "a CHURN record ends before it starts");
+    /* one allocation: units, then peaks (each takes 6 bytes at least), then values at the
+     * peak (4 bytes at least) */
+    size_t npeak_max = left / 6 + 1, nat_max = left / 4 + 1;
+    struct culeak_churn_unit *u = scratch(d, nunits * sizeof *u + npeak_max * sizeof(struct culeak_churn_peak) +
+                                                 nat_max * sizeof(struct culeak_churn_at_peak));
+    if (!u)
+        return fail(d, at, "out of memory");
+    uint64_t stack = 0;
+    for (uint64_t i = 0; i < nunits; i++) {
+        uint64_t step = culeak_get_u(c);
+        if (stack + step < stack)
+            return fail(d, at, "bad CHURN stack step");
+        u[i].stack = stack += step;
+        uint64_t kind = culeak_get_u(c); /* the kind, and whether peak and thread follow */
+        u[i].kind = (uint32_t)(kind >> 2);
+        int64_t dev = culeak_get_z(c);
+        u[i].device = dev < INT32_MIN || dev > INT32_MAX ? -1 : (int32_t)dev;
+        u[i].count = culeak_get_u(c);
+        u[i].bytes = culeak_get_u(c);
+        u[i].peak = kind & 1 ? culeak_get_u(c) : 0;
+        u[i].thread = kind & 2 ? culeak_get_u(c) : 0;
+        if (c->bad)
+            return fail(d, at, "truncated CHURN record");
+        if (!u[i].count && (u[i].bytes || (!u[i].peak && !u[i].thread)))
+            return fail(d, at, "a CHURN unit that counts nothing");
+    }
+    uint64_t npeaks = culeak_get_u(c);
+    if (c->bad || npeaks > (size_t)(c->end - c->p) / 6)
+        return fail(d, at, "bad CHURN peak count");
+    struct culeak_churn_peak *pk = (struct culeak_churn_peak *)(u + nunits);
+    for (uint64_t i = 0; i < npeaks; i++) {
+        uint64_t dev = culeak_get_u(c);
+        pk[i].all_devices = dev == 0;
+        int64_t dz = dev ? culeak_unzigzag(dev - 1) : -1;
+        pk[i].device = dz < INT32_MIN || dz > INT32_MAX ? -1 : (int32_t)dz;
+        uint64_t slot = culeak_get_u(c);
+        pk[i].slot = slot == CULEAK_CHURN_DEVICE_MEMORY ? CULEAK_KIND_COUNT : (uint32_t)slot;
+        pk[i].bytes = culeak_get_u(c);
+        pk[i].t_ns = culeak_get_u(c);
+        pk[i].seq = culeak_get_u(c);
+        if (c->bad)
+            return fail(d, at, "truncated CHURN record");
+        if (slot >= CULEAK_KIND_COUNT && slot != CULEAK_CHURN_DEVICE_MEMORY)
+            return fail(d, at, "a CHURN peak of no counter (slot %llu)", (unsigned long long)slot);
+    }
+    uint64_t nat = culeak_get_u(c);
+    if (c->bad || nat > (size_t)(c->end - c->p) / 4 + 1)
+        return fail(d, at, "bad CHURN count of values at the peak");
+    struct culeak_churn_at_peak *ap = (struct culeak_churn_at_peak *)(pk + npeaks);
+    stack = 0;
+    for (uint64_t i = 0; i + 1 < nat; i++) {
+        uint64_t step = culeak_get_u(c);
+        if (stack + step < stack)
+            return fail(d, at, "bad CHURN stack step");
+        ap[i].stack = stack += step;
+        ap[i].kind = (uint32_t)culeak_get_u(c);
+        ap[i].bytes = culeak_get_u(c);
+        ap[i].count = culeak_get_u(c);
+        if (c->bad)
+            return fail(d, at, "truncated CHURN record");
+    }
+    ch.nunits = nunits;
+    ch.unit = u;
+    ch.npeaks = npeaks;
+    ch.peak = pk;
+    ch.peak_moved = nat > 0;
+    ch.nat_peak = nat ? nat - 1 : 0;
+    ch.at_peak = ap;
+    return d->sink.churn ? d->sink.churn(d->sink.ctx, &ch) : 0;
+}
+
 /* A NODE: a FRAME whose id is the previous node's plus one, its parent and ip steps. */
 static int decode_node(struct culeak_decoder *d, struct culeak_cursor *c, uint64_t at)
 {
@@ -339,6 +425,8 @@ static int decode_record(struct culeak_decoder *d, uint8_t type, const uint8_t *
             return fail(d, at, "truncated PYFRAME record");
         return d->sink.pyframe ? d->sink.pyframe(d->sink.ctx, &f) : 0;
     }
+    case CULEAK_REC_CHURN:
+        return decode_churn(d, &c, at);
     case CULEAK_REC_LOST: {
         uint64_t count = culeak_get_u(&c), first = culeak_get_u(&c), last = culeak_get_u(&c);
         if (c.bad)

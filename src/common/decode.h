@@ -70,6 +70,43 @@ struct culeak_pyframe {
     uint64_t flags; /* CULEAK_PYFRAME_BACKWARD: the autograd backward marker */
 };
 
+/* CHURN (an aggregated recording): allocations made and freed between two flush points,
+ * per call site, and the high-water marks reached meanwhile (culeak-stream(5)). */
+struct culeak_churn_unit {
+    uint64_t stack;            /* the allocations' stack leaf */
+    uint32_t kind;
+    int32_t device;
+    uint64_t count, bytes;     /* allocated and freed again */
+    uint64_t peak;             /* the unit's (stack and kind, any device) live bytes at their
+                                * highest; 0: not higher than told */
+    uint64_t thread;           /* 0: nothing new; else (tid << 1 | several threads) + 1 */
+};
+struct culeak_churn_peak {
+    int all_devices;           /* the process's counter over all devices, else device's */
+    int32_t device;
+    uint32_t slot;             /* a culeak_kind, or CULEAK_KIND_COUNT: device memory (on the
+                                * wire CULEAK_CHURN_DEVICE_MEMORY) */
+    uint64_t bytes, t_ns, seq; /* the high-water mark and when it was reached */
+};
+/* A unit's live bytes and count at the process's device-memory peak, when that moved. */
+struct culeak_churn_at_peak {
+    uint64_t stack;
+    uint32_t kind;
+    uint64_t bytes, count;
+};
+struct culeak_churn {
+    uint64_t interval_ns;      /* the recorder's interval */
+    uint64_t t_first, t_last;  /* the first allocation and the last free folded (0: none) */
+    size_t nunits, npeaks;
+    const struct culeak_churn_unit *unit;
+    const struct culeak_churn_peak *peak;
+    /* the device-memory peak moved: every unit listed held this at it, every other one
+     * what it holds now */
+    int peak_moved;
+    size_t nat_peak;
+    const struct culeak_churn_at_peak *at_peak;
+};
+
 /* Each callback returns 0 to go on, non-zero to stop decoding (feed returns it). */
 struct culeak_sink {
     void *ctx;
@@ -89,6 +126,8 @@ struct culeak_sink {
     int (*holder)(void *ctx, uint64_t addr, struct culeak_str words);
     /* a rolled recording's part ends here, or starts (ROLL) */
     int (*roll)(void *ctx, const struct culeak_roll *r);
+    /* allocations folded by an aggregated recording (CHURN) */
+    int (*churn)(void *ctx, const struct culeak_churn *c);
 };
 
 struct culeak_decoder {

@@ -22,6 +22,8 @@
  *   PYFRAME      a Python frame a FRAME's tagged ip names      -
  *   LOST         events dropped while the reader was stopped   -
  *   ROLL         where a rolled recording's part ends or starts  -
+ *   CHURN        an aggregated recording's folded allocations    -
+ *                (per site: made and freed between flush points)
  *   WATCH ... RELEASE  the console's commands to the shim (the ring's command area)
  */
 #ifndef CULEAK_WIRE_H
@@ -56,6 +58,7 @@ enum culeak_record {
     CULEAK_REC_ALLOC_AGAIN = 15, /* an ALLOC like the previous one, but for its time and address */
     CULEAK_REC_HOLDER = 16,      /* who holds a live block: a chain of Python references */
     CULEAK_REC_ROLL = 24,        /* a rolled recording's part: the next part's name, or the previous's */
+    CULEAK_REC_CHURN = 17,       /* aggregated: allocations made and freed since the last, by site */
     /* console -> shim */
     CULEAK_CMD_WATCH = 64,
     CULEAK_CMD_UNWATCH = 65,
@@ -65,6 +68,8 @@ enum culeak_record {
     CULEAK_CMD_HOLDERS = 69,
 };
 
+/* A CHURN high-water mark's counter of device memory (every other counter is a kind). */
+#define CULEAK_CHURN_DEVICE_MEMORY 255u
 #define CULEAK_HELLO_FILE 1u       /* the stream is a recording file */
 #define CULEAK_HELLO_BARE_FREES 2u /* frees carry no stack, device or context */
 #define CULEAK_HELLO_ATTACHED 4u   /* culeak attached to the running process (culeak attach) */

@@ -138,6 +138,14 @@ static int cut_note(void *ctx, struct culeak_str text)
     return c->to->note(c->to->ctx, text);
 }
 
+/* An aggregated recording's counts: taken when the last free they fold is before the
+ * cut (an interval is all in or all out). */
+static int cut_churn(void *ctx, const struct culeak_churn *ch)
+{
+    struct cut *c = ctx;
+    return ch->t_last && over(c, ch->t_last) ? 0 : c->to->churn(c->to->ctx, ch);
+}
+
 static void arm(const struct timeline *tl, struct model *m)
 {
     model_snapshot_take(m, "@start"); /* before any process: nothing live */
@@ -171,7 +179,8 @@ static long long load(struct timeline *tl, struct model *m, uint64_t cut_ns, cha
         }
         struct cut c = {.to = model_stream_sink(s), .limit = cut_ns};
         struct culeak_sink k = {.ctx = &c, .hello = cut_hello, .modules = cut_modules, .frame = cut_frame,
-                                .event = cut_event, .mark = cut_mark, .exit = cut_exit, .note = cut_note};
+                                .event = cut_event, .mark = cut_mark, .exit = cut_exit, .note = cut_note,
+                                .churn = cut_churn};
         char e[256];
         culeak_decode_file(tl->paths[i], &k, e, sizeof e); /* corrupt: up to the damage */
         model_stream_close(s);

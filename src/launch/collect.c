@@ -5,6 +5,7 @@
 #include "common/outpath.h"
 #include "common/path_match.h"
 #include "common/strpool.h"
+#include "common/aggregate.h"
 #include "common/text_escape.h"
 #include "ring_hub.h"
 #include "roll.h"
@@ -40,6 +41,7 @@ struct ring_out {
     int failed; /* it could not be made: what the ring holds is dropped */
     struct culeak_roller roll; /* its parts (one unless record --roll) */
     int roll_said;             /* a part that could not be started was said */
+    struct culeak_agg *agg; /* aggregated: the filter its bytes go through; NULL: none */
 };
 
 struct culeak_collector {
@@ -57,6 +59,7 @@ struct culeak_collector {
     struct untold untold; /* refusals not yet written into a recording */
     struct culeak_collect_tap tap; /* bytes NULL: none */
     struct strpool names; /* the recordings' names taken in this job */
+    uint64_t aggregate_ns; /* record --aggregate: the CHURN interval; 0: every event written */
 };
 
 struct culeak_collector *culeak_collector_new(void)
@@ -276,11 +279,55 @@ void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collec
     c->tap = tap ? *tap : (struct culeak_collect_tap){0};
 }
 
+void culeak_collector_aggregate(struct culeak_collector *c, uint64_t interval_ns) { c->aggregate_ns = interval_ns; }
+
+struct agg_target {
+    struct culeak_collector *c;
+    size_t i;
+};
+static void write_out(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n);
+static void agg_write(void *ctx, const void *p, size_t n)
+{
+    struct agg_target *t = ctx;
+    write_out(t->c, t->i, p, n);
+}
+
+/* What goes to ring i's recording: the tap sees it as it came; an aggregated recording
+ * gets it through its filter, made at the recording's first bytes. */
 static void write_full(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
 {
     struct ring_out *o = &c->outs[i];
     if (c->tap.bytes && n)
         c->tap.bytes(c->tap.ctx, i, p, n);
+    if (c->aggregate_ns && o->out >= 0 && !o->agg) {
+        struct agg_target *t = malloc(sizeof *t);
+        if (t)
+            *t = (struct agg_target){c, i};
+        if (t && !(o->agg = culeak_agg_new(c->aggregate_ns, 0, agg_write, t)))
+            free(t);
+        if (!o->agg) /* out of memory: this process's recording is a full one */
+            c->aggregate_ns = 0;
+    }
+    if (o->agg) {
+        culeak_agg_feed(o->agg, p, n);
+        return;
+    }
+    write_out(c, i, p, n);
+}
+
+static void agg_end(struct ring_out *o)
+{
+    if (!o->agg)
+        return;
+    culeak_agg_finish(o->agg);
+    free(culeak_agg_ctx(o->agg));
+    culeak_agg_free(o->agg);
+    o->agg = NULL;
+}
+
+static void write_out(struct culeak_collector *c, size_t i, const uint8_t *p, size_t n)
+{
+    struct ring_out *o = &c->outs[i];
     while (n > 0 && o->out >= 0) {
         ssize_t k = write(o->out, p, n);
         if (k < 0 && errno == EINTR)
@@ -329,6 +376,7 @@ static void say_last_gap(struct culeak_collector *c, size_t i);
 static void finish(struct culeak_collector *c, size_t i)
 {
     say_last_gap(c, i);
+    agg_end(&c->outs[i]);
     if (c->outs[i].out >= 0)
         close(c->outs[i].out);
     culeak_roller_free(&c->outs[i].roll);

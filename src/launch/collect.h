@@ -6,6 +6,7 @@
 #define CULEAK_COLLECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct culeak_collector;
 
@@ -53,6 +54,10 @@ struct culeak_collect_tap {
     void (*turn)(void *ctx); /* at the end of every culeak_collector_poll */
 };
 void culeak_collector_tap(struct culeak_collector *c, const struct culeak_collect_tap *tap);
+/* Optional: the recordings are aggregated (common/aggregate.h): allocations made and
+ * freed within interval_ns, or between two marks, are counted per call site instead of
+ * written one by one. 0: every event is written. */
+void culeak_collector_aggregate(struct culeak_collector *c, uint64_t interval_ns);
 /* Takes the last hand-overs and records, closes the recordings, removes the socket. */
 void culeak_collector_free(struct culeak_collector *c);
 

@@ -411,6 +411,10 @@ int culeak_run_traced_job(char **argv, const char *output_file, int depth, struc
     return culeak_run_traced_tap(argv, output_file, depth, run, NULL, NULL);
 }
 
+static uint64_t aggregate_ns;
+void culeak_launch_aggregate(uint64_t interval_ns) { aggregate_ns = interval_ns; }
+uint64_t culeak_launch_aggregated(void) { return aggregate_ns; }
+
 int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struct culeak_run *run,
                           const struct culeak_collect_tap *tap, const struct culeak_roll_opts *roll)
 {
@@ -427,6 +431,10 @@ int culeak_run_traced_tap(char **argv, const char *output_file, int depth, struc
         culeak_collector_tap(c, tap);
     if (c && roll)
         culeak_collector_roll(c, roll);
+    if (c)
+        culeak_collector_aggregate(c, aggregate_ns);
+    else if (aggregate_ns)
+        fprintf(stderr, "culeak: no ring reader: the job's processes write full recordings, not aggregated ones\n");
     /* posix_spawn: the job starts without a copy of this process's address space being
      * made and thrown away (what fork + exec cost at every start) */
     char **envp = job_environment(output_file, depth, c);

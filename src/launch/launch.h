@@ -3,6 +3,7 @@
 #define CULEAK_LAUNCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Path of libculeak.so: $CULEAK_LIB, else next to this executable, else
@@ -44,6 +45,10 @@ struct culeak_run {
 /* The same, saying what *run holds. */
 int culeak_run_traced_job(char **argv, const char *output_file, int depth, struct culeak_run *run);
 
+/* The recordings the next culeak_run_traced_* writes are aggregated at interval_ns
+ * (culeak_collector_aggregate); 0: full recordings (the default). */
+void culeak_launch_aggregate(uint64_t interval_ns);
+uint64_t culeak_launch_aggregated(void); /* the interval set, or 0 */
 /* The same, with tap (collect.h) reading the rings beside the recordings (NULL: none), and
  * each recording rolled into parts at roll's boundaries (roll.h; NULL: one file). */
 struct culeak_collect_tap;

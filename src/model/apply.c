@@ -87,7 +87,7 @@ static inline void touch_unit(const struct process *p, struct unit *u)
     }
 }
 
-static int device_slot_for(struct process *p, int device)
+int device_slot_for(struct process *p, int device)
 {
     for (int i = 0; i < p->ndev; i++)
         if (p->devices[i] == device)
@@ -128,8 +128,7 @@ static inline void counter_down(struct model_counter *c, uint64_t size, int rese
 }
 
 /* The counters an allocation of `kind` on device slot `ds` counts in. */
-static size_t counters_of(struct model *m, struct process *p, int ds, unsigned kind,
-                          struct model_counter **out)
+size_t counters_of(struct model *m, struct process *p, int ds, unsigned kind, struct model_counter **out)
 {
     size_t n = 0;
     int devmem = model_kind_is_device_memory(kind);

@@ -149,6 +149,9 @@ struct model_process {
     uint64_t untraced;         /* NOTEs "untraced: ...": a program it ran or started that
                                 * culeak could not follow (a set-user-ID one) */
     const char *untraced_note; /* the first of them, without "untraced: " */
+    uint64_t aggregated_ns;    /* an aggregated recording (record --aggregate): its interval;
+                                * 0: every event was recorded */
+    uint64_t folded;           /* allocations it folded (made and freed within an interval) */
 };
 
 /* The rank in a HELLO's environment, read as %r reads it (culeak_rank_vars); -1 none. */

@@ -299,6 +299,13 @@ void before_attach_claim(struct model *m, struct process *p, struct live_entry *
 /* The unit behind key (stack << 5 | kind, or a before-attach key) with its site: apply.c. */
 struct unit *unit_keyed(struct process *p, uint64_t key, uint64_t stack, unsigned kind, uint32_t site);
 
+/* The device slot of a process's device (1 + its index; -1 past MODEL_MAX_DEVICES), and
+ * the counters an allocation of kind on slot ds counts in (at most 7): apply.c. */
+int device_slot_for(struct process *p, int device);
+size_t counters_of(struct model *m, struct process *p, int ds, unsigned kind, struct model_counter **out);
+/* churn.c: a CHURN record of an aggregated recording. */
+void apply_churn(struct model *m, struct process *p, const struct culeak_churn *c);
+
 /* timeline.c */
 void series_add(struct series *s, uint64_t t, uint64_t live, uint64_t events, unsigned cap, uint64_t step0);
 void series_free(struct series *s);

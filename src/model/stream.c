@@ -259,6 +259,16 @@ static int on_roll(void *ctx, const struct culeak_roll *r)
     return 0;
 }
 
+static int on_churn(void *ctx, const struct culeak_churn *c)
+{
+    struct model_stream *s = ctx;
+    if (s->duplicate)
+        return 0;
+    model_changed(s->m);
+    apply_churn(s->m, s->p, c);
+    return 0;
+}
+
 struct model_stream *model_stream_open(struct model *m)
 {
     struct model_stream *s = calloc(1, sizeof *s);
@@ -268,7 +278,7 @@ struct model_stream *model_stream_open(struct model *m)
     s->sink = (struct culeak_sink){
         .ctx = s, .hello = on_hello, .modules = on_modules, .frame = on_frame, .event = on_event,
         .mark = on_mark, .exit = on_exit_record, .note = on_note, .pyframe = on_pyframe,
-        .lost = on_lost, .holder = on_holder, .roll = on_roll,
+        .lost = on_lost, .holder = on_holder, .roll = on_roll, .churn = on_churn,
     };
     culeak_decoder_init(&s->dec, &s->sink, 1);
     return s;

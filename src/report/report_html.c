@@ -86,8 +86,8 @@ static void write_processes(FILE *f, struct model *m)
             fprintf(f, "%d", p->exit_status >> 8 & 0xff);
         else
             fputs("null", f);
-        fprintf(f, ",\"truncated\":%s,\"running\":%s}", p->truncated ? "true" : "false",
-                model_process_running(p) ? "true" : "false");
+        fprintf(f, ",\"truncated\":%s,\"running\":%s,\"aggregated_s\":%g}", p->truncated ? "true" : "false",
+                model_process_running(p) ? "true" : "false", (double)p->aggregated_ns / 1e9);
     }
     putc(']', f);
 }

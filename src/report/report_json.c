@@ -166,9 +166,13 @@ void report_json_processes(FILE *f, struct model *m, const struct report_options
         }
         fprintf(f, "],\"exited\":%s,\"truncated\":%s,\"corrupt\":%s,\"events\":%" PRIu64
                    ",\"peak_device_bytes\":%" PRIu64 ",\"failed_allocs\":%" PRIu64 ",\"unknown_frees\":%" PRIu64
-                   ",\"lost_events\":%" PRIu64 "}",
+                   ",\"lost_events\":%" PRIu64,
                 p->exited ? "true" : "false", p->truncated ? "true" : "false", p->corrupt ? "true" : "false",
                 p->events, c.peak_bytes, p->failed_allocs, p->unknown_frees, p->lost_events);
+        if (p->aggregated_ns) /* record --aggregate: allocations freed within an interval were counted only */
+            fprintf(f, ",\"aggregated\":{\"interval_s\":%g,\"folded_allocs\":%" PRIu64 "}",
+                    (double)p->aggregated_ns / 1e9, p->folded);
+        putc('}', f);
     }
     putc(']', f);
 }

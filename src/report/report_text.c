@@ -90,6 +90,10 @@ static void print_processes(FILE *f, struct model *m, const struct report_option
             fprintf(f, " [%" PRIu64 " failed allocations]", p->failed_allocs);
         if (p->lost_events)
             fprintf(f, " [%" PRIu64 " events lost while the reader was stopped]", p->lost_events);
+        if (p->aggregated_ns) /* record --aggregate: what the recording does not have */
+            fprintf(f, " [aggregated every %g s: %" PRIu64 " allocations freed within their interval are counted, "
+                       "not recorded; no per-event timeline inside an interval]",
+                    (double)p->aggregated_ns / 1e9, p->folded);
         fputc('\n', f);
         if (p->untraced) { /* the recording says what the run said of what went untraced */
             fputs("culeak:   untraced: ", f);
