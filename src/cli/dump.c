@@ -295,6 +295,7 @@ int cmd_dump(int argc, char **argv)
         .ctx = &st, .hello = dump_hello, .modules = dump_modules, .frame = dump_frame,
         .event = dump_event, .mark = dump_mark, .exit = dump_exit, .note = dump_note,
         .pyframe = dump_pyframe, .lost = dump_lost, .holder = dump_holder, .roll = dump_roll,
+        .churn = dump_churn,
     };
     const char *prev = NULL;
     for (int i = first; i < argc; i++) {
