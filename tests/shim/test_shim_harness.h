@@ -306,7 +306,7 @@ static inline void th_rec_load(struct th_rec *r, const char *path)
 {
     memset(r, 0, sizeof *r);
     struct culeak_sink s = {r, th_on_hello, th_on_modules, th_on_frame, th_on_event,
-                            th_on_mark, th_on_exit, th_on_note, NULL, NULL, NULL, NULL, NULL};
+                            th_on_mark, th_on_exit, th_on_note, NULL, NULL, NULL, NULL, NULL, NULL};
     r->rc = culeak_decode_file(path, &s, r->err, sizeof r->err);
 }
 
