@@ -5,6 +5,7 @@
 #include "hooks.h"
 #include "cuda_api.h"
 #include "common/apis.h"
+#include "array_bytes.h"
 
 #define TRACE_OR_PASS(fn, ...)                         \
     __typeof__(&fn) real = CULEAK_REAL(fn);            \
@@ -354,20 +355,9 @@ static uint64_t element_bytes(CUarray_format f, unsigned channels)
     return f <= CU_AD_FORMAT_FLOAT ? b * (channels ? channels : 1) : b;
 }
 
-static uint64_t dim(size_t v) { return v ? v : 1; }
-
 static uint64_t array3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels)
 {
-    if (!d)
-        return 0;
-    uint64_t total = 0, w = dim(d->Width), h = dim(d->Height), z = dim(d->Depth);
-    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
-        total += w * h * z * element_bytes(d->Format, d->NumChannels);
-        w = w > 1 ? w / 2 : 1;
-        h = h > 1 ? h / 2 : 1;
-        z = z > 1 ? z / 2 : 1;
-    }
-    return total;
+    return d ? array_bytes(d->Width, d->Height, d->Depth, element_bytes(d->Format, d->NumChannels), levels) : 0;
 }
 
 CULEAK_EXPORT CUresult cuArrayCreate_v2(CUarray *arr, const CUDA_ARRAY_DESCRIPTOR *d)
@@ -375,7 +365,7 @@ CULEAK_EXPORT CUresult cuArrayCreate_v2(CUarray *arr, const CUDA_ARRAY_DESCRIPTO
     TRACE_OR_PASS(cuArrayCreate_v2, arr, d);
     CUresult r = real(arr, d);
     struct culeak_ev e = EV(CU_ARRAY_CREATE);
-    e.size = d ? dim(d->Width) * dim(d->Height) * element_bytes(d->Format, d->NumChannels) : 0;
+    e.size = d ? array_dim(d->Width) * array_dim(d->Height) * element_bytes(d->Format, d->NumChannels) : 0;
     e.addr = arr ? U(*arr) : 0;
     return after_ctx(&e, r);
 }

@@ -5,6 +5,7 @@
 #include "hooks.h"
 #include "cuda_api.h"
 #include "common/apis.h"
+#include "array_bytes.h"
 
 #define TRACE_OR_PASS(fn, ...)                         \
     __typeof__(&fn) real = CULEAK_REAL(fn);            \
@@ -44,8 +45,6 @@ static uint64_t channel_bytes(const struct cudaChannelFormatDesc *d)
     int bits = d->x + d->y + d->z + d->w;
     return bits > 0 ? (uint64_t)(bits + 7) / 8 : 1;
 }
-
-static uint64_t dim(size_t v) { return v ? v : 1; }
 
 CULEAK_EXPORT cudaError_t cudaMalloc(void **p, size_t size)
 {
@@ -130,7 +129,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExt
     TRACE_OR_PASS(cudaMalloc3D, pp, ext);
     cudaError_t r = real(pp, ext);
     struct culeak_ev e = EV(CUDA_MALLOC_3D);
-    e.size = (r == cudaSuccess && pp ? pp->pitch : ext.width) * dim(ext.height) * dim(ext.depth);
+    e.size = (r == cudaSuccess && pp ? pp->pitch : ext.width) * array_dim(ext.height) * array_dim(ext.depth);
     e.addr = pp ? U(pp->ptr) : 0;
     return after(&e, r);
 }
@@ -192,7 +191,7 @@ CULEAK_EXPORT cudaError_t cudaMallocArray(cudaArray_t *arr, const struct cudaCha
     TRACE_OR_PASS(cudaMallocArray, arr, d, width, height, flags);
     cudaError_t r = real(arr, d, width, height, flags);
     struct culeak_ev e = EV(CUDA_MALLOC_ARRAY);
-    e.size = dim(width) * dim(height) * channel_bytes(d);
+    e.size = array_dim(width) * array_dim(height) * channel_bytes(d);
     e.addr = arr ? U(*arr) : 0;
     return after(&e, r);
 }
@@ -203,7 +202,7 @@ CULEAK_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *arr, const struct cudaC
     TRACE_OR_PASS(cudaMalloc3DArray, arr, d, ext, flags);
     cudaError_t r = real(arr, d, ext, flags);
     struct culeak_ev e = EV(CUDA_MALLOC_3D_ARRAY);
-    e.size = dim(ext.width) * dim(ext.height) * dim(ext.depth) * channel_bytes(d);
+    e.size = array_dim(ext.width) * array_dim(ext.height) * array_dim(ext.depth) * channel_bytes(d);
     e.addr = arr ? U(*arr) : 0;
     return after(&e, r);
 }
@@ -217,20 +216,13 @@ CULEAK_EXPORT cudaError_t cudaFreeArray(cudaArray_t arr)
     return free_end(&e, real(arr));
 }
 
-/* Each level halves every dimension (never below 1), as the driver's mipmapped arrays. */
 CULEAK_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *arr, const struct cudaChannelFormatDesc *d,
                                                    struct cudaExtent ext, unsigned int levels, unsigned int flags)
 {
     TRACE_OR_PASS(cudaMallocMipmappedArray, arr, d, ext, levels, flags);
     cudaError_t r = real(arr, d, ext, levels, flags);
     struct culeak_ev e = EV(CUDA_MALLOC_MIPMAPPED_ARRAY);
-    uint64_t w = dim(ext.width), h = dim(ext.height), z = dim(ext.depth);
-    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
-        e.size += w * h * z * channel_bytes(d);
-        w = w > 1 ? w / 2 : 1;
-        h = h > 1 ? h / 2 : 1;
-        z = z > 1 ? z / 2 : 1;
-    }
+    e.size = array_bytes(ext.width, ext.height, ext.depth, channel_bytes(d), levels);
     e.addr = arr ? U(*arr) : 0;
     return after(&e, r);
 }
