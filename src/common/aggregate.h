@@ -40,7 +40,7 @@ struct culeak_agg_stats {
 };
 void culeak_agg_stats(const struct culeak_agg *a, struct culeak_agg_stats *st);
 
-/* The kinds the model counts as device memory (model_kind_is_device_memory). */
+/* The kinds counted as device memory, by this filter and by the model. */
 int culeak_agg_kind_is_device_memory(unsigned kind);
 
 #endif

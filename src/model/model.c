@@ -1,4 +1,5 @@
 /* The model object: creation, processes, totals and the small lookups around them. */
+#include "common/aggregate.h"
 #include "model_internal.h"
 #include "pyframes.h"
 #include "common/wire.h"
@@ -153,16 +154,8 @@ struct process *model_add_process(struct model *m)
     return p;
 }
 
-int model_kind_is_device_memory(unsigned kind)
-{
-    switch (kind) {
-    case CULEAK_KIND_DEVICE: case CULEAK_KIND_MANAGED: case CULEAK_KIND_VMM_PHYSICAL:
-    case CULEAK_KIND_ARRAY: case CULEAK_KIND_GRAPH: case CULEAK_KIND_EXTERNAL:
-        return 1;
-    default:
-        return 0;
-    }
-}
+/* the aggregated recording's filter counts the same kinds, so its peaks are the model's */
+int model_kind_is_device_memory(unsigned kind) { return culeak_agg_kind_is_device_memory(kind); }
 
 int model_process_count(const struct model *m) { return m->nprocs; }
 
