@@ -29,17 +29,6 @@ static double ms_since(const struct model_process *p, uint64_t t_ns)
 /* ,"holders":[{"by","blocks","bytes"}] of a site, and "at_marks":[{"mark","holders"}]
  * where walks at marks said they changed: for the sites table's column and the chain a
  * click shows. Said of a site's blocks, or of its other memory when it has no blocks. */
-static void write_holder_list(FILE *f, const struct model_holders *h, size_t n)
-{
-    putc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",{\"by\":" : "{\"by\":", f);
-        json_write_cstr(f, h[i].words);
-        fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", h[i].blocks, h[i].bytes);
-    }
-    putc(']', f);
-}
-
 static void write_site_holders(FILE *f, struct model *m, const struct picture *pc, size_t i)
 {
     const struct picture_site *s = &pc->sites[i];
@@ -51,7 +40,7 @@ static void write_site_holders(FILE *f, struct model *m, const struct picture *p
     if (!n)
         return;
     fputs(",\"holders\":", f);
-    write_holder_list(f, h, n);
+    report_json_holder_list(f, h, n);
     const struct model_holder_walk *w[REPORT_HOLDER_CHANGES];
     size_t total, nw = model_row_holder_changes(m, MODEL_GROUP_SITE, s->id, w, REPORT_HOLDER_CHANGES, &total);
     if (total < 2)
@@ -62,7 +51,7 @@ static void write_site_holders(FILE *f, struct model *m, const struct picture *p
         fputs(j ? ",{\"mark\":" : "{\"mark\":", f);
         json_write_cstr(f, w[j]->mark ? w[j]->mark : "");
         fputs(",\"holders\":", f);
-        write_holder_list(f, h, k);
+        report_json_holder_list(f, h, k);
         putc('}', f);
     }
     putc(']', f);

@@ -18,6 +18,8 @@ size_t report_stack(struct model *m, int proc, uint64_t stack, int depth, struct
  * of looked-through frames after it (the Python interpreter between Python frames, a
  * library calling back) folded into one line, as the console lists stacks. Frame numbers
  * count every frame from the site. */
+/* [{"by","blocks","bytes"},...]: who holds a row's blocks, for the JSON and the page */
+void report_json_holder_list(FILE *f, const struct model_holders *h, size_t n);
 void report_print_stack(FILE *f, struct model *m, int proc, uint64_t stack, int depth);
 
 /* The suppression block (index) of a stack for an allocation of kind, or -1. */

@@ -77,7 +77,7 @@ static void json_site(FILE *f, const struct model_row *r)
     putc('}', f);
 }
 
-static void json_holder_list(FILE *f, const struct model_holders *h, size_t n)
+void report_json_holder_list(FILE *f, const struct model_holders *h, size_t n)
 {
     putc('[', f);
     for (size_t i = 0; i < n; i++) {
@@ -96,7 +96,7 @@ static void json_holders(FILE *f, struct model *m, const struct report_options *
     if (!n)
         return;
     fputs(",\"holders\":", f);
-    json_holder_list(f, h, n);
+    report_json_holder_list(f, h, n);
 }
 
 /* ,"holders_at_marks":[{"mark","seq","holders"}]: the walks at marks (record --holders)
@@ -115,7 +115,7 @@ static void json_holder_changes(FILE *f, struct model *m, const struct report_op
         fputs(i ? ",{\"mark\":" : "{\"mark\":", f);
         json_write_cstr(f, w[i]->mark ? w[i]->mark : "");
         fprintf(f, ",\"seq\":%" PRIu64 ",\"holders\":", w[i]->mark_seq);
-        json_holder_list(f, h, k);
+        report_json_holder_list(f, h, k);
         putc('}', f);
     }
     putc(']', f);
