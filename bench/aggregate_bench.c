@@ -21,6 +21,7 @@
  *   aggregate_bench CULEAK LIBCUDA DIR [SECONDS [REPS]]          (make bench)
  *   aggregate_bench job LIBCUDA SECONDS RATE SITES RESULT        (the job, a child)
  */
+#include "bench_driver.h"
 #include "bench_time.h"
 #include "cuda/culeak_cuda.h"
 #include "culeak.h"
@@ -46,7 +47,6 @@
 #define MAX_REPS 9
 #define MAX_SAMPLES 4096
 
-typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 static CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 static CUresult (*mem_free)(CUdeviceptr);
 static volatile int sink;
@@ -79,34 +79,9 @@ __attribute__((noinline)) static CUdeviceptr down(unsigned site, int level)
     return p;
 }
 
-static int load_driver(const char *libcuda)
-{
-    void *h = dlopen(libcuda, RTLD_NOW | RTLD_LOCAL);
-    gpa_t gpa = h ? (gpa_t)dlsym(h, "cuGetProcAddress_v2") : NULL;
-    CUresult (*init)(unsigned) = NULL;
-    CUresult (*dev_get)(CUdevice *, int) = NULL;
-    CUresult (*retain)(CUcontext *, CUdevice) = NULL;
-    CUresult (*set_current)(CUcontext) = NULL;
-    if (!gpa || gpa("cuGetProcAddress", (void **)&gpa, 12000, 0, NULL) ||
-        gpa("cuInit", (void **)&init, 2000, 0, NULL) || gpa("cuDeviceGet", (void **)&dev_get, 2000, 0, NULL) ||
-        gpa("cuDevicePrimaryCtxRetain", (void **)&retain, 7000, 0, NULL) ||
-        gpa("cuCtxSetCurrent", (void **)&set_current, 4000, 0, NULL) ||
-        gpa("cuMemAlloc", (void **)&mem_alloc, 3020, 0, NULL) || gpa("cuMemFree", (void **)&mem_free, 3020, 0, NULL)) {
-        fprintf(stderr, "aggregate_bench: cannot load the driver %s\n", libcuda);
-        return -1;
-    }
-    CUdevice dev;
-    CUcontext ctx;
-    if (init(0) || dev_get(&dev, 0) || retain(&ctx, dev) || set_current(ctx)) {
-        fprintf(stderr, "aggregate_bench: no context\n");
-        return -1;
-    }
-    return 0;
-}
-
 static int job(const char *libcuda, double seconds, long rate, unsigned sites, const char *result)
 {
-    if (load_driver(libcuda) < 0)
+    if (bench_load_driver("aggregate_bench", libcuda, &mem_alloc, &mem_free) < 0)
         return 1;
     CUdeviceptr *kept = calloc(sites, sizeof *kept);
     long per_iter = rate * (long)(ITER_NS / 1000000) / 1000 / 2; /* pairs */

@@ -3,7 +3,7 @@
 BENCH_BIN := $(BUILD)/bench/shim_bench
 BENCH_DRIVER := $(BUILD)/bench/libcuda_bench.so.1
 
-$(BENCH_BIN): bench/shim_bench.c
+$(BENCH_BIN): bench/shim_bench.c bench/bench_driver.h bench/bench_time.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
 
@@ -109,7 +109,7 @@ bench: bench-ranks
 AGGREGATE_BENCH_BIN := $(BUILD)/bench/aggregate_bench
 AGGREGATE_BENCH_ARGS ?= 30 3
 
-$(AGGREGATE_BENCH_BIN): bench/aggregate_bench.c bench/bench_time.h
+$(AGGREGATE_BENCH_BIN): bench/aggregate_bench.c bench/bench_driver.h bench/bench_time.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -ldl
 

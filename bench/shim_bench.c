@@ -38,6 +38,7 @@
  *
  * The child reaches the driver the way nvcc's static cudart does: dlopen, one dlsym of
  * cuGetProcAddress_v2, then the entry points from cuGetProcAddress. */
+#include "bench_driver.h"
 #include "bench_time.h"
 #include "cuda/culeak_cuda.h"
 #include <dirent.h>
@@ -57,7 +58,6 @@
 #define BRANCH_LEVELS 17 /* 2^17 paths >= MANY_STACKS */
 #define MAX_REPS 25
 
-typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 static CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 static CUresult (*mem_free)(CUdeviceptr);
 /* volatile: the compiler may not pair up and drop a malloc with its free */
@@ -149,36 +149,11 @@ static double many_stacks(int depth, long n)
     return (now_ns() - t0) / (double)n;
 }
 
-static int load_driver(const char *libcuda)
-{
-    void *h = dlopen(libcuda, RTLD_NOW | RTLD_LOCAL);
-    gpa_t gpa = h ? (gpa_t)dlsym(h, "cuGetProcAddress_v2") : NULL;
-    CUresult (*init)(unsigned) = NULL;
-    CUresult (*dev_get)(CUdevice *, int) = NULL;
-    CUresult (*retain)(CUcontext *, CUdevice) = NULL;
-    CUresult (*set_current)(CUcontext) = NULL;
-    if (!gpa || gpa("cuGetProcAddress", (void **)&gpa, 12000, 0, NULL) ||
-        gpa("cuInit", (void **)&init, 2000, 0, NULL) || gpa("cuDeviceGet", (void **)&dev_get, 2000, 0, NULL) ||
-        gpa("cuDevicePrimaryCtxRetain", (void **)&retain, 7000, 0, NULL) ||
-        gpa("cuCtxSetCurrent", (void **)&set_current, 4000, 0, NULL) ||
-        gpa("cuMemAlloc", (void **)&mem_alloc, 3020, 0, NULL) || gpa("cuMemFree", (void **)&mem_free, 3020, 0, NULL)) {
-        fprintf(stderr, "shim_bench: cannot load the driver %s\n", libcuda);
-        return -1;
-    }
-    CUdevice dev;
-    CUcontext ctx;
-    if (init(0) || dev_get(&dev, 0) || retain(&ctx, dev) || set_current(ctx)) {
-        fprintf(stderr, "shim_bench: no context\n");
-        return -1;
-    }
-    return 0;
-}
-
 /* The figure goes to a file: heaptrack writes to the program's stdout. */
 static int child(const char *mode, const char *libcuda, int depth, int stacks, long n, const char *result)
 {
     use_heap = strcmp(mode, "malloc") == 0;
-    if (!use_heap && load_driver(libcuda) < 0)
+    if (!use_heap && bench_load_driver("shim_bench", libcuda, &mem_alloc, &mem_free) < 0)
         return 1;
     double ns = stacks > 1 ? many_stacks(depth, n) : at_depth(depth, n);
     if (ns < 0) {
