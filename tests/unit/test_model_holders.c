@@ -24,14 +24,22 @@ static void sb_holder(struct sb *b, uint64_t addr, const char *words)
     sb_end(b, CULEAK_REC_HOLDER);
 }
 
-/* Two stacks: three blocks of 100 bytes from stack 2, one of 50 from stack 3, one freed. */
-static struct sb *job(void)
+/* A stream of process 100 of APP, with the trace nodes 1 (APP+0x100) and 2 (its
+ * child, APP+0x200) the tests allocate from. */
+static struct sb *app_stream(void)
 {
     struct sb *b = sb_new();
     sb_hello(b, 100, APP, NULL);
     sb_module(b, APP, APP_BASE, 0, 0x10000);
     sb_frame(b, 1, 0, APP_BASE + 0x100);
     sb_frame(b, 2, 1, APP_BASE + 0x200);
+    return b;
+}
+
+/* Two stacks: three blocks of 100 bytes from stack 2, one of 50 from stack 3, one freed. */
+static struct sb *job(void)
+{
+    struct sb *b = app_stream();
     sb_frame(b, 3, 1, APP_BASE + 0x300);
     sb_alloc(b, 1, 2, 0x1000, 100);
     sb_alloc(b, 2, 2, 0x2000, 100);
@@ -80,11 +88,7 @@ static void test_walks_at_marks(void **state)
 {
     (void)state;
     struct model *m = new_model();
-    struct sb *b = sb_new();
-    sb_hello(b, 100, APP, NULL);
-    sb_module(b, APP, APP_BASE, 0, 0x10000);
-    sb_frame(b, 1, 0, APP_BASE + 0x100);
-    sb_frame(b, 2, 1, APP_BASE + 0x200);
+    struct sb *b = app_stream();
     sb_alloc(b, 1, 2, 0x1000, 100);
     sb_mark(b, 2, "iteration 0");
     sb_holder(b, 0x1000, "local `x` of f at a.py:3");
@@ -139,11 +143,7 @@ static void test_freed_row_holds_nothing(void **state)
 {
     (void)state;
     struct model *m = new_model();
-    struct sb *b = sb_new();
-    sb_hello(b, 100, APP, NULL);
-    sb_module(b, APP, APP_BASE, 0, 0x10000);
-    sb_frame(b, 1, 0, APP_BASE + 0x100);
-    sb_frame(b, 2, 1, APP_BASE + 0x200);
+    struct sb *b = app_stream();
     sb_frame(b, 3, 1, APP_BASE + 0x300);
     sb_alloc(b, 1, 2, 0x1000, 100);
     sb_alloc(b, 2, 3, 0x2000, 100);
