@@ -241,17 +241,24 @@ static void test_same_reports_random_jobs(void **state)
     }
 }
 
+/* Process 7's stream, with two sites (trace nodes 1 and 2) the tests allocate from. */
+static struct sb *two_sites(void)
+{
+    struct sb *b = sb_new();
+    sb_hello(b, 7, APP, NULL);
+    sb_module(b, APP, 0x400000, 0, 0x100000);
+    sb_frame(b, 1, 0, 0x400110);
+    sb_frame(b, 2, 0, 0x400120);
+    return b;
+}
+
 /* One site churns 100 times between two marks, another keeps one block: the churn is
  * one CHURN entry (its first allocation written, so the site keeps its place), the
  * stream far shorter, and the peak a transient block made is told. */
 static void test_churn_is_counted_not_written(void **state)
 {
     (void)state;
-    struct sb *full = sb_new();
-    sb_hello(full, 7, APP, NULL);
-    sb_module(full, APP, 0x400000, 0, 0x100000);
-    sb_frame(full, 1, 0, 0x400110);
-    sb_frame(full, 2, 0, 0x400120);
+    struct sb *full = two_sites();
     uint64_t seq = 0;
     sb_mark(full, ++seq, "iteration 1");
     sb_alloc(full, ++seq, 1, 0x1000000, 4096); /* kept */
@@ -284,11 +291,7 @@ static void test_churn_is_counted_not_written(void **state)
 static void test_peak_reached_again_later(void **state)
 {
     (void)state;
-    struct sb *full = sb_new();
-    sb_hello(full, 7, APP, NULL);
-    sb_module(full, APP, 0x400000, 0, 0x100000);
-    sb_frame(full, 1, 0, 0x400110);
-    sb_frame(full, 2, 0, 0x400120);
+    struct sb *full = two_sites();
     sb_alloc(full, 1, 1, 0x1000000, 100); /* A, kept */
     sb_alloc(full, 2, 2, 0x2000000, 10);  /* B's first: written */
     sb_free_dev(full, 3, 0, 0x2000000);
